@@ -1,0 +1,102 @@
+# vigil: one Makefile, every rule in one place. Parts live in their own folders:
+#   bpf/ (kernel side), agent/ (vigild), collector/, cli/ (vigil), lib/ (shared
+#   user-space code), include/vigil/ (headers shared by BPF and user space).
+PREFIX   ?= /usr/local
+DESTDIR  ?=
+BUILD    ?= build
+SAN      ?=
+
+CC       ?= gcc
+CLANG    ?= clang
+BPFTOOL  ?= bpftool
+ARCH     := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
+
+CFLAGS   ?= -O2 -g
+CFLAGS   += -Wall -Wextra -Wno-missing-field-initializers -std=gnu11 -D_GNU_SOURCE \
+            -Iinclude -Ilib -I$(BUILD)
+LDLIBS   += -lbpf -lelf -lz -luring -lyaml
+ifeq ($(SAN),1)
+CFLAGS   += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+LDFLAGS  += -fsanitize=address,undefined
+endif
+BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Wno-unused-function \
+              -Iinclude -Ibpf -I$(BUILD)
+
+# One BPF object per part; each becomes a skeleton the agent embeds.
+BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(wildcard bpf/*.bpf.c))
+SKELS     := $(patsubst $(BUILD)/%.bpf.o,$(BUILD)/%.skel.h,$(BPF_OBJS))
+LIB_SRCS  := $(wildcard lib/*.c)
+LIB_OBJS  := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS))
+AGENT_OBJS:= $(patsubst %.c,$(BUILD)/%.o,$(wildcard agent/*.c))
+COLL_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard collector/*.c))
+CLI_OBJS  := $(patsubst %.c,$(BUILD)/%.o,$(wildcard cli/*.c))
+BENCH_SRCS:= $(wildcard bench/*.c)
+BENCH_BINS:= $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
+TEST_SRCS := $(wildcard tests/*.c)
+TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
+
+BINS := $(BUILD)/vigild $(BUILD)/vigil
+ifneq ($(COLL_OBJS),)
+BINS += $(BUILD)/vigil-collector
+endif
+
+.PHONY: all deps run test test-san bench install clean
+all: deps $(BINS) $(TEST_BINS) $(BENCH_BINS)
+
+# Installs missing Debian packages (no-op when all are present).
+deps:
+	@./scripts/install-deps.sh build
+
+$(BUILD)/vmlinux.h:
+	@mkdir -p $(@D)
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/%.bpf.o: bpf/%.bpf.c $(BUILD)/vmlinux.h $(wildcard bpf/lib/*.bpf.h include/vigil/*.h)
+	@mkdir -p $(@D)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
+	$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/%.o: %.c $(SKELS) $(wildcard include/vigil/*.h lib/*.h agent/*.h collector/*.h cli/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/vigild: $(AGENT_OBJS) $(LIB_OBJS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(BUILD)/vigil-collector: $(COLL_OBJS) $(LIB_OBJS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lnats
+$(BUILD)/vigil: $(CLI_OBJS) $(LIB_OBJS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIB_OBJS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIB_OBJS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# Builds, then runs the agent in the foreground on its embedded default:
+# observe only, one line per event.
+run: all
+	$(BUILD)/vigild --compact
+
+test: all
+	@./scripts/install-deps.sh test
+	BUILD=$(BUILD) prove -v --timer tests/*.t
+
+# The same suite with AddressSanitizer and UndefinedBehaviorSanitizer.
+test-san:
+	$(MAKE) BUILD=build/san SAN=1 test
+
+bench: all
+	BUILD=$(BUILD) ./bench/run.sh
+
+install: $(BINS)
+	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man8 \
+	           $(DESTDIR)/lib/systemd/system
+	install -m 0755 $(BUILD)/vigild $(DESTDIR)$(PREFIX)/sbin/vigild
+	install -m 0755 $(BUILD)/vigil $(DESTDIR)$(PREFIX)/bin/vigil
+	[ ! -f $(BUILD)/vigil-collector ] || install -m 0755 $(BUILD)/vigil-collector $(DESTDIR)$(PREFIX)/bin/vigil-collector
+	install -m 0644 man/*.8 $(DESTDIR)$(PREFIX)/share/man/man8/
+	sed 's|@PREFIX@|$(PREFIX)|g' dist/vigild.service > $(DESTDIR)/lib/systemd/system/vigild.service
+
+clean:
+	rm -rf build

@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <vigil/events.h>
+#include "loader.h"
+#include "pins.h"
+#include "log.h"
+#include "process.skel.h"
+#include "inject.skel.h"
+
+#define DEFAULT_RING_SIZE (16u << 20)
+
+/* Refuses a pinned ring of another schema, and adopts the pinned ring's
+ * size (a pinned map cannot be resized). */
+static int check_pins(const char *dir, uint64_t *ring_size)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info), key = 0, version = 0;
+	int fd = vigil_pinned_fd(dir, "vigil_schema");
+
+	if (fd >= 0) {
+		int err = bpf_map_lookup_elem(fd, &key, &version);
+
+		close(fd);
+		if (!err && version && version != VIGIL_SCHEMA_VERSION)
+			return vlog_err(-EPROTO,
+					"%s holds a ring of event schema %u; this vigild writes schema %u. "
+					"Drain it with 'vigil drain --pin-dir %s' or remove it with "
+					"'vigil unpin --pin-dir %s'",
+					dir, version, VIGIL_SCHEMA_VERSION, dir, dir);
+	}
+	fd = vigil_pinned_fd(dir, "vigil_ring");
+	if (fd < 0)
+		return 0;
+	if (!bpf_obj_get_info_by_fd(fd, &info, &len)) {
+		if (*ring_size && *ring_size != info.max_entries)
+			vlog_info("keeping the pinned ring's size %u (asked for %llu)",
+				  info.max_entries, (unsigned long long)*ring_size);
+		*ring_size = info.max_entries;
+	}
+	close(fd);
+	return 0;
+}
+
+/* Attaches each tracing program of obj once: a program whose link is pinned
+ * already keeps running as it is (it was attached by an earlier agent). */
+static int attach_and_pin(struct bpf_object *obj, const char *dir, bool *resumed)
+{
+	struct bpf_program *prog;
+	char path[512];
+
+	bpf_object__for_each_program(prog, obj) {
+		enum bpf_prog_type type = bpf_program__type(prog);
+		struct bpf_link *link;
+		int err;
+
+		if (type == BPF_PROG_TYPE_SYSCALL ||
+		    bpf_program__expected_attach_type(prog) == BPF_TRACE_ITER)
+			continue;	/* run on demand, never attached */
+		snprintf(path, sizeof(path), "%s/" VIGIL_LINK_PREFIX "%s", dir, bpf_program__name(prog));
+		if (!access(path, F_OK)) {
+			*resumed = true;
+			continue;
+		}
+		link = bpf_program__attach(prog);
+		if (!link)
+			return vlog_err(-errno, "cannot attach BPF program %s",
+					bpf_program__name(prog));
+		err = bpf_link__pin(link, path);
+		bpf_link__destroy(link);	/* the pin holds it */
+		if (err)
+			return vlog_err(err, "cannot pin link %s", path);
+	}
+	return 0;
+}
+
+int vigil_bpf_load(struct vigil_bpf *b, const struct vigil_loader_opts *o)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .pin_root_path = o->pin_dir);
+	uint64_t ring_size = o->ring_size;
+	__u32 key = 0, version = VIGIL_SCHEMA_VERSION;
+	int err;
+
+	memset(b, 0, sizeof(*b));
+	snprintf(b->pin_dir, sizeof(b->pin_dir), "%s", o->pin_dir);
+	err = vigil_bpffs_prepare(o->pin_dir);
+	if (err)
+		return err;
+	err = check_pins(o->pin_dir, &ring_size);
+	if (err)
+		return err;
+	if (!ring_size)
+		ring_size = DEFAULT_RING_SIZE;
+
+	b->process = process_bpf__open_opts(&oo);
+	b->inject = inject_bpf__open_opts(&oo);
+	if (!b->process || !b->inject)
+		return vlog_err(-errno, "cannot open BPF objects");
+	if ((err = bpf_map__set_max_entries(b->process->maps.vigil_ring, ring_size)) ||
+	    (err = bpf_map__set_max_entries(b->inject->maps.vigil_ring, ring_size)))
+		return vlog_err(err, "ring size %llu refused (a power of two, at least a page)",
+				(unsigned long long)ring_size);
+	b->process->rodata->vigil_wakeup_bytes = o->wakeup_bytes;
+	b->inject->rodata->vigil_wakeup_bytes = o->wakeup_bytes;
+	if ((err = process_bpf__load(b->process)))
+		return vlog_err(err, "cannot load BPF object process (run with -v for the verifier log)");
+	if ((err = inject_bpf__load(b->inject)))
+		return vlog_err(err, "cannot load BPF object inject");
+	err = bpf_map_update_elem(bpf_map__fd(b->process->maps.vigil_schema), &key, &version, 0);
+	if (err)
+		return vlog_err(err, "cannot record the schema version");
+	err = attach_and_pin(b->process->obj, o->pin_dir, &b->resumed);
+	if (err)
+		return err;
+	b->ring_fd = bpf_map__fd(b->process->maps.vigil_ring);
+	b->counters_fd = bpf_map__fd(b->process->maps.vigil_counters);
+	b->seq_fd = bpf_map__fd(b->process->maps.vigil_seq);
+	return 0;
+}
+
+int vigil_bpf_scan_procfs(struct vigil_bpf *b)
+{
+	struct bpf_link *link = bpf_program__attach_iter(b->process->progs.process_procfs, NULL);
+	char buf[64];
+	int fd, err = 0;
+
+	if (!link)
+		return vlog_err(-errno, "cannot create the task iterator");
+	fd = bpf_iter_create(bpf_link__fd(link));
+	if (fd < 0) {
+		err = vlog_err(-errno, "cannot start the task iterator");
+	} else {
+		/* The program writes into the ring; reading just drives it. */
+		while (read(fd, buf, sizeof(buf)) > 0)
+			;
+		close(fd);
+	}
+	bpf_link__destroy(link);
+	return err;
+}
+
+int vigil_bpf_inject_loss(struct vigil_bpf *b, uint64_t ring_full, uint64_t recursion_misses,
+			  uint64_t threads_exited)
+{
+	struct vigil_loss in = {
+		.ring_full = ring_full,
+		.recursion_misses = recursion_misses,
+		.threads_exited = threads_exited,
+	};
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &in, .ctx_size_in = sizeof(in));
+	int err = bpf_prog_test_run_opts(bpf_program__fd(b->inject->progs.inject_loss), &opts);
+
+	return err ? -errno : (opts.retval ? 0 : -ENOSPC);
+}
+
+void vigil_bpf_close(struct vigil_bpf *b, bool unpin)
+{
+	process_bpf__destroy(b->process);
+	inject_bpf__destroy(b->inject);
+	b->process = NULL;
+	b->inject = NULL;
+	if (unpin)
+		vigil_unpin_all(b->pin_dir);
+}

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Loads vigil's BPF objects, pins maps and links under one folder, and
+ * re-attaches to what is pinned when restarted: the ring and the programs
+ * outlive the agent, so events wait in the kernel while it restarts.
+ */
+#ifndef VIGIL_LOADER_H
+#define VIGIL_LOADER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct process_bpf;
+struct inject_bpf;
+
+struct vigil_loader_opts {
+	const char *pin_dir;
+	uint64_t ring_size;	/* bytes; 0: the pinned ring's, or the default */
+	uint64_t wakeup_bytes;
+	bool verbose;
+};
+
+struct vigil_bpf {
+	char pin_dir[256];
+	struct process_bpf *process;
+	struct inject_bpf *inject;
+	int ring_fd;
+	int counters_fd;
+	int seq_fd;
+	bool resumed;	/* links were pinned already: a restart */
+};
+
+int vigil_bpf_load(struct vigil_bpf *b, const struct vigil_loader_opts *o);
+/* Reports every live process into the ring (flag procFS). */
+int vigil_bpf_scan_procfs(struct vigil_bpf *b);
+int vigil_bpf_inject_loss(struct vigil_bpf *b, uint64_t ring_full, uint64_t recursion_misses,
+			  uint64_t threads_exited);
+/* Frees what was loaded; with unpin, also removes every pin (detaching). */
+void vigil_bpf_close(struct vigil_bpf *b, bool unpin);
+
+#endif

@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Watches the loss counters (failed reserves counted in BPF, programs the
+ * kernel skipped by recursion protection) and puts a loss event into the
+ * ring whenever they moved: no loss is silent. */
+#ifndef VIGIL_LOSS_H
+#define VIGIL_LOSS_H
+
+#include <stdint.h>
+#include "loader.h"
+
+struct vigil_loss_monitor {
+	uint64_t ring_full, recursion_misses, threads_exited;
+	uint64_t reported_ring_full, reported_recursion;
+};
+
+/* Returns 1 when a loss event was injected. */
+int vigil_loss_check(struct vigil_loss_monitor *m, struct vigil_bpf *b);
+
+#endif

@@ -1,0 +1,299 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vigild: loads and pins vigil's BPF programs, then moves events from the
+ * ring to its sinks until stopped. Everything that can be refused (options,
+ * output files) is checked before anything is loaded: a bad start changes
+ * nothing on the node.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+#include <vigil/events.h>
+#include "export_file.h"
+#include "loader.h"
+#include "log.h"
+#include "loss.h"
+#include "pins.h"
+#include "pump.h"
+#include "sink_local.h"
+#include "version.h"
+
+struct options {
+	bool json, compact, unpin_on_exit, procfs;
+	const char *export_file;
+	uint64_t export_max_bytes;
+	unsigned export_backups;
+	const char *pin_dir;
+	uint64_t ring_size;
+	uint64_t wakeup_bytes;
+	int poll_ms;
+	char node_name[256];
+	double duration;	/* seconds; 0: until stopped */
+};
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static const char usage_text[] =
+	"Usage: vigild [OPTION]...\n"
+	"Watch processes from BPF and write their events out.\n"
+	"With no output option, events are shown one line each (--compact).\n"
+	"\n"
+	"Output:\n"
+	"  -j, --json                       JSON lines (Tetragon's field names) on stdout\n"
+	"  -c, --compact                    one line per event on stdout\n"
+	"  -o, --export-file PATH           JSON lines appended to PATH, rotated by size\n"
+	"      --export-file-max-size-mb N  rotate PATH past N MiB (default 10; 0 never)\n"
+	"      --export-file-max-backups N  keep N rotated files (default 5)\n"
+	"      --node-name NAME             node name in events and exec ids (default: hostname)\n"
+	"\n"
+	"Kernel side:\n"
+	"      --pin-dir DIR                where maps and links are pinned (default "
+	VIGIL_PIN_DIR_DEFAULT ")\n"
+	"      --ring-size BYTES            ring buffer size, a power of two (default 16 MiB;\n"
+	"                                   a ring already pinned keeps its size)\n"
+	"      --wakeup-bytes N             bytes waiting in the ring that wake the agent early\n"
+	"                                   (default: an eighth of the ring)\n"
+	"      --poll-ms N                  how often a quiet ring is checked (default 50)\n"
+	"      --no-procfs                  do not report processes running at start\n"
+	"      --unpin-on-exit              remove the pins when stopping (default: keep them,\n"
+	"                                   so events wait in the ring for the next start)\n"
+	"\n"
+	"  -d, --duration SECONDS           stop after SECONDS\n"
+	"  -v, --verbose                    libbpf and agent debug output on stderr\n"
+	"  -h, --help                       this text\n"
+	"  -V, --version                    version and event schema\n";
+
+static int parse_u64(const char *opt, const char *s, uint64_t max, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || end == s || *end || *s == '-' || v > max)
+		return vlog_err(-EINVAL, "invalid value '%s' for %s", s, opt);
+	*out = v;
+	return 0;
+}
+
+static int parse_options(int argc, char **argv, struct options *o)
+{
+	enum { O_MAXSIZE = 256, O_BACKUPS, O_NODE, O_PIN, O_RING, O_WAKE, O_POLL, O_NOPROC, O_UNPIN };
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "compact", no_argument, NULL, 'c' },
+		{ "export-file", required_argument, NULL, 'o' },
+		{ "export-file-max-size-mb", required_argument, NULL, O_MAXSIZE },
+		{ "export-file-max-backups", required_argument, NULL, O_BACKUPS },
+		{ "node-name", required_argument, NULL, O_NODE },
+		{ "pin-dir", required_argument, NULL, O_PIN },
+		{ "ring-size", required_argument, NULL, O_RING },
+		{ "wakeup-bytes", required_argument, NULL, O_WAKE },
+		{ "poll-ms", required_argument, NULL, O_POLL },
+		{ "no-procfs", no_argument, NULL, O_NOPROC },
+		{ "unpin-on-exit", no_argument, NULL, O_UNPIN },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{}
+	};
+	struct utsname un;
+	uint64_t v;
+	char *end;
+	int c;
+
+	*o = (struct options){
+		.export_max_bytes = 10ull << 20,
+		.export_backups = 5,
+		.pin_dir = VIGIL_PIN_DIR_DEFAULT,
+		.poll_ms = 50,
+		.procfs = true,
+	};
+	if (!uname(&un))
+		snprintf(o->node_name, sizeof(o->node_name), "%s", un.nodename);
+	while ((c = getopt_long(argc, argv, "jco:d:vhV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'j': o->json = true; break;
+		case 'c': o->compact = true; break;
+		case 'o': o->export_file = optarg; break;
+		case O_MAXSIZE:
+			if (parse_u64("--export-file-max-size-mb", optarg, 1 << 20, &v))
+				return -EINVAL;
+			o->export_max_bytes = v << 20;
+			break;
+		case O_BACKUPS:
+			if (parse_u64("--export-file-max-backups", optarg, 1000, &v))
+				return -EINVAL;
+			o->export_backups = v;
+			break;
+		case O_NODE:
+			if (!*optarg || strlen(optarg) >= sizeof(o->node_name))
+				return vlog_err(-EINVAL, "invalid value '%s' for --node-name", optarg);
+			snprintf(o->node_name, sizeof(o->node_name), "%s", optarg);
+			break;
+		case O_PIN:
+			if (optarg[0] != '/' || strlen(optarg) > 200)
+				return vlog_err(-EINVAL, "--pin-dir needs an absolute path under 200 bytes, not '%s'", optarg);
+			o->pin_dir = optarg;
+			break;
+		case O_RING:
+			if (parse_u64("--ring-size", optarg, 1ull << 31, &v))
+				return -EINVAL;
+			if (v < 4096 || (v & (v - 1)))
+				return vlog_err(-EINVAL, "--ring-size %s: needs a power of two of at least 4096", optarg);
+			o->ring_size = v;
+			break;
+		case O_WAKE:
+			if (parse_u64("--wakeup-bytes", optarg, 1ull << 31, &o->wakeup_bytes))
+				return -EINVAL;
+			break;
+		case O_POLL:
+			if (parse_u64("--poll-ms", optarg, 60000, &v))
+				return -EINVAL;
+			o->poll_ms = v;
+			break;
+		case O_NOPROC: o->procfs = false; break;
+		case O_UNPIN: o->unpin_on_exit = true; break;
+		case 'd':
+			errno = 0;
+			o->duration = strtod(optarg, &end);
+			if (errno || end == optarg || *end || o->duration <= 0)
+				return vlog_err(-EINVAL, "invalid value '%s' for --duration", optarg);
+			break;
+		case 'v': vlog_verbose = 1; break;
+		case 'h': fputs(usage_text, stdout); exit(0);
+		case 'V':
+			printf("vigild %s (event schema %u)\n", VIGIL_VERSION, VIGIL_SCHEMA_VERSION);
+			exit(0);
+		default:
+			fputs("Try 'vigild --help'.\n", stderr);
+			return -EINVAL;
+		}
+	}
+	if (optind < argc)
+		return vlog_err(-EINVAL, "unexpected argument '%s' (try 'vigild --help')", argv[optind]);
+	if (!o->json && !o->export_file)
+		o->compact = true;
+	if (o->json && o->compact)
+		return vlog_err(-EINVAL, "--json and --compact both want stdout: choose one");
+	return 0;
+}
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG && !vlog_verbose)
+		return 0;
+	if (level == LIBBPF_INFO && !vlog_verbose)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void run(struct vigil_pump *pump, struct vigil_bpf *bpf, const struct options *o)
+{
+	struct vigil_loss_monitor loss = {};
+	double start = now_s(), last_loss = 0;
+	bool flowing = false;
+
+	while (!stop) {
+		double t;
+
+		flowing = vigil_pump_once(pump) > 0;
+		t = now_s();
+		if (t - last_loss >= 1.0) {
+			last_loss = t;
+			if (vigil_loss_check(&loss, bpf))
+				flowing = true;
+		}
+		if (o->duration && t - start >= o->duration)
+			break;
+		vigil_pump_wait(pump, flowing);
+	}
+	vigil_loss_check(&loss, bpf);
+	vigil_pump_flush(pump);
+}
+
+int main(int argc, char **argv)
+{
+	struct vigil_export_file export = { .fd = -1 };
+	struct vigil_sink_local local;
+	struct vigil_bpf bpf = {};
+	struct vigil_pump pump = { .epfd = -1 };
+	struct options o;
+	int err;
+
+	vlog_prog = "vigild";
+	setvbuf(stderr, NULL, _IOLBF, 0);
+	if (parse_options(argc, argv, &o))
+		return 2;
+	if (o.export_file) {
+		err = vigil_export_open(&export, o.export_file, o.export_max_bytes, o.export_backups);
+		if (err)
+			return vlog_err(err, "cannot open export file %s", o.export_file), 1;
+	} else if (o.json) {
+		vigil_export_fd(&export, STDOUT_FILENO);
+	}
+	if (!o.wakeup_bytes)
+		o.wakeup_bytes = (o.ring_size ? o.ring_size : 16u << 20) / 8;
+
+	libbpf_set_print(libbpf_print);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGPIPE, SIG_IGN);
+
+	struct vigil_loader_opts lo = {
+		.pin_dir = o.pin_dir,
+		.ring_size = o.ring_size,
+		.wakeup_bytes = o.wakeup_bytes,
+		.verbose = vlog_verbose,
+	};
+	err = vigil_bpf_load(&bpf, &lo);
+	if (err)
+		goto out;
+	err = vigil_pump_init(&pump, bpf.ring_fd, o.poll_ms);
+	if (err)
+		goto out;
+	err = vigil_sink_local_init(&local, o.node_name,
+				    (o.json || o.export_file) ? &export : NULL,
+				    o.compact ? STDOUT_FILENO : -1);
+	if (err)
+		goto out;
+	vigil_pump_add(&pump, &local.sink);
+	vlog_info("%s, pinned at %s; ring %llu bytes", bpf.resumed ? "resumed" : "attached",
+		  o.pin_dir, (unsigned long long)pump.ring.size);
+	if (o.procfs && (err = vigil_bpf_scan_procfs(&bpf)))
+		goto out_local;
+	run(&pump, &bpf, &o);
+	vlog_debug("records %llu, malformed %llu, polls %llu, wakeups %llu",
+		   (unsigned long long)local.records, (unsigned long long)local.bad_records,
+		   (unsigned long long)pump.polls, (unsigned long long)pump.wakeups);
+out_local:
+	vigil_sink_local_free(&local);
+out:
+	vigil_pump_close(&pump);
+	vigil_bpf_close(&bpf, o.unpin_on_exit);
+	vigil_export_close(&export);
+	return err ? 1 : 0;
+}

@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The ring every vigil program writes to, the per-boot sequence counter and
+ * the loss counters. Each BPF object includes this file; the maps are pinned
+ * by name under the agent's pin folder, so every object shares one ring, one
+ * counter, and the ring outlives the agent (events wait while it restarts).
+ *
+ * Rules for writers: filter before taking a sequence number; take the number
+ * right before reserving, so a failed reserve is a gap in seq and one count
+ * in VIGIL_CNT_RING_FULL (the two always agree); never reserve then discard.
+ */
+#ifndef VIGIL_RING_BPF_H
+#define VIGIL_RING_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <vigil/events.h>
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 24);	/* the agent sets the real size */
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} vigil_ring SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} vigil_seq SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, VIGIL_CNT_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} vigil_counters SEC(".maps");
+
+/* The event schema the pinned ring holds (VIGIL_SCHEMA_VERSION), written by
+ * the agent that created the pins: an agent of another schema refuses to
+ * attach to this ring rather than mix two layouts in one stream. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} vigil_schema SEC(".maps");
+
+/* Bytes waiting in the ring past which a commit wakes the agent. Below it,
+ * commits do not wake anyone: wakeups cost more than the events
+ * (shared/notes/ringbuf.md), and the agent polls on its own timer. */
+const volatile __u64 vigil_wakeup_bytes = 1 << 20;
+
+static __always_inline void vigil_count(__u32 which)
+{
+	__u64 *c = bpf_map_lookup_elem(&vigil_counters, &which);
+
+	if (c)
+		*c += 1;	/* per CPU: no atomic needed */
+}
+
+static __always_inline __u64 vigil_next_seq(void)
+{
+	__u32 zero = 0;
+	__u64 *s = bpf_map_lookup_elem(&vigil_seq, &zero);
+
+	return s ? __sync_fetch_and_add(s, 1) + 1 : 0;
+}
+
+static __always_inline __u64 vigil_wakeup_flag(void)
+{
+	return bpf_ringbuf_query(&vigil_ring, BPF_RB_AVAIL_DATA) >= vigil_wakeup_bytes ?
+		       BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+}
+
+static __always_inline void vigil_hdr_fill(struct vigil_hdr *h, __u16 type, __u32 size)
+{
+	h->type = type;
+	h->size = size;
+	h->cpu = bpf_get_smp_processor_id();
+	h->ktime = bpf_ktime_get_ns();
+}
+
+/* Reserves a fixed-size event with its header filled in; NULL (counted) when
+ * the ring is full. size must be a multiple of 8 and a constant. */
+static __always_inline void *vigil_reserve(__u16 type, __u32 size)
+{
+	__u64 seq = vigil_next_seq();
+	struct vigil_hdr *h = bpf_ringbuf_reserve(&vigil_ring, size, 0);
+
+	if (!h) {
+		vigil_count(VIGIL_CNT_RING_FULL);
+		return NULL;
+	}
+	vigil_hdr_fill(h, type, size);
+	h->seq = seq;
+	return h;
+}
+
+static __always_inline void vigil_submit(void *ev)
+{
+	bpf_ringbuf_submit(ev, vigil_wakeup_flag());
+}
+
+/* Copies a variable-size event built in scratch memory into the ring. The
+ * header's type and ktime must already be set; size is rounded up to 8 and
+ * the caller has zeroed the padding. */
+static __always_inline long vigil_output(struct vigil_hdr *h, __u32 size)
+{
+	long err;
+
+	h->size = size;
+	h->cpu = bpf_get_smp_processor_id();
+	h->seq = vigil_next_seq();
+	err = bpf_ringbuf_output(&vigil_ring, h, size, vigil_wakeup_flag());
+	if (err)
+		vigil_count(VIGIL_CNT_RING_FULL);
+	return err;
+}
+
+#endif

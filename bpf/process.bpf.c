@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Process lifecycle: exec, fork (processes, not threads) and exit (once per
+ * process, when its last thread goes), from tp_btf tracepoints only, plus a
+ * sleepable task iterator that reports the processes already running when
+ * the agent starts (flag PROCFS), through the same ring, so every consumer
+ * of the stream sees them in order.
+ *
+ * vigil_execs keeps each live process's exec key (pid, exec_ktime) so every
+ * event can name its parent exactly, whatever user space has cached.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+#include "lib/ring.bpf.h"
+#include "lib/path.bpf.h"
+#include "lib/task.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+#define EXEC_DATA_BUF (16384 + 4096)	/* offsets masked to 16K, lengths to 4K; per-CPU values stay under 32K */
+#define EXEC_OFF_MASK 16383
+
+struct exec_scratch {
+	char path[VIGIL_PATH_BUF + VIGIL_NAME_MAX + 1];
+	union {
+		struct vigil_exec ev;	/* its data[] runs on into raw */
+		char raw[sizeof(struct vigil_exec) + EXEC_DATA_BUF];
+	};
+};
+
+/* Tracepoints run with preemption off, one at a time per CPU. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct exec_scratch);
+} exec_scratch SEC(".maps");
+
+/* The iterator sleeps (it reads other processes' memory): it must not share
+ * per-CPU scratch with tracepoints that may run on its CPU meanwhile. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct exec_scratch);
+} iter_scratch SEC(".maps");
+
+static __always_inline __u32 append_path(struct exec_scratch *s, __u32 off, const struct path *p,
+					 const struct path *root, bool *truncated)
+{
+	__u32 start, len = vigil_path_build(s->path, p, root, &start, truncated);
+
+	len &= VIGIL_PATH_MASK;	/* at most VIGIL_PATH_BUF - 1 is kept */
+	bpf_probe_read_kernel(s->ev.data + (off & EXEC_OFF_MASK), len, s->path + start);
+	return len;
+}
+
+static __always_inline __u32 append_cgroup(struct exec_scratch *s, __u32 off, struct task_struct *t)
+{
+	__u32 start, len = vigil_cgroup_path(s->path, t, &start);
+
+	len &= VIGIL_CGROUP_MAX - 1;
+	bpf_probe_read_kernel(s->ev.data + (off & EXEC_OFF_MASK), len, s->path + start);
+	return len;
+}
+
+/* Builds and sends a process_exec for t. bin is the executable's path,
+ * NULL when unknown. sleepable selects how argv is read. */
+static __always_inline int emit_exec(struct exec_scratch *s, struct task_struct *t,
+				     const struct path *bin, __u64 exec_ktime, __u32 flags,
+				     bool sleepable)
+{
+	struct vigil_exec *ev = &s->ev;
+	unsigned long arg_start, arg_end;
+	struct fs_struct *fs;
+	struct mm_struct *mm;
+	__u32 off = 0, len;
+	bool cut = false;
+	long err;
+
+	ev->hdr.type = VIGIL_EV_EXEC;
+	ev->hdr.ktime = bpf_ktime_get_ns();
+	vigil_proc_fill(&ev->proc, t, exec_ktime ? exec_ktime : ev->hdr.ktime);
+	vigil_exec_key_set(&ev->proc);
+	fs = BPF_CORE_READ(t, fs);
+
+	len = 0;
+	if (bin) {
+		len = append_path(s, off, bin, fs ? &fs->root : NULL, &cut);
+		if (cut)
+			flags |= VIGIL_EXEC_TRUNC_PATH;
+	}
+	ev->binary_len = len;
+	off += len;
+
+	mm = BPF_CORE_READ(t, mm);
+	arg_start = BPF_CORE_READ(mm, arg_start);
+	arg_end = BPF_CORE_READ(mm, arg_end);
+	len = arg_end > arg_start ? arg_end - arg_start : 0;
+	if (len > VIGIL_ARGS_MAX) {
+		len = VIGIL_ARGS_MAX;
+		flags |= VIGIL_EXEC_TRUNC_ARGS;
+	}
+	len &= (VIGIL_ARGS_MAX * 2 - 1);
+	if (sleepable)
+		err = bpf_copy_from_user_task(s->ev.data + (off & EXEC_OFF_MASK), len,
+					      (void *)arg_start, t, 0);
+	else
+		err = bpf_probe_read_user(s->ev.data + (off & EXEC_OFF_MASK), len, (void *)arg_start);
+	if (err) {
+		len = 0;
+		flags |= VIGIL_EXEC_NO_ARGS;
+	} else if (len && !(flags & VIGIL_EXEC_TRUNC_ARGS)) {
+		len--;	/* the last argument's terminator */
+	}
+	ev->args_len = len;
+	off += len;
+
+	len = 0;
+	if (fs) {
+		cut = false;
+		len = append_path(s, off, &fs->pwd, &fs->root, &cut);
+		if (cut)
+			flags |= VIGIL_EXEC_TRUNC_CWD;
+		if (len == 1)
+			flags |= VIGIL_EXEC_ROOT_CWD;
+	} else {
+		flags |= VIGIL_EXEC_NO_CWD;
+	}
+	ev->cwd_len = len;
+	off += len;
+
+	len = append_cgroup(s, off, t);
+	ev->cgroup_len = len;
+	off += len;
+
+	ev->flags = flags;
+	ev->pad = 0;
+	/* Zero the padding we send: the ring's bytes go on the wire as they lie. */
+	len = (8 - (off & 7)) & 7;
+	for (int i = 0; i < 8; i++)
+		if (i < len)
+			s->ev.data[(off + i) & EXEC_OFF_MASK] = 0;
+	off = (off + len) & EXEC_OFF_MASK;
+	return vigil_output(&ev->hdr, sizeof(*ev) + off);
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(process_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	__u32 zero = 0;
+	struct exec_scratch *s = bpf_map_lookup_elem(&exec_scratch, &zero);
+
+	if (!s)
+		return 0;
+	emit_exec(s, p, &bprm->file->f_path, 0, 0, false);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(process_fork, struct task_struct *parent, struct task_struct *child)
+{
+	struct vigil_fork *ev;
+
+	if (child->pid != child->tgid || (child->flags & PF_KTHREAD))
+		return 0;	/* a thread, or a kernel thread */
+	ev = vigil_reserve(VIGIL_EV_FORK, sizeof(*ev));
+	if (!ev)
+		return 0;
+	vigil_proc_fill(&ev->proc, child, child->start_time);
+	vigil_exec_key_set(&ev->proc);
+	vigil_submit(ev);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(process_exit, struct task_struct *p, bool group_dead)
+{
+	struct vigil_exit *ev;
+	__u32 tgid = p->tgid;
+
+	if (p->flags & PF_KTHREAD)
+		return 0;
+	if (!group_dead) {
+		vigil_count(VIGIL_CNT_THREAD_EXIT);
+		return 0;
+	}
+	ev = vigil_reserve(VIGIL_EV_EXIT, sizeof(*ev));
+	if (ev) {
+		vigil_proc_fill(&ev->proc, p, vigil_exec_key_get(tgid, p->start_time));
+		ev->exit_code = p->exit_code;
+		ev->pad = 0;
+		vigil_submit(ev);
+	}
+	bpf_map_delete_elem(&vigil_execs, &tgid);
+	return 0;
+}
+
+/* Run once by the agent at start: one process_exec (PROCFS) per live
+ * process. Parents come before children in pid order except across pid
+ * wrap-around; exec keys are exact either way (see vigil_execs). */
+SEC("iter.s/task")
+int process_procfs(struct bpf_iter__task *ctx)
+{
+	struct task_struct *t = ctx->task;
+	struct exec_scratch *s;
+	struct file *exe;
+	__u32 zero = 0;
+	__u64 key;
+
+	if (!t || t->pid != t->tgid || (t->flags & PF_KTHREAD) || t->exit_state)
+		return 0;
+	s = bpf_map_lookup_elem(&iter_scratch, &zero);
+	if (!s)
+		return 0;
+	/* A process that exec'd since the agent attached is already known. */
+	key = vigil_exec_key_get(t->tgid, t->start_time);
+	exe = BPF_CORE_READ(t, mm, exe_file);
+	emit_exec(s, t, exe ? &exe->f_path : NULL, key, VIGIL_EXEC_PROCFS, true);
+	return 0;
+}

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: GPL-2.0
+/* vigil status, vigil unpin: what the pins say, and removing them. */
+#include <errno.h>
+#include <stdio.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include "cmd.h"
+#include "counters.h"
+#include "log.h"
+#include "pins.h"
+#include "ring.h"
+
+int do_status(int argc, char **argv)
+{
+	uint64_t c[VIGIL_CNT_MAX] = {}, seq = 0;
+	int ring_fd, cnt_fd, seq_fd, schema_fd, err = 0;
+	uint32_t key = 0, schema = 0;
+	struct vigil_ring r = {};
+
+	(void)argc;
+	(void)argv;
+	ring_fd = vigil_pinned_fd(cli_pin_dir, "vigil_ring");
+	if (ring_fd < 0)
+		return vlog_err(-errno, "no vigil ring pinned at %s", cli_pin_dir);
+	cnt_fd = vigil_pinned_fd(cli_pin_dir, "vigil_counters");
+	seq_fd = vigil_pinned_fd(cli_pin_dir, "vigil_seq");
+	schema_fd = vigil_pinned_fd(cli_pin_dir, "vigil_schema");
+	if (cnt_fd < 0 || seq_fd < 0 || schema_fd < 0) {
+		err = vlog_err(-ENOENT, "incomplete pins at %s", cli_pin_dir);
+		goto out;
+	}
+	vigil_counters_read(cnt_fd, c);
+	vigil_seq_read(seq_fd, &seq);
+	bpf_map_lookup_elem(schema_fd, &key, &schema);
+	printf("pin_dir          %s\nschema           %u\n", cli_pin_dir, schema);
+	if (!vigil_ring_open(&r, ring_fd)) {
+		uint64_t cons = vigil_ring_consumer(&r), prod = vigil_ring_producer(&r);
+
+		printf("ring_size        %llu\nring_pending     %llu\n", (unsigned long long)r.size,
+		       (unsigned long long)(prod - cons));
+		vigil_ring_close(&r);
+	}
+	printf("events_seq       %llu\nlost_ring_full   %llu\nrecursion_misses %llu\n"
+	       "threads_exited   %llu\n",
+	       (unsigned long long)seq, (unsigned long long)c[VIGIL_CNT_RING_FULL],
+	       (unsigned long long)vigil_recursion_misses(cli_pin_dir),
+	       (unsigned long long)c[VIGIL_CNT_THREAD_EXIT]);
+out:
+	close(ring_fd);
+	if (cnt_fd >= 0)
+		close(cnt_fd);
+	if (seq_fd >= 0)
+		close(seq_fd);
+	if (schema_fd >= 0)
+		close(schema_fd);
+	return err;
+}
+
+int do_unpin(int argc, char **argv)
+{
+	int n;
+
+	(void)argc;
+	(void)argv;
+	n = vigil_unpin_all(cli_pin_dir);
+	if (n < 0)
+		return vlog_err(n, "cannot remove pins at %s", cli_pin_dir);
+	printf("removed %d pins from %s\n", n, cli_pin_dir);
+	return 0;
+}

@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * vigil's event records: the one definition shared by the BPF programs, the
+ * agent, the collector and the stream spec (docs/stream.md). Every record in
+ * the ring, and so on the wire, starts with struct vigil_hdr. Fixed-width,
+ * little-endian (the node's byte order, announced in the stream hello),
+ * explicitly padded: the static asserts below keep the layout honest.
+ *
+ * Changing a struct here changes the wire format: bump VIGIL_SCHEMA_VERSION.
+ */
+#ifndef VIGIL_EVENTS_H
+#define VIGIL_EVENTS_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+#define VIGIL_SCHEMA_VERSION 1
+
+/* Type ids. Ranges leave room per part: 1-15 process, 16-31 network
+ * observation, 32-47 enforcement, 48-63 reports, 64-79 agent-injected. */
+enum vigil_event_type {
+	VIGIL_EV_EXEC = 1,
+	VIGIL_EV_EXIT = 2,
+	VIGIL_EV_FORK = 3,
+	VIGIL_EV_LOSS = 64,	/* injected by the agent: losses it learned of */
+	VIGIL_EV_TYPE_MAX = 127,
+};
+
+/* Heads every record. seq is per boot, taken in BPF with one atomic counter
+ * for every program: a gap in seq is a lost record, and (boot id, seq) names
+ * a record uniquely for de-duplication downstream. */
+struct vigil_hdr {
+	__u16 type;	/* enum vigil_event_type */
+	__u16 size;	/* whole event, this header included, padded to 8 */
+	__u32 cpu;
+	__u64 seq;
+	__u64 ktime;	/* CLOCK_MONOTONIC ns when the event was taken */
+};
+
+/* Who a process is; the same in every process-related event. */
+struct vigil_proc {
+	__u32 pid;	/* tgid */
+	__u32 tid;
+	__u32 ppid;	/* real parent's tgid */
+	__u32 uid;
+	__u32 gid;
+	__u32 auid;	/* login uid, (__u32)-1 when unset */
+	/* (pid, exec_ktime) names one exec of one process on this boot: the
+	 * CLOCK_MONOTONIC ns of the exec, or the task's start time for a
+	 * process found at start or forked without exec. It is the "ktime"
+	 * in Tetragon-style exec ids; BPF keeps it per tgid (vigil_execs). */
+	__u64 exec_ktime;
+	__u64 parent_exec_ktime;	/* 0 when the parent is unknown */
+	__u64 cgroup_id;	/* cgroup v2 id (the cgroup directory's inode) */
+};
+
+enum vigil_exec_flags {
+	VIGIL_EXEC_PROCFS = 1 << 0,	/* found running at start, not seen exec */
+	VIGIL_EXEC_TRUNC_ARGS = 1 << 1,
+	VIGIL_EXEC_TRUNC_PATH = 1 << 2,	/* binary path cut at its root side */
+	VIGIL_EXEC_NO_CWD = 1 << 3,	/* cwd could not be resolved */
+	VIGIL_EXEC_TRUNC_CWD = 1 << 4,
+	VIGIL_EXEC_ROOT_CWD = 1 << 5,	/* cwd is "/" */
+	VIGIL_EXEC_KTHREAD = 1 << 6,	/* procFS entry for a kernel thread */
+	VIGIL_EXEC_NO_ARGS = 1 << 7,	/* arguments were not readable */
+};
+
+#define VIGIL_PATH_MAX 4096	/* binary, cwd */
+#define VIGIL_ARGS_MAX 1024	/* argv bytes kept; more sets TRUNC_ARGS */
+#define VIGIL_CGROUP_MAX 512
+
+/*
+ * process_exec. The strings follow the fixed part in this order, each with
+ * its length here and no terminator: binary, args (argv, NUL-separated,
+ * argv[0] included), cwd, cgroup path. Then zero padding to 8.
+ */
+struct vigil_exec {
+	struct vigil_hdr hdr;
+	struct vigil_proc proc;
+	__u32 flags;		/* enum vigil_exec_flags */
+	__u16 binary_len;
+	__u16 args_len;
+	__u16 cwd_len;
+	__u16 cgroup_len;
+	__u32 pad;
+	char data[];
+};
+
+/* A new process (not a thread): the child starts as a copy of its parent. */
+struct vigil_fork {
+	struct vigil_hdr hdr;
+	struct vigil_proc proc;	/* the child */
+};
+
+/* The last thread of a process exited. */
+struct vigil_exit {
+	struct vigil_hdr hdr;
+	struct vigil_proc proc;
+	__u32 exit_code;	/* as wait(2) encodes it: status << 8 | signal */
+	__u32 pad;
+};
+
+/* What the agent learned was lost since its last report, injected into the
+ * ring so every consumer of the stream sees it in order. */
+struct vigil_loss {
+	struct vigil_hdr hdr;
+	__u64 ring_full;	/* failed reserves counted by BPF (all time) */
+	__u64 recursion_misses;	/* programs skipped by the kernel (all time) */
+	__u64 threads_exited;	/* thread exits counted, not reported */
+};
+
+#define VIGIL_EVENT_MAX_SIZE \
+	(sizeof(struct vigil_exec) + VIGIL_PATH_MAX * 2 + VIGIL_ARGS_MAX + VIGIL_CGROUP_MAX)
+
+/* The pinned counters map, one slot each, per CPU. */
+enum vigil_counter {
+	VIGIL_CNT_RING_FULL = 0,
+	VIGIL_CNT_THREAD_EXIT,
+	VIGIL_CNT_MAX,
+};
+
+#define VIGIL_STATIC_ASSERT(c, m) _Static_assert(c, m)
+VIGIL_STATIC_ASSERT(sizeof(struct vigil_hdr) == 24, "vigil_hdr layout");
+VIGIL_STATIC_ASSERT(sizeof(struct vigil_proc) == 48, "vigil_proc layout");
+VIGIL_STATIC_ASSERT(sizeof(struct vigil_exec) == 88, "vigil_exec layout");
+VIGIL_STATIC_ASSERT(sizeof(struct vigil_fork) == 72, "vigil_fork layout");
+VIGIL_STATIC_ASSERT(sizeof(struct vigil_exit) == 80, "vigil_exit layout");
+VIGIL_STATIC_ASSERT(sizeof(struct vigil_loss) == 48, "vigil_loss layout");
+VIGIL_STATIC_ASSERT(VIGIL_EVENT_MAX_SIZE < 65536, "size fits hdr.size");
+
+#endif

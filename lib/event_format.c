@@ -1,0 +1,308 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include "event_format.h"
+#include "ids.h"
+#include "json.h"
+
+int vigil_formatter_init(struct vigil_formatter *f, const char *node_name, size_t cache_max)
+{
+	memset(f, 0, sizeof(*f));
+	snprintf(f->node_name, sizeof(f->node_name), "%s", node_name);
+	f->realtime_offset_ns = vigil_realtime_offset();
+	return vigil_proc_cache_init(&f->cache, cache_max);
+}
+
+void vigil_formatter_free(struct vigil_formatter *f)
+{
+	vigil_proc_cache_free(&f->cache);
+	vbuf_free(&f->tmp);
+}
+
+static const uint16_t fixed_size[VIGIL_EV_TYPE_MAX + 1] = {
+	[VIGIL_EV_FORK] = sizeof(struct vigil_fork),
+	[VIGIL_EV_EXIT] = sizeof(struct vigil_exit),
+	[VIGIL_EV_LOSS] = sizeof(struct vigil_loss),
+};
+
+int vigil_event_check(const void *rec, uint32_t len, const char **why)
+{
+	const struct vigil_hdr *h = rec;
+	const struct vigil_exec *ex = rec;
+	uint32_t strings;
+
+	if (len < sizeof(*h))
+		return *why = "record shorter than the event header", -EINVAL;
+	if (h->size != len || (len & 7))
+		return *why = "event size disagrees with the record length", -EINVAL;
+	if (h->type > VIGIL_EV_TYPE_MAX)
+		return *why = "unknown event type", -EINVAL;
+	if (h->type == VIGIL_EV_EXEC) {
+		if (len < sizeof(*ex))
+			return *why = "exec event shorter than its fixed part", -EINVAL;
+		strings = (uint32_t)ex->binary_len + ex->args_len + ex->cwd_len + ex->cgroup_len;
+		if (sizeof(*ex) + strings > len || len - sizeof(*ex) - strings >= 8)
+			return *why = "exec event string lengths disagree with its size", -EINVAL;
+		return 0;
+	}
+	if (!fixed_size[h->type])
+		return *why = "unknown event type", -EINVAL;
+	if (len != fixed_size[h->type])
+		return *why = "event size does not match its type", -EINVAL;
+	return 0;
+}
+
+static const struct {
+	uint32_t bit;
+	const char *word;
+} flag_words[] = {
+	{ VIGIL_EXEC_PROCFS, "procFS" },
+	{ VIGIL_PROC_CLONE, "clone" },
+	{ VIGIL_EXEC_TRUNC_PATH, "truncFilename" },
+	{ VIGIL_EXEC_TRUNC_ARGS, "truncArgs" },
+	{ VIGIL_EXEC_NO_ARGS, "errorArgs" },
+	{ VIGIL_EXEC_NO_CWD, "errorCWD" },
+	{ VIGIL_EXEC_TRUNC_CWD, "truncCWD" },
+	{ VIGIL_EXEC_ROOT_CWD, "rootcwd" },
+};
+
+static void flags_text(struct vigil_buf *b, uint32_t flags, bool miss)
+{
+	b->len = 0;
+	if (!(flags & (VIGIL_EXEC_PROCFS | VIGIL_PROC_CLONE)) && !miss)
+		vbuf_puts(b, "execve");
+	for (size_t i = 0; i < sizeof(flag_words) / sizeof(*flag_words); i++) {
+		if (!(flags & flag_words[i].bit))
+			continue;
+		if (b->len)
+			vbuf_putc(b, ' ');
+		vbuf_puts(b, flag_words[i].word);
+	}
+	if (miss)
+		vbuf_puts(b, b->len ? " miss" : "miss");
+}
+
+/* argv[1..] joined by spaces, as Tetragon's "arguments"; an argument that is
+ * empty or holds a space or quote is quoted, so the words can be told apart. */
+static void args_text(struct vigil_buf *b, const char *args, size_t n)
+{
+	const char *end = args + n, *a = memchr(args, 0, n);
+
+	b->len = 0;
+	if (!a)
+		return;
+	for (a++; a <= end; ) {
+		const char *z = memchr(a, 0, end - a);
+		size_t len = z ? (size_t)(z - a) : (size_t)(end - a);
+		bool quote = !len || memchr(a, ' ', len) || memchr(a, '"', len);
+
+		if (b->len)
+			vbuf_putc(b, ' ');
+		if (quote) {
+			vbuf_putc(b, '"');
+			for (size_t i = 0; i < len; i++) {
+				if (a[i] == '"' || a[i] == '\\')
+					vbuf_putc(b, '\\');
+				vbuf_putc(b, a[i]);
+			}
+			vbuf_putc(b, '"');
+		} else {
+			vbuf_put(b, a, len);
+		}
+		if (!z)
+			break;
+		a = z + 1;
+	}
+}
+
+static void process_json(struct vigil_formatter *f, struct jw *w, const char *key,
+			 const struct vigil_proc *p, const struct vigil_proc_entry *e)
+{
+	char id[VIGIL_EXEC_ID_MAX], t[VIGIL_TIME_MAX], cid[VIGIL_CONTAINER_ID_MAX];
+
+	jw_obj(w, key);
+	vigil_exec_id(id, sizeof(id), f->node_name, p->exec_ktime, p->pid);
+	jw_cstr(w, "exec_id", id);
+	jw_u64(w, "pid", p->pid);
+	jw_u64(w, "tid", p->tid);
+	jw_u64(w, "ppid", p->ppid);
+	jw_u64(w, "uid", p->uid);
+	jw_u64(w, "auid", p->auid);
+	jw_obj(w, "process_credentials");
+	jw_u64(w, "uid", p->uid);
+	jw_u64(w, "gid", p->gid);
+	jw_end(w);
+	if (e) {
+		jw_str(w, "cwd", e->cwd, e->cwd_len);
+		jw_str(w, "binary", e->binary, e->binary_len);
+		args_text(&f->tmp, e->args, e->args_len);
+		if (f->tmp.len)
+			jw_str(w, "arguments", f->tmp.p, f->tmp.len);
+	}
+	flags_text(&f->tmp, e ? e->flags : 0, !e);
+	jw_str(w, "flags", f->tmp.p, f->tmp.len);
+	vigil_rfc3339(t, sizeof(t), p->exec_ktime, f->realtime_offset_ns);
+	jw_cstr(w, "start_time", t);
+	if (p->parent_exec_ktime) {
+		vigil_exec_id(id, sizeof(id), f->node_name, p->parent_exec_ktime, p->ppid);
+		jw_cstr(w, "parent_exec_id", id);
+	}
+	jw_u64(w, "cgroup_id", p->cgroup_id);
+	if (e) {
+		jw_str(w, "cgroup", e->cgroup, e->cgroup_len);
+		if (vigil_container_id(e->cgroup, e->cgroup_len, cid, sizeof(cid)))
+			jw_cstr(w, "docker", cid);
+	}
+	jw_end(w);
+}
+
+static void parent_json(struct vigil_formatter *f, struct jw *w, const struct vigil_proc *p)
+{
+	struct vigil_proc_entry *e = vigil_proc_cache_find(&f->cache, p->ppid, p->parent_exec_ktime);
+
+	if (e && p->parent_exec_ktime)
+		process_json(f, w, "parent", &e->proc, e);
+}
+
+static void envelope_end(struct vigil_formatter *f, struct jw *w, const struct vigil_hdr *h)
+{
+	char t[VIGIL_TIME_MAX];
+
+	jw_cstr(w, "node_name", f->node_name);
+	vigil_rfc3339(t, sizeof(t), h->ktime, f->realtime_offset_ns);
+	jw_cstr(w, "time", t);
+	jw_u64(w, "seq", h->seq);
+	jw_end(w);
+	vbuf_putc(w->b, '\n');
+}
+
+static void compact_args(struct vigil_formatter *f, struct vigil_buf *c,
+			 const struct vigil_proc_entry *e)
+{
+	if (!e) {
+		vbuf_puts(c, "?");
+		return;
+	}
+	vbuf_put(c, e->binary, e->binary_len);
+	args_text(&f->tmp, e->args, e->args_len);
+	if (f->tmp.len) {
+		vbuf_putc(c, ' ');
+		vbuf_put(c, f->tmp.p, f->tmp.len);
+	}
+}
+
+static void format_exec(struct vigil_formatter *f, const struct vigil_exec *ev,
+			struct vigil_buf *json, struct vigil_buf *compact)
+{
+	struct vigil_proc_entry *e = vigil_proc_cache_exec(&f->cache, ev);
+	struct vigil_proc_entry stack = {
+		.proc = ev->proc,
+		.flags = ev->flags,
+		.binary = (char *)ev->data,
+		.binary_len = ev->binary_len,
+		.args = (char *)ev->data + ev->binary_len,
+		.args_len = ev->args_len,
+		.cwd = (char *)ev->data + ev->binary_len + ev->args_len,
+		.cwd_len = ev->cwd_len,
+		.cgroup = (char *)ev->data + ev->binary_len + ev->args_len + ev->cwd_len,
+		.cgroup_len = ev->cgroup_len,
+	};
+	struct jw w;
+
+	if (!e)
+		e = &stack;	/* not cached (full): this event still says it all */
+	if (json) {
+		jw_begin(&w, json);
+		jw_obj(&w, NULL);
+		jw_obj(&w, "process_exec");
+		process_json(f, &w, "process", &ev->proc, e);
+		parent_json(f, &w, &ev->proc);
+		jw_end(&w);
+		envelope_end(f, &w, &ev->hdr);
+	}
+	if (compact) {
+		vbuf_printf(compact, "%-8s %7u ", (ev->flags & VIGIL_EXEC_PROCFS) ? "procfs" : "exec",
+			    ev->proc.pid);
+		compact_args(f, compact, e);
+		vbuf_putc(compact, '\n');
+	}
+}
+
+static void format_exit(struct vigil_formatter *f, const struct vigil_exit *ev,
+			struct vigil_buf *json, struct vigil_buf *compact)
+{
+	struct vigil_proc_entry *e = vigil_proc_cache_find(&f->cache, ev->proc.pid,
+							   ev->proc.exec_ktime);
+	int status = (ev->exit_code >> 8) & 0xff, sig = ev->exit_code & 0x7f;
+	char sigbuf[32];
+	const char *signame = vigil_signal_name(sig, sigbuf, sizeof(sigbuf));
+	struct jw w;
+
+	if (json) {
+		jw_begin(&w, json);
+		jw_obj(&w, NULL);
+		jw_obj(&w, "process_exit");
+		process_json(f, &w, "process", &ev->proc, e);
+		parent_json(f, &w, &ev->proc);
+		if (signame)
+			jw_cstr(&w, "signal", signame);
+		if (status)	/* zero values are left out, as Tetragon does */
+			jw_u64(&w, "status", status);
+		jw_end(&w);
+		envelope_end(f, &w, &ev->hdr);
+	}
+	if (compact) {
+		vbuf_printf(compact, "%-8s %7u ", "exit", ev->proc.pid);
+		compact_args(f, compact, e);
+		if (signame)
+			vbuf_printf(compact, " %s", signame);
+		else
+			vbuf_printf(compact, " %d", status);
+		vbuf_putc(compact, '\n');
+	}
+	vigil_proc_cache_remove(&f->cache, ev->proc.pid, ev->proc.exec_ktime);
+}
+
+static void format_loss(struct vigil_formatter *f, const struct vigil_loss *ev,
+			struct vigil_buf *json, struct vigil_buf *compact)
+{
+	struct jw w;
+
+	if (json) {
+		jw_begin(&w, json);
+		jw_obj(&w, NULL);
+		jw_obj(&w, "vigil_loss");
+		jw_u64(&w, "ring_full", ev->ring_full);
+		jw_u64(&w, "recursion_misses", ev->recursion_misses);
+		jw_u64(&w, "threads_exited", ev->threads_exited);
+		jw_end(&w);
+		envelope_end(f, &w, &ev->hdr);
+	}
+	if (compact)
+		vbuf_printf(compact, "%-8s ring_full=%llu recursion_misses=%llu\n", "loss",
+			    (unsigned long long)ev->ring_full,
+			    (unsigned long long)ev->recursion_misses);
+}
+
+void vigil_event_format(struct vigil_formatter *f, const void *rec, struct vigil_buf *json,
+			struct vigil_buf *compact)
+{
+	const struct vigil_hdr *h = rec;
+
+	f->counts[h->type & VIGIL_EV_TYPE_MAX]++;
+	switch (h->type) {
+	case VIGIL_EV_EXEC:
+		format_exec(f, rec, json, compact);
+		break;
+	case VIGIL_EV_EXIT:
+		format_exit(f, rec, json, compact);
+		break;
+	case VIGIL_EV_FORK:
+		vigil_proc_cache_fork(&f->cache, rec);
+		break;
+	case VIGIL_EV_LOSS:
+		format_loss(f, rec, json, compact);
+		break;
+	}
+}

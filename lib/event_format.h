@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Turns ring records into what users read: Tetragon-style JSON lines and a
+ * compact one-line view. The agent and the collector both use this file, so
+ * a record reads the same wherever it is decoded. Every record is checked as
+ * hostile input first (vigil_event_check): the collector gets them from the
+ * network.
+ */
+#ifndef VIGIL_EVENT_FORMAT_H
+#define VIGIL_EVENT_FORMAT_H
+
+#include <stdint.h>
+#include "buf.h"
+#include "proc_cache.h"
+
+struct vigil_formatter {
+	char node_name[256];
+	int64_t realtime_offset_ns;	/* the producing node's REALTIME - MONOTONIC */
+	struct vigil_proc_cache cache;
+	struct vigil_buf tmp;
+	uint64_t counts[VIGIL_EV_TYPE_MAX + 1];	/* records formatted, by type */
+};
+
+int vigil_formatter_init(struct vigil_formatter *f, const char *node_name, size_t cache_max);
+void vigil_formatter_free(struct vigil_formatter *f);
+
+/* 0 when rec is a well-formed event of len bytes; else -EINVAL and *why
+ * names what is wrong. */
+int vigil_event_check(const void *rec, uint32_t len, const char **why);
+
+/* Updates the process cache from a checked record and appends its JSON line
+ * (with '\n') to json and its compact line to compact; either may be NULL.
+ * Records that users do not see (fork) append nothing. */
+void vigil_event_format(struct vigil_formatter *f, const void *rec, struct vigil_buf *json,
+			struct vigil_buf *compact);
+
+#endif

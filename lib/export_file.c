@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "export_file.h"
+
+int vigil_export_open(struct vigil_export_file *x, const char *path, uint64_t max_size,
+		      unsigned max_backups)
+{
+	struct stat st;
+	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+
+	if (fd < 0)
+		return -errno;
+	memset(x, 0, sizeof(*x));
+	x->path = strdup(path);
+	if (!x->path) {
+		close(fd);
+		return -ENOMEM;
+	}
+	x->fd = fd;
+	x->size = fstat(fd, &st) ? 0 : (uint64_t)st.st_size;
+	x->max_size = max_size;
+	x->max_backups = max_backups;
+	return 0;
+}
+
+void vigil_export_fd(struct vigil_export_file *x, int fd)
+{
+	memset(x, 0, sizeof(*x));
+	x->fd = fd;
+}
+
+static int rotate(struct vigil_export_file *x)
+{
+	size_t n = strlen(x->path) + 16;
+	char from[n], to[n];
+	int fd;
+
+	for (unsigned i = x->max_backups; i > 0; i--) {
+		snprintf(to, n, "%s.%u", x->path, i);
+		if (i == 1)
+			snprintf(from, n, "%s", x->path);
+		else
+			snprintf(from, n, "%s.%u", x->path, i - 1);
+		if (rename(from, to) && errno != ENOENT)
+			return -errno;
+	}
+	if (!x->max_backups && ftruncate(x->fd, 0))
+		return -errno;
+	fd = open(x->path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+	if (fd < 0)
+		return -errno;
+	close(x->fd);
+	x->fd = fd;
+	x->size = 0;
+	x->rotations++;
+	return 0;
+}
+
+int vigil_export_write(struct vigil_export_file *x, const void *data, size_t len)
+{
+	const char *p = data;
+
+	if (x->path && x->max_size && x->size && x->size + len > x->max_size && rotate(x))
+		x->errors++;	/* keep appending to the current file */
+	while (len) {
+		ssize_t n = write(x->fd, p, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			x->errors++;
+			return -errno;
+		}
+		p += n;
+		len -= n;
+		x->size += n;
+		x->bytes += n;
+	}
+	return 0;
+}
+
+void vigil_export_close(struct vigil_export_file *x)
+{
+	if (x->path && x->fd >= 0)
+		close(x->fd);
+	free(x->path);
+	x->path = NULL;
+	x->fd = -1;
+}

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Appends whole batches of JSON lines to a file, rotating by size as
+ * Tetragon's --export-filename does: PATH, PATH.1 ... PATH.N, oldest last.
+ * A batch is never split across files.
+ */
+#ifndef VIGIL_EXPORT_FILE_H
+#define VIGIL_EXPORT_FILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct vigil_export_file {
+	char *path;		/* NULL: write to fd as is (stdout), never rotate */
+	int fd;
+	uint64_t size;
+	uint64_t max_size;	/* 0: never rotate */
+	unsigned max_backups;
+	uint64_t rotations;
+	uint64_t bytes;
+	uint64_t errors;
+};
+
+/* Opens (creates) path for appending; -errno with nothing opened on failure. */
+int vigil_export_open(struct vigil_export_file *x, const char *path, uint64_t max_size,
+		      unsigned max_backups);
+void vigil_export_fd(struct vigil_export_file *x, int fd);
+int vigil_export_write(struct vigil_export_file *x, const void *data, size_t len);
+void vigil_export_close(struct vigil_export_file *x);
+
+#endif

@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include "ids.h"
+
+static void base64(char *out, size_t outsz, const unsigned char *in, size_t n)
+{
+	static const char tbl[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	size_t o = 0, i;
+
+	for (i = 0; i + 2 < n && o + 4 < outsz; i += 3) {
+		uint32_t v = in[i] << 16 | in[i + 1] << 8 | in[i + 2];
+
+		out[o++] = tbl[v >> 18];
+		out[o++] = tbl[(v >> 12) & 63];
+		out[o++] = tbl[(v >> 6) & 63];
+		out[o++] = tbl[v & 63];
+	}
+	if (i < n && o + 4 < outsz) {
+		uint32_t v = in[i] << 16 | (i + 1 < n ? in[i + 1] << 8 : 0);
+
+		out[o++] = tbl[v >> 18];
+		out[o++] = tbl[(v >> 12) & 63];
+		out[o++] = i + 1 < n ? tbl[(v >> 6) & 63] : '=';
+		out[o++] = '=';
+	}
+	out[o] = 0;
+}
+
+void vigil_exec_id(char *out, size_t outsz, const char *node, uint64_t ktime, uint32_t pid)
+{
+	char raw[VIGIL_EXEC_ID_MAX / 4 * 3];
+	int n = snprintf(raw, sizeof(raw), "%s:%llu:%u", node, (unsigned long long)ktime, pid);
+
+	if (n < 0 || (size_t)n >= sizeof(raw))
+		n = sizeof(raw) - 1;
+	base64(out, outsz, (const unsigned char *)raw, n);
+}
+
+int64_t vigil_realtime_offset(void)
+{
+	struct timespec rt, mono;
+
+	clock_gettime(CLOCK_REALTIME, &rt);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	return (rt.tv_sec - mono.tv_sec) * 1000000000LL + (rt.tv_nsec - mono.tv_nsec);
+}
+
+void vigil_rfc3339(char *out, size_t outsz, uint64_t ktime, int64_t offset)
+{
+	int64_t ns = (int64_t)ktime + offset;
+	time_t sec = ns / 1000000000LL;
+	struct tm tm;
+	size_t n;
+
+	gmtime_r(&sec, &tm);
+	n = strftime(out, outsz, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(out + n, outsz - n, ".%09lldZ", (long long)(ns % 1000000000LL));
+}
+
+static size_t hex_run(const char *s, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n && isxdigit((unsigned char)s[i]) && !isupper((unsigned char)s[i]))
+		i++;
+	return i;
+}
+
+size_t vigil_container_id(const char *cg, size_t len, char *out, size_t outsz)
+{
+	static const char *prefixes[] = { "docker-", "cri-containerd-", "crio-", "libpod-", "" };
+	const char *end = cg + len, *comp, *p;
+	size_t n;
+
+	/* The innermost component that names one wins. */
+	while (end > cg) {
+		for (comp = end; comp > cg && comp[-1] != '/'; comp--)
+			;
+		n = end - comp;
+		if (n > 14 && !strncmp(comp, "machine-", 8) && !strncmp(end - 6, ".scope", 6)) {
+			/* systemd-nspawn: machine-NAME.scope */
+			n -= 14;
+			if (n >= outsz)
+				n = outsz - 1;
+			memcpy(out, comp + 8, n);
+			out[n] = 0;
+			return n;
+		}
+		for (size_t i = 0; i < sizeof(prefixes) / sizeof(*prefixes); i++) {
+			size_t pl = strlen(prefixes[i]);
+
+			if (n < pl + 64 || strncmp(comp, prefixes[i], pl))
+				continue;
+			p = comp + pl;
+			if (hex_run(p, end - p) == 64 &&
+			    (end - p == 64 || (end - p == 70 && !strncmp(p + 64, ".scope", 6)))) {
+				n = 64 < outsz - 1 ? 64 : outsz - 1;
+				memcpy(out, p, n);
+				out[n] = 0;
+				return n;
+			}
+		}
+		end = comp > cg ? comp - 1 : cg;
+	}
+	return 0;
+}
+
+const char *vigil_signal_name(int sig, char *buf, size_t bufsz)
+{
+	const char *abbrev;
+
+	if (sig <= 0)
+		return NULL;
+	abbrev = sigabbrev_np(sig);
+	if (abbrev)
+		snprintf(buf, bufsz, "SIG%s", abbrev);
+	else
+		snprintf(buf, bufsz, "SIG%d", sig);
+	return buf;
+}

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include "log.h"
+#include "pins.h"
+
+#define BPF_FS_MAGIC_NUM 0xcafe4a11
+
+int vigil_bpffs_prepare(const char *dir)
+{
+	struct statfs st;
+	char path[256];
+
+	if (statfs("/sys/fs/bpf", &st) || st.f_type != BPF_FS_MAGIC_NUM) {
+		mkdir("/sys/fs/bpf", 0700);
+		if (mount("bpf", "/sys/fs/bpf", "bpf", 0, "mode=0700"))
+			return vlog_err(-errno, "cannot mount bpffs at /sys/fs/bpf");
+		vlog_info("mounted bpffs at /sys/fs/bpf");
+	}
+	snprintf(path, sizeof(path), "%s", dir);
+	for (char *p = path + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		mkdir(path, 0700);
+		*p = '/';
+	}
+	if (mkdir(path, 0700) && errno != EEXIST)
+		return vlog_err(-errno, "cannot create pin folder %s", path);
+	if (statfs(path, &st) || st.f_type != BPF_FS_MAGIC_NUM)
+		return vlog_err(-EINVAL, "pin folder %s is not on bpffs", path);
+	return 0;
+}
+
+int vigil_pinned_fd(const char *dir, const char *name)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return bpf_obj_get(path);
+}
+
+uint64_t vigil_recursion_misses(const char *dir)
+{
+	uint64_t total = 0;
+	struct dirent *de;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		struct bpf_link_info li = {};
+		struct bpf_prog_info pi = {};
+		__u32 len = sizeof(li);
+		int lfd, pfd;
+
+		if (strncmp(de->d_name, VIGIL_LINK_PREFIX, strlen(VIGIL_LINK_PREFIX)))
+			continue;
+		lfd = vigil_pinned_fd(dir, de->d_name);
+		if (lfd < 0)
+			continue;
+		if (!bpf_obj_get_info_by_fd(lfd, &li, &len)) {
+			pfd = bpf_prog_get_fd_by_id(li.prog_id);
+			len = sizeof(pi);
+			if (pfd >= 0 && !bpf_obj_get_info_by_fd(pfd, &pi, &len))
+				total += pi.recursion_misses;
+			if (pfd >= 0)
+				close(pfd);
+		}
+		close(lfd);
+	}
+	closedir(d);
+	return total;
+}
+
+int vigil_unpin_all(const char *dir)
+{
+	struct dirent *de;
+	DIR *d = opendir(dir);
+	int n = 0;
+	char path[512];
+
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (!unlink(path))
+			n++;
+	}
+	closedir(d);
+	rmdir(dir);
+	return n;
+}

@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "proc_cache.h"
+
+static size_t slot_of(const struct vigil_proc_cache *c, uint32_t pid)
+{
+	return (pid * 2654435761u) & (c->nslots - 1);
+}
+
+int vigil_proc_cache_init(struct vigil_proc_cache *c, size_t max)
+{
+	memset(c, 0, sizeof(*c));
+	c->nslots = 1024;
+	c->max = max;
+	c->slots = calloc(c->nslots, sizeof(*c->slots));
+	return c->slots ? 0 : -ENOMEM;
+}
+
+static void entry_free(struct vigil_proc_entry *e)
+{
+	free(e->binary);
+	free(e);
+}
+
+void vigil_proc_cache_free(struct vigil_proc_cache *c)
+{
+	for (size_t i = 0; i < c->nslots; i++) {
+		struct vigil_proc_entry *e = c->slots[i], *n;
+
+		for (; e; e = n) {
+			n = e->next;
+			entry_free(e);
+		}
+	}
+	free(c->slots);
+	c->slots = NULL;
+}
+
+struct vigil_proc_entry *vigil_proc_cache_get(struct vigil_proc_cache *c, uint32_t pid)
+{
+	struct vigil_proc_entry *e = c->slots[slot_of(c, pid)];
+
+	while (e && e->proc.pid != pid)
+		e = e->next;
+	return e;
+}
+
+struct vigil_proc_entry *vigil_proc_cache_find(struct vigil_proc_cache *c, uint32_t pid,
+					      uint64_t exec_ktime)
+{
+	struct vigil_proc_entry *e = vigil_proc_cache_get(c, pid);
+
+	if (e && exec_ktime && e->proc.exec_ktime != exec_ktime)
+		return NULL;
+	return e;
+}
+
+/* Doubles the table when it is as full as it is wide: chains stay short. */
+static void grow(struct vigil_proc_cache *c)
+{
+	size_t n = c->nslots * 2;
+	struct vigil_proc_entry **slots = calloc(n, sizeof(*slots));
+
+	if (!slots)
+		return;	/* longer chains, still correct */
+	for (size_t i = 0; i < c->nslots; i++) {
+		struct vigil_proc_entry *e = c->slots[i], *next;
+
+		for (; e; e = next) {
+			size_t s = (e->proc.pid * 2654435761u) & (n - 1);
+
+			next = e->next;
+			e->next = slots[s];
+			slots[s] = e;
+		}
+	}
+	free(c->slots);
+	c->slots = slots;
+	c->nslots = n;
+}
+
+static void unlink_pid(struct vigil_proc_cache *c, uint32_t pid)
+{
+	struct vigil_proc_entry **pp = &c->slots[slot_of(c, pid)];
+
+	for (; *pp; pp = &(*pp)->next) {
+		if ((*pp)->proc.pid == pid) {
+			struct vigil_proc_entry *e = *pp;
+
+			*pp = e->next;
+			entry_free(e);
+			c->count--;
+			return;
+		}
+	}
+}
+
+/* Replaces pid's entry with one holding copies of the four strings. */
+static struct vigil_proc_entry *put(struct vigil_proc_cache *c, const struct vigil_proc *proc,
+				    uint32_t flags, const char *bin, size_t bl, const char *args,
+				    size_t al, const char *cwd, size_t cl, const char *cg, size_t gl)
+{
+	struct vigil_proc_entry *e;
+	char *s;
+	size_t slot;
+
+	unlink_pid(c, proc->pid);
+	if (c->count >= c->max)
+		goto miss;
+	e = calloc(1, sizeof(*e));
+	s = malloc(bl + al + cl + gl + 1);
+	if (!e || !s) {
+		free(e);
+		free(s);
+		goto miss;
+	}
+	e->proc = *proc;
+	e->flags = flags;
+	e->binary = memcpy(s, bin, bl);
+	e->args = memcpy(s + bl, args, al);
+	e->cwd = memcpy(s + bl + al, cwd, cl);
+	e->cgroup = memcpy(s + bl + al + cl, cg, gl);
+	e->binary_len = bl;
+	e->args_len = al;
+	e->cwd_len = cl;
+	e->cgroup_len = gl;
+	if (c->count >= c->nslots)
+		grow(c);
+	slot = slot_of(c, proc->pid);
+	e->next = c->slots[slot];
+	c->slots[slot] = e;
+	c->count++;
+	return e;
+miss:
+	c->misses++;
+	return NULL;
+}
+
+struct vigil_proc_entry *vigil_proc_cache_exec(struct vigil_proc_cache *c,
+					      const struct vigil_exec *ev)
+{
+	const char *d = ev->data;
+
+	return put(c, &ev->proc, ev->flags, d, ev->binary_len, d + ev->binary_len, ev->args_len,
+		   d + ev->binary_len + ev->args_len, ev->cwd_len,
+		   d + ev->binary_len + ev->args_len + ev->cwd_len, ev->cgroup_len);
+}
+
+struct vigil_proc_entry *vigil_proc_cache_fork(struct vigil_proc_cache *c,
+					      const struct vigil_fork *ev)
+{
+	struct vigil_proc_entry *p = vigil_proc_cache_find(c, ev->proc.ppid,
+							   ev->proc.parent_exec_ktime);
+
+	if (!p) {
+		c->misses++;
+		return NULL;
+	}
+	/* p may be freed by put() only if it has the child's pid: it cannot. */
+	return put(c, &ev->proc, (p->flags & ~VIGIL_EXEC_PROCFS) | VIGIL_PROC_CLONE, p->binary,
+		   p->binary_len, p->args, p->args_len, p->cwd, p->cwd_len, p->cgroup,
+		   p->cgroup_len);
+}
+
+void vigil_proc_cache_remove(struct vigil_proc_cache *c, uint32_t pid, uint64_t exec_ktime)
+{
+	if (vigil_proc_cache_find(c, pid, exec_ktime))
+		unlink_pid(c, pid);
+}

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Live processes by pid, built only from the event stream (exec, fork, exit),
+ * so the agent and the collector rebuild the same cache from the same
+ * records. It gives each event the process's binary, arguments and cwd and
+ * its parent's. Bounded: past max entries new processes are not cached (the
+ * events still carry exact exec ids and are flagged "miss").
+ */
+#ifndef VIGIL_PROC_CACHE_H
+#define VIGIL_PROC_CACHE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <vigil/events.h>
+
+struct vigil_proc_entry {
+	struct vigil_proc_entry *next;
+	struct vigil_proc proc;
+	uint32_t flags;		/* enum vigil_exec_flags, plus PROC_CLONE */
+	uint16_t binary_len, args_len, cwd_len, cgroup_len;
+	char *binary, *args, *cwd, *cgroup;	/* one allocation, at binary */
+};
+
+#define VIGIL_PROC_CLONE (1U << 16)	/* forked, never exec'd */
+
+struct vigil_proc_cache {
+	struct vigil_proc_entry **slots;
+	size_t nslots;		/* a power of two */
+	size_t count;
+	size_t max;
+	uint64_t misses;	/* not cached: full, or no memory */
+};
+
+int vigil_proc_cache_init(struct vigil_proc_cache *c, size_t max);
+void vigil_proc_cache_free(struct vigil_proc_cache *c);
+struct vigil_proc_entry *vigil_proc_cache_get(struct vigil_proc_cache *c, uint32_t pid);
+/* exec_ktime 0 matches any exec of pid. */
+struct vigil_proc_entry *vigil_proc_cache_find(struct vigil_proc_cache *c, uint32_t pid,
+					      uint64_t exec_ktime);
+struct vigil_proc_entry *vigil_proc_cache_exec(struct vigil_proc_cache *c,
+					      const struct vigil_exec *ev);
+struct vigil_proc_entry *vigil_proc_cache_fork(struct vigil_proc_cache *c,
+					      const struct vigil_fork *ev);
+void vigil_proc_cache_remove(struct vigil_proc_cache *c, uint32_t pid, uint64_t exec_ktime);
+
+#endif

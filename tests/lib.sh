@@ -1,0 +1,73 @@
+# shellcheck shell=bash
+# TAP helpers for vigil's tests. Each test file sources this, says how many
+# tests it plans, and registers its own cleanup with `on_exit`; everything it
+# made (namespaces, pins, processes, temp files) is removed on any exit.
+set -u
+BUILD=${BUILD:-build}
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+VIGILD="$TOP/$BUILD/vigild"
+VIGIL="$TOP/$BUILD/vigil"
+T_NAME=$(basename "$0" .t)
+T_ID="${T_NAME}_$$"
+T_DIR=$(mktemp -d "/tmp/vigil-test.${T_ID}.XXXX")
+T_PIN="/sys/fs/bpf/vigil-test-${T_ID}"
+_t_n=0
+_t_fail=0
+_t_cleanups=()
+
+plan() { echo "1..$1"; }
+on_exit() { _t_cleanups+=("$*"); }
+_t_cleanup() {
+	local i
+	for ((i = ${#_t_cleanups[@]} - 1; i >= 0; i--)); do eval "${_t_cleanups[$i]}" >/dev/null 2>&1; done
+	[ -d "$T_PIN" ] && "$VIGIL" --pin-dir "$T_PIN" unpin >/dev/null 2>&1
+	rm -rf "$T_DIR"
+}
+trap _t_cleanup EXIT
+trap 'exit 130' INT TERM
+
+ok() { # ok COND-EXIT-CODE DESCRIPTION
+	_t_n=$((_t_n + 1))
+	if [ "$1" -eq 0 ]; then echo "ok $_t_n - $2"; else echo "not ok $_t_n - $2"; _t_fail=1; fi
+}
+check() { # check DESCRIPTION -- COMMAND...: ok when the command succeeds
+	local d=$1; shift; [ "$1" = "--" ] && shift
+	"$@"; ok $? "$d"
+}
+is() { # is GOT WANT DESCRIPTION
+	if [ "$1" = "$2" ]; then ok 0 "$3"; else ok 1 "$3"; echo "#   got:  '$1'"; echo "#   want: '$2'"; fi
+}
+diag() { echo "# $*"; }
+skip_all() { echo "1..0 # SKIP $*"; exit 0; }
+
+# Waits up to $1 seconds for COMMAND... to succeed.
+wait_for() {
+	local t=$1; shift
+	local end=$((SECONDS + t))
+	until "$@"; do [ $SECONDS -ge "$end" ] && return 1; sleep 0.05; done
+}
+
+# Starts vigild in the background on this test's pins; AGENT_PID is set.
+# Waits until it is attached (its "attached"/"resumed" line on stderr).
+start_agent() {
+	"$VIGILD" --pin-dir "$T_PIN" "$@" 2>"$T_DIR/agent.err" &
+	AGENT_PID=$!
+	on_exit "kill -TERM $AGENT_PID; wait $AGENT_PID"
+	wait_for 20 grep -q 'attached\|resumed' "$T_DIR/agent.err" || {
+		diag "agent did not start:"; sed 's/^/#   /' "$T_DIR/agent.err"; return 1; }
+}
+stop_agent() {
+	kill -TERM "$AGENT_PID" 2>/dev/null
+	wait "$AGENT_PID" 2>/dev/null
+}
+
+# Creates a network namespace owned by this test; removed at exit.
+new_netns() {
+	local ns="vt-${T_ID}-$1"
+	ip netns add "$ns" || return 1
+	on_exit "ip netns pids $ns | xargs -r kill -9; ip netns del $ns"
+	ip -n "$ns" link set lo up
+	echo "$ns"
+}
+
+done_testing() { exit $_t_fail; }
