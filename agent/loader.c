@@ -54,7 +54,7 @@ static int check_pins(const char *dir, uint64_t *ring_size)
 
 /* Attaches each tracing program of obj once: a program whose link is pinned
  * already keeps running as it is (it was attached by an earlier agent). */
-static int attach_and_pin(struct bpf_object *obj, const char *dir, bool *resumed)
+int vigil_obj_attach(struct bpf_object *obj, const char *dir, bool *resumed)
 {
 	struct bpf_program *prog;
 	char path[512];
@@ -84,6 +84,20 @@ static int attach_and_pin(struct bpf_object *obj, const char *dir, bool *resumed
 	return 0;
 }
 
+int vigil_obj_prepare(struct bpf_object *obj, uint64_t ring_size)
+{
+	struct bpf_map *ring = bpf_object__find_map_by_name(obj, "vigil_ring");
+	int err;
+
+	if (!ring)
+		return vlog_err(-ENOENT, "BPF object %s has no vigil_ring", bpf_object__name(obj));
+	err = bpf_map__set_max_entries(ring, ring_size);
+	if (err)
+		return vlog_err(err, "ring size %llu refused (a power of two, at least a page)",
+				(unsigned long long)ring_size);
+	return 0;
+}
+
 int vigil_bpf_load(struct vigil_bpf *b, const struct vigil_loader_opts *o)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .pin_root_path = o->pin_dir);
@@ -102,14 +116,15 @@ int vigil_bpf_load(struct vigil_bpf *b, const struct vigil_loader_opts *o)
 	if (!ring_size)
 		ring_size = DEFAULT_RING_SIZE;
 
+	b->ring_size = ring_size;
+	b->wakeup_bytes = o->wakeup_bytes;
 	b->process = process_bpf__open_opts(&oo);
 	b->inject = inject_bpf__open_opts(&oo);
 	if (!b->process || !b->inject)
 		return vlog_err(-errno, "cannot open BPF objects");
-	if ((err = bpf_map__set_max_entries(b->process->maps.vigil_ring, ring_size)) ||
-	    (err = bpf_map__set_max_entries(b->inject->maps.vigil_ring, ring_size)))
-		return vlog_err(err, "ring size %llu refused (a power of two, at least a page)",
-				(unsigned long long)ring_size);
+	if ((err = vigil_obj_prepare(b->process->obj, ring_size)) ||
+	    (err = vigil_obj_prepare(b->inject->obj, ring_size)))
+		return err;
 	b->process->rodata->vigil_wakeup_bytes = o->wakeup_bytes;
 	b->inject->rodata->vigil_wakeup_bytes = o->wakeup_bytes;
 	if ((err = process_bpf__load(b->process)))
@@ -119,7 +134,7 @@ int vigil_bpf_load(struct vigil_bpf *b, const struct vigil_loader_opts *o)
 	err = bpf_map_update_elem(bpf_map__fd(b->process->maps.vigil_schema), &key, &version, 0);
 	if (err)
 		return vlog_err(err, "cannot record the schema version");
-	err = attach_and_pin(b->process->obj, o->pin_dir, &b->resumed);
+	err = vigil_obj_attach(b->process->obj, o->pin_dir, &b->resumed);
 	if (err)
 		return err;
 	b->ring_fd = bpf_map__fd(b->process->maps.vigil_ring);

@@ -27,8 +27,21 @@ struct vigil_bpf {
 	int ring_fd;
 	int counters_fd;
 	int seq_fd;
+	uint64_t ring_size;
+	uint64_t wakeup_bytes;
 	bool resumed;	/* links were pinned already: a restart */
 };
+
+struct bpf_object;
+
+/* For every part's BPF object, between open (with pin_root_path set to the
+ * pin folder, so the ring and counters are shared) and load: sizes its
+ * vigil_ring like the pinned one. */
+int vigil_obj_prepare(struct bpf_object *obj, uint64_t ring_size);
+/* After load: attaches each tracing program (not iterators or syscall
+ * programs) and pins its link as link_<prog>; a program whose link is pinned
+ * already is left as it runs, and *resumed set. */
+int vigil_obj_attach(struct bpf_object *obj, const char *dir, bool *resumed);
 
 int vigil_bpf_load(struct vigil_bpf *b, const struct vigil_loader_opts *o);
 /* Reports every live process into the ring (flag procFS). */

@@ -46,6 +46,12 @@ int vigil_event_check(const void *rec, uint32_t len, const char **why)
 			return *why = "exec event string lengths disagree with its size", -EINVAL;
 		return 0;
 	}
+	if (h->type >= VIGIL_EV_NET_FIRST && h->type <= VIGIL_EV_NET_LAST)
+		return vigil_check_net(rec, len, why);
+	if (h->type >= VIGIL_EV_REPORT_FIRST && h->type <= VIGIL_EV_REPORT_LAST)
+		return vigil_check_net(rec, len, why);
+	if (h->type >= VIGIL_EV_ENFORCE_FIRST && h->type <= VIGIL_EV_ENFORCE_LAST)
+		return vigil_check_enforce(rec, len, why);
 	if (!fixed_size[h->type])
 		return *why = "unknown event type", -EINVAL;
 	if (len != fixed_size[h->type])
@@ -165,7 +171,13 @@ static void parent_json(struct vigil_formatter *f, struct jw *w, const struct vi
 		process_json(f, w, "parent", &e->proc, e);
 }
 
-static void envelope_end(struct vigil_formatter *f, struct jw *w, const struct vigil_hdr *h)
+void vigil_json_process(struct vigil_formatter *f, struct jw *w, const char *key,
+			const struct vigil_proc *p)
+{
+	process_json(f, w, key, p, vigil_proc_cache_find(&f->cache, p->pid, p->exec_ktime));
+}
+
+void vigil_json_envelope_end(struct vigil_formatter *f, struct jw *w, const struct vigil_hdr *h)
 {
 	char t[VIGIL_TIME_MAX];
 
@@ -219,7 +231,7 @@ static void format_exec(struct vigil_formatter *f, const struct vigil_exec *ev,
 		process_json(f, &w, "process", &ev->proc, e);
 		parent_json(f, &w, &ev->proc);
 		jw_end(&w);
-		envelope_end(f, &w, &ev->hdr);
+		vigil_json_envelope_end(f, &w, &ev->hdr);
 	}
 	if (compact) {
 		vbuf_printf(compact, "%-8s %7u ", (ev->flags & VIGIL_EXEC_PROCFS) ? "procfs" : "exec",
@@ -250,7 +262,7 @@ static void format_exit(struct vigil_formatter *f, const struct vigil_exit *ev,
 		if (status)	/* zero values are left out, as Tetragon does */
 			jw_u64(&w, "status", status);
 		jw_end(&w);
-		envelope_end(f, &w, &ev->hdr);
+		vigil_json_envelope_end(f, &w, &ev->hdr);
 	}
 	if (compact) {
 		vbuf_printf(compact, "%-8s %7u ", "exit", ev->proc.pid);
@@ -277,7 +289,7 @@ static void format_loss(struct vigil_formatter *f, const struct vigil_loss *ev,
 		jw_u64(&w, "recursion_misses", ev->recursion_misses);
 		jw_u64(&w, "threads_exited", ev->threads_exited);
 		jw_end(&w);
-		envelope_end(f, &w, &ev->hdr);
+		vigil_json_envelope_end(f, &w, &ev->hdr);
 	}
 	if (compact)
 		vbuf_printf(compact, "%-8s ring_full=%llu recursion_misses=%llu\n", "loss",
@@ -303,6 +315,13 @@ void vigil_event_format(struct vigil_formatter *f, const void *rec, struct vigil
 		break;
 	case VIGIL_EV_LOSS:
 		format_loss(f, rec, json, compact);
+		break;
+	case VIGIL_EV_NET_FIRST ... VIGIL_EV_NET_LAST:
+	case VIGIL_EV_REPORT_FIRST ... VIGIL_EV_REPORT_LAST:
+		vigil_format_net(f, rec, json, compact);
+		break;
+	case VIGIL_EV_ENFORCE_FIRST ... VIGIL_EV_ENFORCE_LAST:
+		vigil_format_enforce(f, rec, json, compact);
 		break;
 	}
 }

@@ -28,6 +28,21 @@ void vigil_formatter_free(struct vigil_formatter *f);
  * names what is wrong. */
 int vigil_event_check(const void *rec, uint32_t len, const char **why);
 
+/* Each part checks and formats its own type range (lib/format_<part>.c);
+ * the JSON writer and process lookups below are theirs to use. */
+struct jw;
+int vigil_check_net(const void *rec, uint32_t len, const char **why);
+int vigil_check_enforce(const void *rec, uint32_t len, const char **why);
+void vigil_format_net(struct vigil_formatter *f, const void *rec, struct vigil_buf *json,
+		      struct vigil_buf *compact);
+void vigil_format_enforce(struct vigil_formatter *f, const void *rec, struct vigil_buf *json,
+			  struct vigil_buf *compact);
+/* Writes the "process" object (key given) of the process p names, from the
+ * cache when it is there; and the JSON line's closing fields. */
+void vigil_json_process(struct vigil_formatter *f, struct jw *w, const char *key,
+			const struct vigil_proc *p);
+void vigil_json_envelope_end(struct vigil_formatter *f, struct jw *w, const struct vigil_hdr *h);
+
 /* Updates the process cache from a checked record and appends its JSON line
  * (with '\n') to json and its compact line to compact; either may be NULL.
  * Records that users do not see (fork) append nothing. */

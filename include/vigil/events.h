@@ -13,6 +13,11 @@
 
 #ifndef __VMLINUX_H__
 #include <linux/types.h>
+
+/* Each part's events, in its own header, in its own id range. */
+#include <vigil/net_events.h>
+#include <vigil/enforce_events.h>
+
 #endif
 
 #define VIGIL_SCHEMA_VERSION 1
@@ -26,6 +31,14 @@ enum vigil_event_type {
 	VIGIL_EV_LOSS = 64,	/* injected by the agent: losses it learned of */
 	VIGIL_EV_TYPE_MAX = 127,
 };
+
+/* The first type id of each part; a part's header defines its own ids. */
+#define VIGIL_EV_NET_FIRST 16
+#define VIGIL_EV_NET_LAST 31
+#define VIGIL_EV_ENFORCE_FIRST 32
+#define VIGIL_EV_ENFORCE_LAST 47
+#define VIGIL_EV_REPORT_FIRST 48
+#define VIGIL_EV_REPORT_LAST 63
 
 /* Heads every record. seq is per boot, taken in BPF with one atomic counter
  * for every program: a gap in seq is a lost record, and (boot id, seq) names
@@ -113,11 +126,14 @@ struct vigil_loss {
 #define VIGIL_EVENT_MAX_SIZE \
 	(sizeof(struct vigil_exec) + VIGIL_PATH_MAX * 2 + VIGIL_ARGS_MAX + VIGIL_CGROUP_MAX)
 
-/* The pinned counters map, one slot each, per CPU. */
+/* The pinned counters map, one slot each, per CPU. Slots 0-15 are the
+ * core's; network observation 16-31, enforcement 32-63. */
 enum vigil_counter {
 	VIGIL_CNT_RING_FULL = 0,
 	VIGIL_CNT_THREAD_EXIT,
-	VIGIL_CNT_MAX,
+	VIGIL_CNT_NET_FIRST = 16,
+	VIGIL_CNT_ENFORCE_FIRST = 32,
+	VIGIL_CNT_MAX = 64,
 };
 
 #define VIGIL_STATIC_ASSERT(c, m) _Static_assert(c, m)
@@ -128,5 +144,10 @@ VIGIL_STATIC_ASSERT(sizeof(struct vigil_fork) == 72, "vigil_fork layout");
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_exit) == 80, "vigil_exit layout");
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_loss) == 48, "vigil_loss layout");
 VIGIL_STATIC_ASSERT(VIGIL_EVENT_MAX_SIZE < 65536, "size fits hdr.size");
+
+
+/* Each part's events, in its own header, in its own id range. */
+#include <vigil/net_events.h>
+#include <vigil/enforce_events.h>
 
 #endif
