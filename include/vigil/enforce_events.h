@@ -4,8 +4,222 @@
  * keys and values shared by the agent and the enforcement programs: type ids
  * VIGIL_EV_ENFORCE_FIRST..LAST, counters from VIGIL_CNT_ENFORCE_FIRST.
  * Included by events.h; do not include directly.
+ *
+ * The policy maps (docs/enforce-maps.md says how rules compile into them):
+ *
+ *   vigil_pol4, vigil_pol6   LPM tries: (direction, peer address) -> the set
+ *                            of rules whose CIDRs cover that address.
+ *   vigil_rules              array[VIGIL_RULES_MAX]: rule id -> what the
+ *                            rule matches past the address, and its action.
+ *   vigil_rule_stats         per-CPU array[VIGIL_RULES_MAX]: rule id -> hits
+ *                            and what was sent or suppressed (never lost).
+ *
+ * A packet is matched by one LPM lookup (longest prefix), then the rule ids
+ * in the set are tried from the lowest: the first whose protocol and port
+ * match decides. Rule id order is policy order.
  */
 #ifndef VIGIL_ENFORCE_EVENTS_H
 #define VIGIL_ENFORCE_EVENTS_H
+
+/* Rule ids are bit numbers in struct vigil_pol_set. */
+#define VIGIL_RULES_MAX 64
+#define VIGIL_POL_PREFIXES_MAX 4096	/* entries per LPM trie */
+
+enum vigil_action {
+	VIGIL_ACT_ALLOW = 1,
+	VIGIL_ACT_DROP,
+	VIGIL_ACT_REJECT,	/* RST / ICMP unreachable to the sender */
+	VIGIL_ACT_RESET,	/* RST both ways; live local sockets destroyed */
+	VIGIL_ACT_DENY,		/* local connect/sendmsg refused (cgroup hooks) */
+};
+
+/* Bits: a rule for both directions sets both; an LPM key holds one. */
+enum vigil_dir {
+	VIGIL_DIR_INGRESS = 1 << 0,
+	VIGIL_DIR_EGRESS = 1 << 1,
+	VIGIL_DIR_ANY = VIGIL_DIR_INGRESS | VIGIL_DIR_EGRESS,
+};
+
+/*
+ * LPM keys. The address is the peer's: the source of an ingress packet, the
+ * destination of an egress one (network byte order). dir is matched whole,
+ * so prefixlen = 32 (for dir) + the CIDR's prefix length; a rule without
+ * addresses is the /0 entry (prefixlen 32).
+ */
+struct vigil_pol_key4 {
+	__u32 prefixlen;
+	__u32 dir;		/* VIGIL_DIR_INGRESS or VIGIL_DIR_EGRESS, one */
+	__u8 addr[4];
+};
+
+struct vigil_pol_key6 {
+	__u32 prefixlen;
+	__u32 dir;
+	__u8 addr[16];
+};
+
+/*
+ * LPM value: bit i set = rule i applies to addresses under this prefix. An
+ * LPM lookup returns the longest prefix only, so each entry must also carry
+ * the bits of every shorter prefix that covers it (the /0 entry's included):
+ * the compiler ORs them in.
+ */
+struct vigil_pol_set {
+	__u64 rules;
+};
+
+enum vigil_rule_flags {
+	VIGIL_RULE_ACTIVE = 1 << 0,	/* slot in use; others never match */
+};
+
+/*
+ * What a rule matches past the address, what it does, and how often it may
+ * answer. The limits are token buckets (rate per second, burst); 0 takes the
+ * default VIGIL_DEF_*. Replies (RST, ICMP) are limited per rule and per
+ * source address; events per rule. What a limit holds back is counted in
+ * vigil_rule_stats and reported in the next event's suppressed field.
+ */
+struct vigil_pol_rule {
+	__u8 action;		/* enum vigil_action */
+	__u8 proto;		/* IPPROTO_TCP, IPPROTO_UDP, 0 any */
+	__u16 flags;		/* enum vigil_rule_flags */
+	__u16 port_lo;		/* destination port range, host order; */
+	__u16 port_hi;		/*   0-65535 for any */
+	__u32 reply_rate;	/* replies/s from this rule */
+	__u32 reply_burst;
+	__u32 src_rate;		/* replies/s to one source address */
+	__u32 src_burst;
+	__u32 event_rate;	/* events/s from this rule */
+	__u32 event_burst;
+};
+
+#define VIGIL_DEF_REPLY_RATE 1000
+#define VIGIL_DEF_REPLY_BURST 200
+#define VIGIL_DEF_SRC_RATE 100
+#define VIGIL_DEF_SRC_BURST 20
+#define VIGIL_DEF_EVENT_RATE 100
+#define VIGIL_DEF_EVENT_BURST 100
+
+/* Per rule, per CPU: user space sums the CPUs. */
+struct vigil_rule_stats {
+	__u64 hits;		/* packets (or connects) the rule decided */
+	__u64 replies;		/* RSTs and ICMP errors sent */
+	__u64 replies_suppressed;	/* held back by a reply limit */
+	__u64 events;		/* events written */
+	__u64 events_suppressed;	/* held back by the event limit */
+};
+
+/* What vigil did to answer, in an event. */
+enum vigil_reply {
+	VIGIL_REPLY_NONE = 0,		/* drop, or nothing to answer */
+	VIGIL_REPLY_RST_SENDER,		/* reject: RST back to the sender */
+	VIGIL_REPLY_RST_BOTH,		/* reset: RST to both ends */
+	VIGIL_REPLY_ICMP_UNREACH,	/* reject of UDP: port unreachable */
+	VIGIL_REPLY_SUPPRESSED,		/* due, held back by a rate limit */
+	VIGIL_REPLY_INELIGIBLE,		/* RST, fragment or bad checksum: none due */
+	VIGIL_REPLY_INJECTED,		/* idle flow: RSTs built from flow state */
+	VIGIL_REPLY_SOCK_DESTROYED,	/* live local socket destroyed */
+	VIGIL_REPLY_CONNECT_REFUSED,	/* local connect refused (cgroup) */
+	VIGIL_REPLY_MAX,
+};
+
+enum vigil_enforce_type {
+	VIGIL_EV_ENFORCE = VIGIL_EV_ENFORCE_FIRST,	/* struct vigil_enforce */
+};
+
+enum vigil_enforce_flags {
+	VIGIL_ENF_HAS_PROC = 1 << 0,	/* proc is filled (local process known) */
+};
+
+/*
+ * One drop, reject or reset. Packets seen at TC or XDP rarely know their
+ * process: proc is then zero and VIGIL_ENF_HAS_PROC clear. Addresses are in
+ * network byte order (IPv4 in the first 4 bytes), ports in host order.
+ */
+struct vigil_enforce {
+	struct vigil_hdr hdr;
+	struct vigil_proc proc;
+	__u32 rule_id;
+	__u8 action;		/* enum vigil_action */
+	__u8 reply;		/* enum vigil_reply */
+	__u8 dir;		/* VIGIL_DIR_INGRESS / EGRESS at the hook */
+	__u8 family;		/* AF_INET, AF_INET6 */
+	__u8 proto;		/* IPPROTO_* */
+	__u8 tcp_flags;		/* the trigger's flags byte (FIN 0x01 .. CWR 0x80) */
+	__u16 flags;		/* enum vigil_enforce_flags */
+	__u32 ifindex;		/* interface of the hook; 0 for socket hooks */
+	__u16 sport;
+	__u16 dport;
+	__u32 suppressed;	/* this rule's events held back since its last one */
+	__u8 saddr[16];
+	__u8 daddr[16];
+	__u64 cookie;		/* socket cookie where known, else 0 */
+};
+
+/*
+ * Per-flow TCP sequence state, kept by the TC program for flows it forwards,
+ * so a reset rule can end an idle flow without a trigger packet (the agent
+ * injects RSTs from it). Key: the two ends ordered so that side 0 has the
+ * lower (address, port); both directions of a flow find one entry.
+ */
+struct vigil_flow_key {
+	__u8 family;
+	__u8 proto;
+	__u16 pad;
+	__u16 port[2];		/* network order */
+	__u8 addr[2][16];	/* network order, IPv4 in the first 4 bytes */
+};
+
+/* What one end sends, seen where its packets enter the host running vigil. */
+struct vigil_flow_side {
+	__u32 seq_next;		/* its next seq: last seq + payload + SYN + FIN */
+	__u32 ack;		/* its last ack_seq: its RCV.NXT (host order) */
+	__u32 ifindex;		/* where its packets come in (RSTs to it go out) */
+	__u16 window;
+	__u8 src_mac[6];	/* its packets' Ethernet source ... */
+	__u8 dst_mac[6];	/* ... and destination */
+	__u8 seen;		/* 1 once a packet from this side was seen */
+	__u8 pad[5];
+};
+
+enum vigil_flow_flags {
+	VIGIL_FLOW_RESET = 1 << 0,	/* reset by vigil: keep answering */
+};
+
+struct vigil_flow {
+	struct vigil_flow_side side[2];
+	__u64 last_ns;		/* bpf_ktime_get_ns of the last packet */
+	__u32 rule_id;		/* the reset rule, when VIGIL_FLOW_RESET */
+	__u32 flags;		/* enum vigil_flow_flags */
+};
+
+#define VIGIL_FLOWS_MAX 65536
+
+/* Counter slots: 32-47 the packet path (TC/XDP), 48-63 the socket hooks
+ * (cgroup connect/sendmsg, socket-destroying iterators). */
+enum vigil_enforce_counter {
+	VIGIL_CNT_ENF_DROP = VIGIL_CNT_ENFORCE_FIRST,
+	VIGIL_CNT_ENF_REJECT,
+	VIGIL_CNT_ENF_RESET,
+	VIGIL_CNT_ENF_RST_SENT,
+	VIGIL_CNT_ENF_ICMP_SENT,
+	VIGIL_CNT_ENF_REPLY_SUPPRESSED,
+	VIGIL_CNT_ENF_INELIGIBLE,	/* RST, fragment, bad checksum: no reply */
+	VIGIL_CNT_ENF_EVENT_SUPPRESSED,
+	VIGIL_CNT_ENF_BUILD_FAILED,	/* a helper refused to reshape the packet */
+	VIGIL_CNT_ENF_INJECTED,		/* RSTs injected for idle flows */
+	VIGIL_CNT_ENF_SOCK_FIRST = VIGIL_CNT_ENFORCE_FIRST + 16,	/* 48-63 */
+};
+
+VIGIL_STATIC_ASSERT(sizeof(struct vigil_pol_key4) == 12, "vigil_pol_key4 layout");
+VIGIL_STATIC_ASSERT(sizeof(struct vigil_pol_key6) == 24, "vigil_pol_key6 layout");
+VIGIL_STATIC_ASSERT(sizeof(struct vigil_pol_rule) == 32, "vigil_pol_rule layout");
+VIGIL_STATIC_ASSERT(sizeof(struct vigil_rule_stats) == 40, "vigil_rule_stats layout");
+VIGIL_STATIC_ASSERT(sizeof(struct vigil_enforce) == 136, "vigil_enforce layout");
+VIGIL_STATIC_ASSERT(sizeof(struct vigil_flow_key) == 40, "vigil_flow_key layout");
+VIGIL_STATIC_ASSERT(sizeof(struct vigil_flow_side) == 32, "vigil_flow_side layout");
+VIGIL_STATIC_ASSERT(sizeof(struct vigil_flow) == 80, "vigil_flow layout");
+VIGIL_STATIC_ASSERT(VIGIL_CNT_ENF_INJECTED < VIGIL_CNT_ENF_SOCK_FIRST, "packet-path counters fit");
+VIGIL_STATIC_ASSERT(VIGIL_RULES_MAX == 8 * sizeof(__u64), "a rule is one bit of vigil_pol_set");
 
 #endif

@@ -13,11 +13,6 @@
 
 #ifndef __VMLINUX_H__
 #include <linux/types.h>
-
-/* Each part's events, in its own header, in its own id range. */
-#include <vigil/net_events.h>
-#include <vigil/enforce_events.h>
-
 #endif
 
 #define VIGIL_SCHEMA_VERSION 1
