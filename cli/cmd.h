@@ -12,5 +12,6 @@ extern const char *cli_pin_dir;
 
 int do_status(int argc, char **argv);
 int do_unpin(int argc, char **argv);
+int do_policy(int argc, char **argv);
 
 #endif

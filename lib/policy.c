@@ -1,0 +1,568 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Policy files, read with libyaml's document API so every node keeps the
+ * line and column it came from: an error names the exact place. A file is
+ * read into a scratch policy and merged only when all of it is good, so a
+ * refused file changes nothing.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+#include "policy.h"
+
+#define POLICY_FILE_MAX (1 << 20)
+#define LIST_MAX 256	/* addresses, interfaces or namespaces in one rule */
+
+struct pctx {
+	const char *file;
+	yaml_document_t doc;
+	char *err;
+	size_t errlen;
+};
+
+static int fail_at(struct pctx *c, const yaml_mark_t *m, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int fail_at(struct pctx *c, const yaml_mark_t *m, const char *fmt, ...)
+{
+	int n = snprintf(c->err, c->errlen, "%s:%zu:%zu: ", c->file, m->line + 1, m->column + 1);
+	va_list ap;
+
+	if (n >= 0 && (size_t)n < c->errlen) {
+		va_start(ap, fmt);
+		vsnprintf(c->err + n, c->errlen - n, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+#define fail(c, node, ...) fail_at(c, &(node)->start_mark, __VA_ARGS__)
+
+static const char *node_kind(const yaml_node_t *n)
+{
+	switch (n->type) {
+	case YAML_SCALAR_NODE: return "a scalar";
+	case YAML_SEQUENCE_NODE: return "a list";
+	case YAML_MAPPING_NODE: return "a mapping";
+	default: return "nothing";
+	}
+}
+
+static const char *scalar(const yaml_node_t *n)
+{
+	return (const char *)n->data.scalar.value;
+}
+
+static int want_scalar(struct pctx *c, yaml_node_t *n, const char *key)
+{
+	if (n->type != YAML_SCALAR_NODE)
+		return fail(c, n, "'%s' takes a single value, not %s", key, node_kind(n));
+	if (strlen(scalar(n)) != n->data.scalar.length)
+		return fail(c, n, "'%s' holds a NUL byte", key);
+	return 0;
+}
+
+/* Picks a name from a table; the error lists what is accepted. */
+struct word {
+	const char *name;
+	unsigned value;
+};
+
+static int want_word(struct pctx *c, yaml_node_t *n, const char *key, const struct word *w,
+		     unsigned *out)
+{
+	char choices[128] = "";
+	int err = want_scalar(c, n, key);
+
+	if (err)
+		return err;
+	for (const struct word *i = w; i->name; i++) {
+		if (!strcmp(scalar(n), i->name)) {
+			*out = i->value;
+			return 0;
+		}
+		snprintf(choices + strlen(choices), sizeof(choices) - strlen(choices), "%s%s",
+			 i == w ? "" : ", ", i->name);
+	}
+	return fail(c, n, "unknown %s '%s' (one of: %s)", key, scalar(n), choices);
+}
+
+static const struct word actions[] = {
+	{ "allow", VIGIL_ACT_ALLOW }, { "drop", VIGIL_ACT_DROP }, { "reject", VIGIL_ACT_REJECT },
+	{ "reset", VIGIL_ACT_RESET }, { "deny", VIGIL_ACT_DENY }, {}
+};
+static const struct word directions[] = {
+	{ "ingress", VIGIL_DIR_INGRESS }, { "egress", VIGIL_DIR_EGRESS },
+	{ "any", VIGIL_DIR_ANY }, {}
+};
+static const struct word protocols[] = {
+	{ "tcp", IPPROTO_TCP }, { "udp", IPPROTO_UDP }, { "any", 0 }, {}
+};
+
+static const char *word_name(const struct word *w, unsigned v)
+{
+	for (; w->name; w++)
+		if (w->value == v)
+			return w->name;
+	return "?";
+}
+
+const char *vigil_policy_action_name(unsigned a) { return word_name(actions, a); }
+const char *vigil_policy_dir_name(unsigned d) { return word_name(directions, d); }
+const char *vigil_policy_proto_name(unsigned p) { return word_name(protocols, p); }
+
+static int parse_u16(const char *s, const char **end, unsigned *out)
+{
+	unsigned long v;
+	char *e;
+
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoul(s, &e, 10);
+	if (errno || v > 65535)
+		return -ERANGE;
+	*out = v;
+	*end = e;
+	return 0;
+}
+
+/* "22" or "8000-8100" */
+static int parse_port(struct pctx *c, yaml_node_t *n, struct vigil_rule *r)
+{
+	const char *s, *end;
+	unsigned lo, hi;
+	int err = want_scalar(c, n, "port");
+
+	if (err)
+		return err;
+	s = scalar(n);
+	if (parse_u16(s, &end, &lo))
+		return fail(c, n, "bad port '%s': a number 1-65535 or a range like 8000-8100", s);
+	hi = lo;
+	if (*end == '-' && parse_u16(end + 1, &end, &hi))
+		return fail(c, n, "bad port range '%s': the upper end is not a number 1-65535", s);
+	if (*end)
+		return fail(c, n, "bad port '%s': a number 1-65535 or a range like 8000-8100", s);
+	if (!lo)
+		return fail(c, n, "bad port '%s': port 0 matches nothing (leave 'port' out for any port)", s);
+	if (lo > hi)
+		return fail(c, n, "bad port range '%s': %u is above %u", s, lo, hi);
+	r->port_lo = lo;
+	r->port_hi = hi;
+	return 0;
+}
+
+void vigil_cidr_format(const struct vigil_cidr *cidr, char *out, size_t len)
+{
+	char a[INET6_ADDRSTRLEN] = "?";
+
+	inet_ntop(cidr->family, cidr->addr, a, sizeof(a));
+	snprintf(out, len, "%s/%u", a, cidr->prefix);
+}
+
+static int parse_cidr(struct pctx *c, yaml_node_t *n, struct vigil_cidr *out)
+{
+	char buf[INET6_ADDRSTRLEN + 8], *slash;
+	const char *s = scalar(n), *end;
+	unsigned prefix, max;
+	int err = want_scalar(c, n, "cidr");
+
+	if (err)
+		return err;
+	if (strlen(s) >= sizeof(buf))
+		return fail(c, n, "bad CIDR '%.60s...': too long", s);
+	strcpy(buf, s);
+	slash = strchr(buf, '/');
+	if (slash)
+		*slash = 0;
+	memset(out, 0, sizeof(*out));
+	if (inet_pton(AF_INET, buf, out->addr) == 1)
+		out->family = AF_INET, max = 32;
+	else if (inet_pton(AF_INET6, buf, out->addr) == 1)
+		out->family = AF_INET6, max = 128;
+	else
+		return fail(c, n, "bad CIDR '%s': '%s' is not an IPv4 or IPv6 address", s, buf);
+	prefix = max;
+	if (slash && (parse_u16(slash + 1, &end, &prefix) || *end || prefix > max))
+		return fail(c, n, "bad CIDR '%s': the prefix length must be 0-%u", s, max);
+	out->prefix = prefix;
+	for (unsigned bit = prefix; bit < max; bit++) {
+		if (out->addr[bit / 8] & (0x80 >> (bit % 8))) {
+			struct vigil_cidr net = *out;
+			char want[64];
+
+			for (unsigned b = prefix; b < max; b++)
+				net.addr[b / 8] &= ~(0x80 >> (b % 8));
+			vigil_cidr_format(&net, want, sizeof(want));
+			return fail(c, n, "bad CIDR '%s': host bits set past /%u (did you mean %s?)",
+				    s, prefix, want);
+		}
+	}
+	return 0;
+}
+
+/* A key that takes one value or a list: calls each(value) for every item. */
+typedef int (*item_fn)(struct pctx *c, yaml_node_t *n, void *arr, unsigned i);
+
+static int parse_list(struct pctx *c, yaml_node_t *n, const char *key, size_t item_size,
+		      item_fn each, void **arr, unsigned *count)
+{
+	yaml_node_item_t *it;
+	unsigned total = 1, i = 0;
+	int err;
+
+	if (n->type == YAML_MAPPING_NODE)
+		return fail(c, n, "'%s' takes a value or a list, not a mapping", key);
+	if (n->type == YAML_SEQUENCE_NODE) {
+		total = n->data.sequence.items.top - n->data.sequence.items.start;
+		if (!total)
+			return fail(c, n, "'%s' is an empty list (leave it out to match any)", key);
+		if (total > LIST_MAX)
+			return fail(c, n, "'%s' lists %u items; at most %d", key, total, LIST_MAX);
+	}
+	*arr = calloc(total, item_size);
+	if (!*arr)
+		return -ENOMEM;
+	*count = total;
+	if (n->type == YAML_SCALAR_NODE)
+		return each(c, n, *arr, 0);
+	for (it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++, i++) {
+		yaml_node_t *item = yaml_document_get_node(&c->doc, *it);
+
+		if ((err = want_scalar(c, item, key)) || (err = each(c, item, *arr, i)))
+			return err;
+	}
+	return 0;
+}
+
+static int cidr_item(struct pctx *c, yaml_node_t *n, void *arr, unsigned i)
+{
+	return parse_cidr(c, n, (struct vigil_cidr *)arr + i);
+}
+
+static int ifname_item(struct pctx *c, yaml_node_t *n, void *arr, unsigned i)
+{
+	const char *s = scalar(n);
+
+	if (!*s || strlen(s) >= IFNAMSIZ || strchr(s, '/') || strchr(s, ' '))
+		return fail(c, n, "bad interface name '%s'", s);
+	return (((char **)arr)[i] = strdup(s)) ? 0 : -ENOMEM;
+}
+
+static int netns_item(struct pctx *c, yaml_node_t *n, void *arr, unsigned i)
+{
+	const char *s = scalar(n);
+
+	/* A name under /run/netns (as `ip netns` makes), or an absolute path
+	 * such as /proc/PID/ns/net; checked against the system on compile. */
+	if (!*s || strlen(s) > 200 || (s[0] != '/' && strchr(s, '/')) || !strcmp(s, ".") ||
+	    !strcmp(s, ".."))
+		return fail(c, n, "bad network namespace '%s': a name under /run/netns or an absolute path", s);
+	return (((char **)arr)[i] = strdup(s)) ? 0 : -ENOMEM;
+}
+
+static int dup_scalar(struct pctx *c, yaml_node_t *n, const char *key, char **out)
+{
+	int err = want_scalar(c, n, key);
+
+	if (err)
+		return err;
+	*out = strdup(scalar(n));
+	return *out ? 0 : -ENOMEM;
+}
+
+static int check_name(struct pctx *c, yaml_node_t *n, struct vigil_rule *r)
+{
+	const char *s = scalar(n);
+	int err = want_scalar(c, n, "name");
+
+	if (err)
+		return err;
+	if (!*s || strlen(s) >= VIGIL_RULE_NAME_MAX)
+		return fail(c, n, "rule name must be 1-%d bytes", VIGIL_RULE_NAME_MAX - 1);
+	for (const char *p = s; *p; p++)
+		if (*p <= ' ' || *p > '~')
+			return fail(c, n, "rule name '%s': printable characters only, no spaces", s);
+	strcpy(r->name, s);
+	return 0;
+}
+
+static int parse_rule(struct pctx *c, yaml_node_t *n, struct vigil_rule *r)
+{
+	enum { K_NAME, K_ACTION, K_DIR, K_PROTO, K_CIDR, K_PORT, K_IF, K_NETNS, K_CGROUP, K_MAX };
+	static const char *const keys[K_MAX] = {
+		"name", "action", "direction", "protocol", "cidr", "port", "interfaces", "netns",
+		"cgroup",
+	};
+	yaml_node_t *seen[K_MAX] = {};
+	yaml_node_pair_t *pair;
+	unsigned v;
+	int err = 0;
+
+	if (n->type != YAML_MAPPING_NODE)
+		return fail(c, n, "a rule is a mapping (action:, cidr:, ...), not %s", node_kind(n));
+	r->line = n->start_mark.line + 1;
+	r->direction = VIGIL_DIR_ANY;
+	r->port_hi = 65535;
+	for (pair = n->data.mapping.pairs.start; pair < n->data.mapping.pairs.top; pair++) {
+		yaml_node_t *k = yaml_document_get_node(&c->doc, pair->key);
+		yaml_node_t *val = yaml_document_get_node(&c->doc, pair->value);
+		int key = 0;
+
+		if (k->type != YAML_SCALAR_NODE)
+			return fail(c, k, "a rule's keys are words, not %s", node_kind(k));
+		while (key < K_MAX && strcmp(scalar(k), keys[key]))
+			key++;
+		if (key == K_MAX)
+			return fail(c, k, "unknown key '%s' in a rule (known: name, action, direction, "
+				    "protocol, cidr, port, interfaces, netns, cgroup)", scalar(k));
+		if (seen[key])
+			return fail(c, k, "'%s' given twice in one rule (first at line %zu)",
+				    keys[key], seen[key]->start_mark.line + 1);
+		seen[key] = k;
+		switch (key) {
+		case K_NAME: err = check_name(c, val, r); break;
+		case K_ACTION:
+			if (!(err = want_word(c, val, "action", actions, &v)))
+				r->action = v;
+			break;
+		case K_DIR:
+			if (!(err = want_word(c, val, "direction", directions, &v)))
+				r->direction = v;
+			break;
+		case K_PROTO:
+			if (!(err = want_word(c, val, "protocol", protocols, &v)))
+				r->protocol = v;
+			break;
+		case K_CIDR:
+			err = parse_list(c, val, "cidr", sizeof(struct vigil_cidr), cidr_item,
+					 (void **)&r->cidrs, &r->n_cidrs);
+			break;
+		case K_PORT: err = parse_port(c, val, r); break;
+		case K_IF:
+			err = parse_list(c, val, "interfaces", sizeof(char *), ifname_item,
+					 (void **)&r->interfaces, &r->n_interfaces);
+			break;
+		case K_NETNS:
+			err = parse_list(c, val, "netns", sizeof(char *), netns_item,
+					 (void **)&r->netns, &r->n_netns);
+			break;
+		case K_CGROUP: err = dup_scalar(c, val, "cgroup", &r->cgroup); break;
+		}
+		if (err)
+			return err;
+	}
+	/* What the keys mean together. */
+	if (!seen[K_ACTION])
+		return fail(c, n, "rule has no 'action' (allow, drop, reject, reset or deny)");
+	if (r->action == VIGIL_ACT_DENY) {
+		if (!seen[K_DIR])
+			r->direction = VIGIL_DIR_EGRESS;
+		if (r->direction != VIGIL_DIR_EGRESS)
+			return fail(c, seen[K_DIR], "action deny refuses local connects: direction must be egress");
+		if (!r->cgroup)
+			return fail(c, n, "action deny needs 'cgroup' (the cgroup whose processes are refused)");
+	}
+	if (r->cgroup && r->action != VIGIL_ACT_DENY && r->action != VIGIL_ACT_REJECT)
+		return fail(c, seen[K_CGROUP], "'cgroup' applies to deny and reject only");
+	if (r->cgroup && r->direction != VIGIL_DIR_EGRESS)
+		return fail(c, seen[K_CGROUP],
+			    "'cgroup' refuses local connects and sends: the rule's direction must be egress");
+	if (!r->name[0])
+		snprintf(r->name, sizeof(r->name), "%.50s:%u",
+			 strrchr(c->file, '/') ? strrchr(c->file, '/') + 1 : c->file, r->line);
+	return 0;
+}
+
+static void rule_free(struct vigil_rule *r)
+{
+	for (unsigned i = 0; i < r->n_interfaces; i++)
+		free(r->interfaces[i]);
+	for (unsigned i = 0; i < r->n_netns; i++)
+		free(r->netns[i]);
+	free(r->interfaces);
+	free(r->netns);
+	free(r->cidrs);
+	free(r->cgroup);
+	memset(r, 0, sizeof(*r));
+}
+
+static int find_rule(const struct vigil_policy *p, const struct vigil_rule *rules, unsigned n,
+		     const char *name)
+{
+	for (unsigned i = 0; i < p->n_rules; i++)
+		if (!strcmp(p->rules[i].name, name))
+			return 1;
+	for (unsigned i = 0; i < n; i++)
+		if (!strcmp(rules[i].name, name))
+			return 1;
+	return 0;
+}
+
+/* Reads the document's rules into rules[] (at most room). */
+static int parse_doc(struct pctx *c, const struct vigil_policy *p, struct vigil_rule *rules,
+		     unsigned room, unsigned *n)
+{
+	yaml_node_t *root = yaml_document_get_root_node(&c->doc), *list = NULL;
+	yaml_node_pair_t *pair;
+	yaml_node_item_t *it;
+	yaml_mark_t start = {};
+
+	if (!root)
+		return fail_at(c, &start, "empty policy: expected a mapping with 'rules:'");
+	if (root->type != YAML_MAPPING_NODE)
+		return fail(c, root, "a policy is a mapping with 'rules:', not %s", node_kind(root));
+	for (pair = root->data.mapping.pairs.start; pair < root->data.mapping.pairs.top; pair++) {
+		yaml_node_t *k = yaml_document_get_node(&c->doc, pair->key);
+		yaml_node_t *v = yaml_document_get_node(&c->doc, pair->value);
+
+		if (k->type == YAML_SCALAR_NODE && !strcmp(scalar(k), "rules")) {
+			if (list)
+				return fail(c, k, "'rules' given twice");
+			list = v;
+		} else if (k->type == YAML_SCALAR_NODE && !strcmp(scalar(k), "version")) {
+			if (v->type != YAML_SCALAR_NODE || strcmp(scalar(v), "1"))
+				return fail(c, v, "unsupported policy version (this vigil reads version 1)");
+		} else {
+			return fail(c, k, "unknown key '%s' at the top (known: version, rules)",
+				    k->type == YAML_SCALAR_NODE ? scalar(k) : node_kind(k));
+		}
+	}
+	if (!list)
+		return fail(c, root, "no 'rules:' list");
+	if (list->type != YAML_SEQUENCE_NODE)
+		return fail(c, list, "'rules' is a list of rules, not %s", node_kind(list));
+	for (it = list->data.sequence.items.start; it < list->data.sequence.items.top; it++) {
+		yaml_node_t *rn = yaml_document_get_node(&c->doc, *it);
+		int err;
+
+		if (*n >= room)
+			return fail(c, rn, "too many rules: at most %d in force at once",
+				    VIGIL_RULES_MAX);
+		err = parse_rule(c, rn, &rules[*n]);
+		(*n)++;	/* freed by the caller either way */
+		if (err)
+			return err;
+		if (find_rule(p, rules, *n - 1, rules[*n - 1].name))
+			return fail(c, rn, "rule name '%s' is used twice", rules[*n - 1].name);
+	}
+	return 0;
+}
+
+static int load_yaml(struct pctx *c, FILE *f)
+{
+	yaml_parser_t parser;
+	yaml_document_t extra;
+	int err = 0;
+
+	if (!yaml_parser_initialize(&parser))
+		return -ENOMEM;
+	yaml_parser_set_input_file(&parser, f);
+	if (!yaml_parser_load(&parser, &c->doc)) {
+		if (parser.context)
+			err = fail_at(c, &parser.problem_mark, "bad YAML: %s %s (begun at line %zu, column %zu)",
+				      parser.problem, parser.context, parser.context_mark.line + 1,
+				      parser.context_mark.column + 1);
+		else
+			err = fail_at(c, &parser.problem_mark, "bad YAML: %s", parser.problem);
+		yaml_parser_delete(&parser);
+		return err;
+	}
+	/* A second document would be ignored silently: refuse it. */
+	if (yaml_parser_load(&parser, &extra)) {
+		if (yaml_document_get_root_node(&extra))
+			err = fail(c, yaml_document_get_root_node(&extra),
+				   "a second YAML document: put every rule under one 'rules:'");
+		yaml_document_delete(&extra);
+	} else {
+		err = fail_at(c, &parser.problem_mark, "bad YAML: %s", parser.problem);
+	}
+	if (err)
+		yaml_document_delete(&c->doc);
+	yaml_parser_delete(&parser);
+	return err;
+}
+
+int vigil_policy_add_file(struct vigil_policy *p, const char *path, char *err, size_t errlen)
+{
+	struct pctx c = { .file = path, .err = err, .errlen = errlen };
+	unsigned room = VIGIL_RULES_MAX - p->n_rules, n = 0;
+	struct vigil_rule *rules = calloc(room ? room : 1, sizeof(*rules)), *merged;
+	char **files, *name = NULL;
+	FILE *f = NULL;
+	long size;
+	int ret;
+
+	snprintf(err, errlen, "%s: out of memory", path);
+	if (!rules)
+		return -ENOMEM;
+	f = fopen(path, "r");
+	if (!f) {
+		ret = -errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(-ret));
+		goto out;
+	}
+	if (fseek(f, 0, SEEK_END) || (size = ftell(f)) < 0 || fseek(f, 0, SEEK_SET)) {
+		ret = -EINVAL;
+		snprintf(err, errlen, "%s: not a regular file", path);
+		goto out;
+	}
+	if (size > POLICY_FILE_MAX) {
+		ret = -EFBIG;
+		snprintf(err, errlen, "%s: %ld bytes; a policy file is at most %d", path, size,
+			 POLICY_FILE_MAX);
+		goto out;
+	}
+	ret = load_yaml(&c, f);
+	if (ret)
+		goto out;
+	ret = parse_doc(&c, p, rules, room, &n);
+	yaml_document_delete(&c.doc);
+	if (ret)
+		goto out;
+
+	ret = -ENOMEM;
+	name = strdup(path);
+	files = name ? realloc(p->files, (p->n_files + 1) * sizeof(*files)) : NULL;
+	if (!files)
+		goto out;
+	p->files = files;
+	merged = realloc(p->rules, (p->n_rules + n + 1) * sizeof(*merged));
+	if (!merged)
+		goto out;	/* p->files grew but n_files did not: still consistent */
+	p->rules = merged;
+	for (unsigned i = 0; i < n; i++) {
+		rules[i].file = name;
+		p->rules[p->n_rules++] = rules[i];
+	}
+	p->files[p->n_files++] = name;
+	name = NULL;
+	n = 0;
+	ret = 0;
+	err[0] = 0;
+out:
+	for (unsigned i = 0; i < n; i++)
+		rule_free(&rules[i]);
+	free(rules);
+	free(name);
+	if (f)
+		fclose(f);
+	return ret;
+}
+
+void vigil_policy_free(struct vigil_policy *p)
+{
+	for (unsigned i = 0; i < p->n_rules; i++)
+		rule_free(&p->rules[i]);
+	for (unsigned i = 0; i < p->n_files; i++)
+		free(p->files[i]);
+	free(p->rules);
+	free(p->files);
+	memset(p, 0, sizeof(*p));
+}

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Network policy files (YAML, docs/policy.md) read into rules. This file
+ * only reads and checks: a file is taken whole or refused whole, with the
+ * file, line and column of the first thing wrong. Turning rules into BPF
+ * maps is the agent's (agent/policy.c); nothing here touches the kernel.
+ */
+#ifndef VIGIL_POLICY_H
+#define VIGIL_POLICY_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <vigil/events.h>
+
+/* Actions and directions are the BPF side's (enum vigil_action, enum
+ * vigil_dir in vigil/enforce_events.h): one definition for both sides. */
+
+/* An address block; family AF_INET or AF_INET6, addr in network order,
+ * host bits zero (the parser refuses a block with host bits set). */
+struct vigil_cidr {
+	uint8_t family;
+	uint8_t prefix;
+	uint8_t addr[16];
+};
+
+#define VIGIL_RULE_NAME_MAX 64
+
+struct vigil_rule {
+	char name[VIGIL_RULE_NAME_MAX];	/* given, or "<file>:<line>" */
+	uint8_t action;		/* enum vigil_action */
+	uint8_t direction;	/* enum vigil_dir */
+	uint8_t protocol;	/* IPPROTO_TCP, IPPROTO_UDP, 0 for any */
+	uint16_t port_lo, port_hi;	/* remote port for egress, local for ingress; 0-65535 any */
+	struct vigil_cidr *cidrs;	/* none: any address */
+	unsigned n_cidrs;
+	char **interfaces;	/* none: every interface the agent enforces on */
+	unsigned n_interfaces;
+	char **netns;		/* names under /run/netns, or paths; none: see docs */
+	unsigned n_netns;
+	char *cgroup;		/* cgroup v2 path for deny/reject of local processes */
+	const char *file;	/* the vigil_policy's copy of the file name */
+	unsigned line;
+};
+
+struct vigil_policy {
+	struct vigil_rule *rules;
+	unsigned n_rules;
+	char **files;		/* every file the rules came from, in load order */
+	unsigned n_files;
+};
+
+/* Reads path and appends its rules to p. On any error p is left as it was
+ * and err holds "file:line:column: what is wrong"; returns -EINVAL (bad
+ * content) or -errno (unreadable). */
+int vigil_policy_add_file(struct vigil_policy *p, const char *path, char *err, size_t errlen);
+void vigil_policy_free(struct vigil_policy *p);
+
+const char *vigil_policy_action_name(unsigned action);
+const char *vigil_policy_dir_name(unsigned dir);
+const char *vigil_policy_proto_name(unsigned proto);
+/* "10.0.0.0/8", "2001:db8::/32" */
+void vigil_cidr_format(const struct vigil_cidr *c, char *out, size_t len);
+
+#endif
