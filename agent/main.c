@@ -191,6 +191,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 		o->compact = true;
 	if (o->json && o->compact)
 		return vlog_err(-EINVAL, "--json and --compact both want stdout: choose one");
+	if (o->json && o->export_file)
+		return vlog_err(-EINVAL, "--json writes JSON to stdout, --export-file to a file: choose one");
 	return 0;
 }
 
@@ -211,9 +213,9 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static void run(struct vigil_pump *pump, struct vigil_bpf *bpf, const struct options *o)
+static void run(struct vigil_pump *pump, struct vigil_bpf *bpf, const struct options *o,
+		struct vigil_loss_monitor *loss)
 {
-	struct vigil_loss_monitor loss = {};
 	double start = now_s(), last_loss = 0;
 	bool flowing = false;
 
@@ -224,20 +226,21 @@ static void run(struct vigil_pump *pump, struct vigil_bpf *bpf, const struct opt
 		t = now_s();
 		if (t - last_loss >= 1.0) {
 			last_loss = t;
-			if (vigil_loss_check(&loss, bpf))
+			if (vigil_loss_check(loss, bpf))
 				flowing = true;
 		}
 		if (o->duration && t - start >= o->duration)
 			break;
 		vigil_pump_wait(pump, flowing);
 	}
-	vigil_loss_check(&loss, bpf);
+	vigil_loss_check(loss, bpf);
 	vigil_pump_flush(pump);
 }
 
 int main(int argc, char **argv)
 {
 	struct vigil_export_file export = { .fd = -1 };
+	struct vigil_loss_monitor loss = {};
 	struct vigil_sink_local local;
 	struct vigil_bpf bpf = {};
 	struct vigil_pump pump = { .epfd = -1 };
@@ -285,10 +288,17 @@ int main(int argc, char **argv)
 		  o.pin_dir, (unsigned long long)pump.ring.size);
 	if (o.procfs && (err = vigil_bpf_scan_procfs(&bpf)))
 		goto out_local;
-	run(&pump, &bpf, &o);
-	vlog_debug("records %llu, malformed %llu, polls %llu, wakeups %llu",
-		   (unsigned long long)local.records, (unsigned long long)local.bad_records,
-		   (unsigned long long)pump.polls, (unsigned long long)pump.wakeups);
+	run(&pump, &bpf, &o, &loss);
+	/* What a user needs to trust the output: every record accounted for. */
+	vlog_info("stopped: %llu records, %llu gaps and %llu duplicates in sequence; "
+		  "BPF counted %llu ring-full losses, %llu recursion misses",
+		  (unsigned long long)local.seqs.seen,
+		  (unsigned long long)vigil_seq_gaps(&local.seqs),
+		  (unsigned long long)local.seqs.dups, (unsigned long long)loss.ring_full,
+		  (unsigned long long)loss.recursion_misses);
+	vlog_debug("malformed records %llu, polls %llu, wakeups %llu",
+		   (unsigned long long)local.bad_records, (unsigned long long)pump.polls,
+		   (unsigned long long)pump.wakeups);
 out_local:
 	vigil_sink_local_free(&local);
 out:

@@ -20,6 +20,8 @@ static int take(void *ctx, const void *rec, uint32_t len, uint64_t pos)
 		return 0;
 	}
 	l->records++;
+	if (!vigil_seq_see(&l->seqs, ((const struct vigil_hdr *)rec)->seq))
+		return 0;	/* seen already: the ring never repeats, but be sure */
 	vigil_event_format(&l->fmt, rec, l->json_out ? &l->json : NULL,
 			   l->compact_fd >= 0 ? &l->compact : NULL);
 	return l->json.len > BATCH_BYTES || l->compact.len > BATCH_BYTES;

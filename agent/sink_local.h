@@ -11,6 +11,7 @@
 #include "event_format.h"
 #include "export_file.h"
 #include "pump.h"
+#include "seq_window.h"
 
 struct vigil_sink_local {
 	struct vigil_sink sink;
@@ -19,6 +20,7 @@ struct vigil_sink_local {
 	int compact_fd;				/* -1: no compact view */
 	struct vigil_buf json, compact;
 	uint64_t records, bad_records;
+	struct vigil_seq_window seqs;	/* proves what was lost or doubled */
 };
 
 int vigil_sink_local_init(struct vigil_sink_local *l, const char *node_name,

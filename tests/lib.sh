@@ -53,7 +53,7 @@ start_agent() {
 	"$VIGILD" --pin-dir "$T_PIN" "$@" 2>"$T_DIR/agent.err" &
 	AGENT_PID=$!
 	on_exit "kill -TERM $AGENT_PID; wait $AGENT_PID"
-	wait_for 20 grep -q 'attached\|resumed' "$T_DIR/agent.err" || {
+	wait_for 20 grep -qs 'attached\|resumed' "$T_DIR/agent.err" || {
 		diag "agent did not start:"; sed 's/^/#   /' "$T_DIR/agent.err"; return 1; }
 }
 stop_agent() {

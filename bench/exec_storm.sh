@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Cost of watching processes: a fork+exec storm timed without and with
+# vigild (JSON to a file), interleaved rounds, medians compared. Also the
+# agent's CPU time and peak memory. Target (issue 2): ratio <= 1.03, agent
+# anonymous RSS under 8 MiB beside the ring mapping.
+#   bench/exec_storm.sh [PROCESSES_PER_ROUND] [ROUNDS]
+set -eu
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+N=${1:-3000}
+ROUNDS=${2:-5}
+PIN=/sys/fs/bpf/vigil-bench-$$
+OUT=$(mktemp -d /tmp/vigil-bench.XXXX)
+AGENT=
+cleanup() {
+	[ -n "$AGENT" ] && kill -TERM "$AGENT" 2>/dev/null && wait "$AGENT" 2>/dev/null
+	"$BUILD/vigil" --pin-dir "$PIN" unpin >/dev/null 2>&1 || true
+	rm -rf "$OUT"
+}
+trap cleanup EXIT
+
+storm() { "$BUILD/bench/exec_storm" "$N"; }
+median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+
+storm >/dev/null   # warm caches
+for r in $(seq "$ROUNDS"); do
+	storm >>"$OUT/base"
+	"$BUILD/vigild" --pin-dir "$PIN" --unpin-on-exit -o "$OUT/events.json" 2>>"$OUT/agent.err" &
+	AGENT=$!
+	until grep -qs 'attached\|resumed' "$OUT/agent.err"; do sleep 0.05; done
+	t0=$(ticks "$AGENT")
+	storm >>"$OUT/agent"
+	t1=$(ticks "$AGENT")
+	echo "$(( t1 - t0 ))" >>"$OUT/cpu"
+	grep -E '^(VmHWM|RssAnon|RssFile|RssShmem)' "/proc/$AGENT/status" | tr -s ' \t' ' ' >"$OUT/mem"
+	kill -TERM "$AGENT"; wait "$AGENT" || true; AGENT=
+	rm -f "$OUT/events.json"
+done
+
+HZ=$(getconf CLK_TCK)
+base=$(median <"$OUT/base"); agent=$(median <"$OUT/agent"); cpu=$(median <"$OUT/cpu")
+echo "exec_storm: $N processes per round, $ROUNDS rounds, medians"
+printf '  without agent  %.3f s\n  with agent     %.3f s\n' "$base" "$agent"
+awk -v a="$agent" -v b="$base" 'BEGIN {printf "  ratio          %.3f (target <= 1.03)\n", a / b}'
+awk -v c="$cpu" -v hz="$HZ" -v n="$N" 'BEGIN {printf "  agent CPU      %.3f s per round, %.1f us per process (exec+exit)\n", c / hz, c / hz / n * 1e6}'
+sed 's/^/  agent /' "$OUT/mem"
+tail -1 "$OUT/agent.err" | sed 's/^/  /'

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Process events from a real kernel: exec and exit of known commands, as a
+# user reads them in the JSON export.
+. "$(dirname "$0")/lib.sh"
+plan 22
+
+EV="$T_DIR/events.json"
+WD="$T_DIR/work dir"
+mkdir -p "$WD"
+
+# A process started before the agent: a shell with a sleeping child.
+bash -c 'sleep 30; true' &
+PRE_PARENT=$!
+on_exit "kill -9 $PRE_PARENT"
+wait_for 5 pgrep -P $PRE_PARENT sleep >/dev/null
+PRE_CHILD=$(pgrep -P $PRE_PARENT sleep)
+on_exit "kill -9 $PRE_CHILD"
+
+start_agent -o "$EV" --poll-ms 20 || exit 1
+
+# jq over the events of one pid and kind
+ev() { jq -c --argjson pid "$1" "select(.$2.process.pid == \$pid)" "$EV"; }
+nev() { ev "$@" | wc -l; }
+flush_wait() { wait_for 5 sh -c "jq -e 'select(.$2.process.pid == $1)' '$EV' >/dev/null 2>&1"; }
+
+# 1. A known command in a known directory.
+(cd "$WD" && exec /usr/bin/printf '%s-' "arg one" two >/dev/null) &
+P1=$!
+wait $P1
+flush_wait $P1 process_exit
+is "$(nev $P1 process_exec)" 1 "exactly one exec event for a known command"
+is "$(nev $P1 process_exit)" 1 "exactly one exit event"
+E=$(ev $P1 process_exec)
+is "$(jq -r .process_exec.process.binary <<<"$E")" /usr/bin/printf "binary is the full path"
+is "$(jq -r .process_exec.process.arguments <<<"$E")" '%s- "arg one" two' "arguments, quoted where a word holds a space"
+is "$(jq -r .process_exec.process.cwd <<<"$E")" "$WD" "cwd is the full path"
+is "$(jq -r .process_exec.process.uid <<<"$E")" "$(id -u)" "uid"
+is "$(jq -r .process_exec.process.flags <<<"$E")" execve "flags: execve"
+MYID=$(jq -r --argjson pid $$ 'select(.process_exec.process.pid == $pid) | .process_exec.process.exec_id' "$EV" | tail -1)
+is "$(jq -r .process_exec.process.parent_exec_id <<<"$E")" "$MYID" "parent_exec_id is the test shell's exec_id"
+is "$(jq -r .process_exec.parent.pid <<<"$E")" "$$" "parent object names the test shell"
+is "$(jq -r .process_exit.status <<<"$(ev $P1 process_exit)")" null "status 0 is left out, as Tetragon does"
+is "$(jq -r .process_exit.process.exec_id <<<"$(ev $P1 process_exit)")" "$(jq -r .process_exec.process.exec_id <<<"$E")" "exit names the same exec_id"
+
+# 2. An exit status.
+/bin/sh -c 'exit 7' &
+P2=$!
+wait $P2
+flush_wait $P2 process_exit
+is "$(jq -r .process_exit.status <<<"$(ev $P2 process_exit)")" 7 "exit status reported"
+
+# 3. Killed by a signal.
+sleep 30 &
+P3=$!
+sleep 0.1
+kill -9 $P3
+wait $P3 2>/dev/null
+flush_wait $P3 process_exit
+is "$(jq -r .process_exit.signal <<<"$(ev $P3 process_exit)")" SIGKILL "SIGKILL reported as the signal"
+
+# 4. Over-long arguments are cut and flagged.
+LONG=$(head -c 3000 /dev/zero | tr '\0' a)
+/bin/true "$LONG" &
+P4=$!
+wait $P4
+flush_wait $P4 process_exit
+E4=$(ev $P4 process_exec)
+jq -e '.process_exec.process.flags | split(" ") | index("truncArgs")' <<<"$E4" >/dev/null
+ok $? "over-long arguments flagged truncArgs"
+L=$(jq -r '.process_exec.process.arguments | length' <<<"$E4")
+[ "$L" -gt 900 ] && [ "$L" -lt 1100 ]
+ok $? "arguments cut near 1 KiB ($L bytes)"
+
+# 5. Processes found at start carry procFS and a correct parent chain.
+PE=$(jq -c --argjson pid $PRE_CHILD 'select(.process_exec.process.pid == $pid)' "$EV" | head -1)
+jq -e '.process_exec.process.flags | split(" ") | index("procFS")' <<<"$PE" >/dev/null
+ok $? "a process running before the agent has the procFS flag"
+PPE=$(jq -c --argjson pid $PRE_PARENT 'select(.process_exec.process.pid == $pid)' "$EV" | head -1)
+is "$(jq -r .process_exec.process.parent_exec_id <<<"$PE")" "$(jq -r .process_exec.process.exec_id <<<"$PPE")" "its parent_exec_id is its parent's exec_id"
+is "$(jq -r .process_exec.process.binary <<<"$PE")" "$(readlink -f "$(command -v sleep)")" "its binary is resolved"
+kill -9 $PRE_CHILD
+wait_for 5 sh -c "jq -e 'select(.process_exit.process.pid == $PRE_CHILD)' '$EV' >/dev/null 2>&1"
+is "$(jq -r .process_exit.process.flags <<<"$(ev $PRE_CHILD process_exit)")" procFS "its exit names it from the procFS entry"
+
+# 6. Every line is JSON; exec ids are Tetragon's base64(node:ktime:pid).
+jq -e . "$EV" >/dev/null
+ok $? "every line parses as JSON ($(wc -l <"$EV") lines)"
+DEC=$(jq -r .process_exec.process.exec_id <<<"$E" | base64 -d)
+[[ "$DEC" =~ ^$(uname -n):[0-9]+:$P1$ ]]
+ok $? "exec_id decodes to node:ktime:pid ($DEC)"
+
+stop_agent
+grep -q ' 0 gaps and 0 duplicates' "$T_DIR/agent.err"
+ok $? "no gap and no duplicate in the sequence numbers"
+done_testing
