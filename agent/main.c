@@ -24,6 +24,7 @@
 #include "pins.h"
 #include "pump.h"
 #include "sink_local.h"
+#include "sink_stream.h"
 #include "version.h"
 
 struct options {
@@ -37,6 +38,9 @@ struct options {
 	int poll_ms;
 	char node_name[256];
 	double duration;	/* seconds; 0: until stopped */
+	const char *send[VIGIL_MAX_SINKS - 1];	/* --send URLs */
+	int nsend;
+	enum vigil_tx_path send_path;
 };
 
 static volatile sig_atomic_t stop;
@@ -59,6 +63,9 @@ static const char usage_text[] =
 	"      --export-file-max-size-mb N  rotate PATH past N MiB (default 10; 0 never)\n"
 	"      --export-file-max-backups N  keep N rotated files (default 5)\n"
 	"      --node-name NAME             node name in events and exec ids (default: hostname)\n"
+	"      --send URL                   stream the ring to a collector, tcp://HOST:PORT\n"
+	"                                   (repeatable; alone, it turns the terminal view off)\n"
+	"      --send-path PATH             auto (default), uring, zerocopy or send\n"
 	"\n"
 	"Kernel side:\n"
 	"      --pin-dir DIR                where maps and links are pinned (default "
@@ -92,7 +99,8 @@ static int parse_u64(const char *opt, const char *s, uint64_t max, uint64_t *out
 
 static int parse_options(int argc, char **argv, struct options *o)
 {
-	enum { O_MAXSIZE = 256, O_BACKUPS, O_NODE, O_PIN, O_RING, O_WAKE, O_POLL, O_NOPROC, O_UNPIN };
+	enum { O_MAXSIZE = 256, O_BACKUPS, O_NODE, O_PIN, O_RING, O_WAKE, O_POLL, O_NOPROC, O_UNPIN,
+	       O_SEND, O_SENDPATH };
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "compact", no_argument, NULL, 'c' },
@@ -106,6 +114,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "poll-ms", required_argument, NULL, O_POLL },
 		{ "no-procfs", no_argument, NULL, O_NOPROC },
 		{ "unpin-on-exit", no_argument, NULL, O_UNPIN },
+		{ "send", required_argument, NULL, O_SEND },
+		{ "send-path", required_argument, NULL, O_SENDPATH },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -169,6 +179,15 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		case O_NOPROC: o->procfs = false; break;
 		case O_UNPIN: o->unpin_on_exit = true; break;
+		case O_SEND:
+			if (o->nsend == VIGIL_MAX_SINKS - 1)
+				return vlog_err(-E2BIG, "at most %d --send", VIGIL_MAX_SINKS - 1);
+			o->send[o->nsend++] = optarg;
+			break;
+		case O_SENDPATH:
+			if (vigil_tx_path_parse(optarg, &o->send_path))
+				return vlog_err(-EINVAL, "invalid value '%s' for --send-path", optarg);
+			break;
 		case 'd':
 			errno = 0;
 			o->duration = strtod(optarg, &end);
@@ -187,7 +206,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	}
 	if (optind < argc)
 		return vlog_err(-EINVAL, "unexpected argument '%s' (try 'vigild --help')", argv[optind]);
-	if (!o->json && !o->export_file)
+	if (!o->json && !o->export_file && !o->nsend)
 		o->compact = true;
 	if (o->json && o->compact)
 		return vlog_err(-EINVAL, "--json and --compact both want stdout: choose one");
@@ -242,6 +261,8 @@ int main(int argc, char **argv)
 	struct vigil_export_file export = { .fd = -1 };
 	struct vigil_loss_monitor loss = {};
 	struct vigil_sink_local local;
+	struct vigil_sink_stream streams[VIGIL_MAX_SINKS - 1];
+	int nstreams = 0;
 	struct vigil_bpf bpf = {};
 	struct vigil_pump pump = { .epfd = -1 };
 	struct options o;
@@ -284,6 +305,13 @@ int main(int argc, char **argv)
 	if (err)
 		goto out;
 	vigil_pump_add(&pump, &local.sink);
+	for (; nstreams < o.nsend; nstreams++) {
+		err = vigil_sink_stream_init(&streams[nstreams], o.send[nstreams], o.node_name,
+					     bpf.ring_fd, pump.epfd, o.send_path);
+		if (err)
+			goto out_local;
+		vigil_pump_add(&pump, &streams[nstreams].sink);
+	}
 	vlog_info("%s, pinned at %s; ring %llu bytes", bpf.resumed ? "resumed" : "attached",
 		  o.pin_dir, (unsigned long long)pump.ring.size);
 	if (o.procfs && (err = vigil_bpf_scan_procfs(&bpf)))
@@ -300,6 +328,8 @@ int main(int argc, char **argv)
 		   (unsigned long long)local.bad_records, (unsigned long long)pump.polls,
 		   (unsigned long long)pump.wakeups);
 out_local:
+	while (nstreams--)
+		vigil_sink_stream_free(&streams[nstreams]);
 	vigil_sink_local_free(&local);
 out:
 	vigil_pump_close(&pump);

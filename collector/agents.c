@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Agent streams: found by (boot id, ring id), formatted with the agent's
+ * own node name and clock, de-duplicated and gap-counted by sequence. */
+#include <string.h>
+#include <time.h>
+#include "collector.h"
+#include "json.h"
+#include "log.h"
+
+double collector_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+struct agent *collector_agent_get(struct collector *c, const struct vigil_stream_peer *p)
+{
+	struct agent *a = NULL, *spare = NULL;
+	int64_t written;
+
+	for (unsigned i = 0; i < c->max_agents; i++) {
+		struct agent *x = &c->agents[i];
+
+		if (x->used && x->ring_id == p->ring_id && !memcmp(x->boot_id, p->boot_id, 16))
+			return x;
+		/* a free slot, else the agent longest gone */
+		if (!x->used ? (!spare || spare->used) :
+			       (!x->conn && (!spare || (spare->used && x->last_seen < spare->last_seen))))
+			spare = x;
+	}
+	if (!spare)
+		return NULL;
+	a = spare;
+	if (a->used) {
+		collector_agent_report(a);
+		vigil_formatter_free(&a->fmt);
+	}
+	memset(a, 0, sizeof(*a));
+	if (vigil_formatter_init(&a->fmt, p->node_name, AGENT_PROC_CACHE))
+		return NULL;
+	a->fmt.realtime_offset_ns = p->realtime_offset_ns;	/* the agent's clock, not ours */
+	a->used = true;
+	memcpy(a->boot_id, p->boot_id, 16);
+	a->ring_id = p->ring_id;
+	vigil_boot_id_str(a->boot_id, a->boot_str);
+	written = vigil_commit_get(&c->commit, a->boot_id, a->ring_id);
+	a->written = written >= 0 ? (uint64_t)written : p->start_offset;
+	return a;
+}
+
+/* A gap is an event too, in the stream's own place, so whoever reads the
+ * output sees that something is missing and where. */
+static void gap_event(struct collector *c, struct agent *a, const struct vigil_hdr *at,
+		      uint64_t count)
+{
+	struct vigil_hdr h = *at;
+	struct jw w;
+
+	h.seq = a->win.gap_first;
+	jw_begin(&w, &c->batch);
+	jw_obj(&w, NULL);
+	jw_obj(&w, "vigil_gap");
+	jw_cstr(&w, "boot_id", a->boot_str);
+	jw_u64(&w, "first_seq", a->win.gap_first);
+	jw_u64(&w, "missing", count);
+	jw_end(&w);
+	vigil_json_envelope_end(&a->fmt, &w, &h);
+	a->gap_events++;
+}
+
+void collector_agent_record(struct collector *c, struct agent *a, const void *event)
+{
+	const struct vigil_hdr *h = event;
+	uint64_t gaps;
+
+	if (!vigil_seq_window_add(&a->win, h->seq, &gaps))
+		return;
+	if (gaps)
+		gap_event(c, a, h, gaps);
+	a->records++;
+	vigil_event_format(&a->fmt, event, &c->batch, NULL);
+}
+
+void collector_agent_report(const struct agent *a)
+{
+	vlog_info("agent %s (boot %s, ring %u): %llu records, %llu duplicates, %llu re-sent, "
+		  "%llu missing in sequence",
+		  a->fmt.node_name, a->boot_str, a->ring_id, (unsigned long long)a->records,
+		  (unsigned long long)a->win.dups, (unsigned long long)a->resent,
+		  (unsigned long long)a->win.gaps);
+}
+
+void collector_agents_free(struct collector *c)
+{
+	for (unsigned i = 0; i < c->max_agents; i++) {
+		if (!c->agents[i].used)
+			continue;
+		collector_agent_report(&c->agents[i]);
+		vigil_formatter_free(&c->agents[i].fmt);
+	}
+}

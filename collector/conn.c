@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Agent connections: reassembly of records across reads in a fixed buffer,
+ * the hello, acks. A connection costs CONN_BUF bytes and one struct, never
+ * more, whatever the peer sends: a record can never be longer than
+ * VIGIL_STREAM_REC_MAX, and the buffer holds several.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+#include "collector.h"
+#include "log.h"
+
+#define BATCH_FLUSH (1u << 20)
+
+_Static_assert(CONN_BUF >= 4 * VIGIL_STREAM_REC_MAX, "a connection buffer holds any record");
+
+static void peer_name(const struct sockaddr *sa, char *out, size_t n)
+{
+	char a[INET6_ADDRSTRLEN] = "?";
+
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *s = (const void *)sa;
+
+		inet_ntop(AF_INET, &s->sin_addr, a, sizeof(a));
+		snprintf(out, n, "%s:%u", a, ntohs(s->sin_port));
+	} else if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *s = (const void *)sa;
+
+		inet_ntop(AF_INET6, &s->sin6_addr, a, sizeof(a));
+		snprintf(out, n, "[%s]:%u", a, ntohs(s->sin6_port));
+	} else {
+		snprintf(out, n, "?");
+	}
+}
+
+int collector_conn_open(struct collector *c, int fd, const struct sockaddr *sa)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct conn *k;
+
+	if (c->nconns == c->max_conns) {
+		c->refused++;
+		close(fd);
+		return -EMFILE;
+	}
+	k = calloc(1, sizeof(*k));
+	if (k)
+		k->buf = malloc(CONN_BUF);
+	if (!k || !k->buf) {
+		free(k);
+		close(fd);
+		return -ENOMEM;
+	}
+	k->kind = EP_CONN;
+	k->fd = fd;
+	k->opened = collector_now();
+	peer_name(sa, k->peer, sizeof(k->peer));
+	ev.data.ptr = k;
+	if (epoll_ctl(c->epfd, EPOLL_CTL_ADD, fd, &ev)) {
+		int err = -errno;
+
+		free(k->buf);
+		free(k);
+		close(fd);
+		return err;
+	}
+	c->conns[c->nconns++] = k;
+	vlog_debug("connection from %s", k->peer);
+	return 0;
+}
+
+void collector_conn_close(struct collector *c, struct conn *k, const char *why)
+{
+	for (unsigned i = 0; i < c->nconns; i++)
+		if (c->conns[i] == k) {
+			c->conns[i] = c->conns[--c->nconns];
+			break;
+		}
+	if (why)
+		vlog_info("closing %s%s%s: %s", k->peer, k->agent ? " from " : "",
+			  k->agent ? k->agent->fmt.node_name : "", why);
+	if (k->agent && k->agent->conn == k) {
+		k->agent->conn = NULL;
+		k->agent->last_seen = collector_now();
+	}
+	close(k->fd);
+	k->fd = -1;
+	/* Freed after this round of epoll events, which may still name it. */
+	c->dead[c->ndead++] = k;
+}
+
+void collector_conn_reap(struct collector *c)
+{
+	while (c->ndead) {
+		struct conn *k = c->dead[--c->ndead];
+
+		free(k->buf);
+		free(k);
+	}
+}
+
+static void hostile(struct collector *c, struct conn *k, const char *why)
+{
+	c->closed_hostile++;
+	collector_conn_close(c, k, why);
+}
+
+/* The hello: which agent, which ring, from where in it. */
+static int take_hello(struct collector *c, struct conn *k, size_t *p)
+{
+	const char *why = NULL;
+	int n = vigil_stream_hello_parse(k->buf, k->len, &k->hello, &why);
+	struct agent *a;
+
+	if (n < 0)
+		return hostile(c, k, why), -EPROTO;
+	if (!n)
+		return 0;
+	a = collector_agent_get(c, &k->hello);
+	if (!a)
+		return collector_conn_close(c, k, "too many agents"), -ENOSPC;
+	if (a->conn)
+		collector_conn_close(c, a->conn, "replaced by a new connection of the same agent");
+	a->conn = k;
+	k->agent = a;
+	k->hello_done = true;
+	k->offset = k->acked = k->hello.start_offset;
+	if (k->offset > a->written) {
+		vlog_info("agent %s resumes at ring offset %llu, past %llu written: its records "
+			  "between were dropped on its side",
+			  a->fmt.node_name, (unsigned long long)k->offset,
+			  (unsigned long long)a->written);
+		a->written = k->offset;
+	}
+	vlog_info("agent %s (boot %s, ring %u, pid %u, uid %u) connected from %s at offset %llu",
+		  a->fmt.node_name, a->boot_str, a->ring_id, k->hello.pid, k->hello.uid, k->peer,
+		  (unsigned long long)k->offset);
+	*p = n;
+	return 0;
+}
+
+/* Takes the whole records in the buffer; a partial one waits for more. */
+static int take(struct collector *c, struct conn *k)
+{
+	size_t p = 0;
+
+	if (!k->hello_done && take_hello(c, k, &p))
+		return -EPROTO;
+	while (k->hello_done) {
+		struct vigil_stream_rec rec;
+		const char *why = NULL;
+		int r = vigil_stream_rec_parse(&k->hello, k->buf + p, k->len - p, &rec, &why);
+		struct agent *a = k->agent;
+
+		if (r < 0)
+			return hostile(c, k, why), -EPROTO;
+		if (!r)
+			break;
+		if (k->offset < a->written)
+			a->resent += !!rec.event;	/* written before: a re-send */
+		else if (rec.event)
+			collector_agent_record(c, a, rec.event);
+		k->offset += rec.span;
+		if (k->offset > a->written)
+			a->written = k->offset;
+		p += rec.span;
+	}
+	if (p) {
+		memmove(k->buf, k->buf + p, k->len - p);
+		k->len -= p;
+		k->partial_since = 0;
+	}
+	if (k->len && !k->partial_since)
+		k->partial_since = collector_now();
+	return 0;
+}
+
+/* Writes the batch out, records that it was, then acknowledges. */
+static int flush(struct collector *c, struct conn *k)
+{
+	struct vigil_stream_ack ack;
+	struct agent *a = k->agent;
+	uint64_t upto;
+	ssize_t n;
+	int err;
+
+	if (c->batch.len && (err = vigil_export_write(&c->out, c->batch.p, c->batch.len))) {
+		c->batch.len = 0;
+		return vlog_err(err, "cannot write events out"), collector_conn_close(c, k, "output failed"), err;
+	}
+	c->batch.len = 0;
+	if (!a)
+		return 0;
+	upto = a->written < k->offset ? a->written : k->offset;
+	if (upto == k->acked)
+		return 0;
+	if (c->commit.fd >= 0) {
+		if ((err = vigil_commit_set(&c->commit, a->boot_id, a->ring_id, a->written)) ||
+		    (err = vigil_commit_write(&c->commit, c->out.size)))
+			return collector_conn_close(c, k, "cannot record progress"), err;
+	}
+	vigil_stream_ack_build(&ack, upto);
+	n = send(k->fd, &ack, sizeof(ack), MSG_DONTWAIT | MSG_NOSIGNAL);
+	if (n == (ssize_t)sizeof(ack))
+		k->acked = upto;
+	else if (n > 0 || (errno != EAGAIN && errno != EINTR))
+		return collector_conn_close(c, k, "cannot send an ack"), -EPIPE;
+	return 0;
+}
+
+void collector_conn_readable(struct collector *c, struct conn *k)
+{
+	for (;;) {
+		ssize_t n = recv(k->fd, k->buf + k->len, CONN_BUF - k->len, MSG_DONTWAIT);
+
+		if (n == 0) {
+			if (!flush(c, k))
+				collector_conn_close(c, k, k->len ? "closed inside a record" : NULL);
+			return;
+		}
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN)
+				return collector_conn_close(c, k, strerror(errno));
+			break;
+		}
+		k->len += n;
+		if (take(c, k))
+			return;	/* closed */
+		if (c->batch.len > BATCH_FLUSH && flush(c, k))
+			return;
+	}
+	flush(c, k);
+}
+
+void collector_conn_timeouts(struct collector *c, double now)
+{
+	for (unsigned i = 0; i < c->nconns; ) {
+		struct conn *k = c->conns[i];
+
+		if (!k->hello_done && now - k->opened > c->hello_timeout)
+			hostile(c, k, "no hello in time");
+		else if (k->partial_since && now - k->partial_since > c->frame_timeout)
+			hostile(c, k, "a frame left unfinished");
+		else
+			i++;
+	}
+}

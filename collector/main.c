@@ -1,0 +1,296 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vigil-collector: receives the streams of many agents (docs/stream.md),
+ * checks every byte, writes JSON lines with the agent's own encoder
+ * (lib/event_format.c) and acknowledges what it has written.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+#include "collector.h"
+#include "log.h"
+#include "version.h"
+
+#define MAX_LISTEN 8
+
+struct listener {
+	int kind;	/* EP_LISTEN_TCP */
+	int fd;
+};
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static const char usage_text[] =
+	"Usage: vigil-collector --listen tcp://HOST:PORT [OPTION]...\n"
+	"Receive event streams from vigild agents (vigild --send) and write them as JSON lines.\n"
+	"\n"
+	"  -l, --listen URL                 where agents connect: tcp://HOST:PORT (repeatable;\n"
+	"                                   port 0 picks one, printed on stderr)\n"
+	"  -o, --export-file PATH           JSON lines appended to PATH, rotated by size\n"
+	"                                   (default: stdout); PATH.state records what was\n"
+	"                                   written, so a restart neither loses nor doubles\n"
+	"      --export-file-max-size-mb N  rotate PATH past N MiB (default 10; 0 never)\n"
+	"      --export-file-max-backups N  keep N rotated files (default 5)\n"
+	"      --max-agents N               agent streams remembered (default 256)\n"
+	"      --max-conns N                connections at once (default 256; each costs 256 KiB)\n"
+	"      --hello-timeout S            seconds a new connection has to say hello (default 5)\n"
+	"      --frame-timeout S            seconds a started record may stay unfinished (default 10)\n"
+	"  -v, --verbose                    debug output on stderr\n"
+	"  -h, --help                       this text\n"
+	"  -V, --version                    version and event schema\n";
+
+struct options {
+	const char *listen[MAX_LISTEN];
+	int nlisten;
+	const char *export_file;
+	uint64_t max_mb, backups, max_agents, max_conns;
+	double hello_timeout, frame_timeout;
+};
+
+static int parse_num(const char *opt, const char *s, double max, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || v < 0 || v > max)
+		return vlog_err(-EINVAL, "invalid value '%s' for %s", s, opt);
+	*out = v;
+	return 0;
+}
+
+static int parse_options(int argc, char **argv, struct options *o)
+{
+	enum { O_MAXSIZE = 256, O_BACKUPS, O_AGENTS, O_CONNS, O_HELLO, O_FRAME };
+	static const struct option longopts[] = {
+		{ "listen", required_argument, NULL, 'l' },
+		{ "export-file", required_argument, NULL, 'o' },
+		{ "export-file-max-size-mb", required_argument, NULL, O_MAXSIZE },
+		{ "export-file-max-backups", required_argument, NULL, O_BACKUPS },
+		{ "max-agents", required_argument, NULL, O_AGENTS },
+		{ "max-conns", required_argument, NULL, O_CONNS },
+		{ "hello-timeout", required_argument, NULL, O_HELLO },
+		{ "frame-timeout", required_argument, NULL, O_FRAME },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{}
+	};
+	double v;
+	int ch;
+
+	*o = (struct options){ .max_mb = 10, .backups = 5, .max_agents = 256, .max_conns = 256,
+			       .hello_timeout = 5, .frame_timeout = 10 };
+	while ((ch = getopt_long(argc, argv, "l:o:vhV", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'l':
+			if (o->nlisten == MAX_LISTEN)
+				return vlog_err(-E2BIG, "at most %d --listen", MAX_LISTEN);
+			o->listen[o->nlisten++] = optarg;
+			break;
+		case 'o': o->export_file = optarg; break;
+		case O_MAXSIZE:
+			if (parse_num("--export-file-max-size-mb", optarg, 1 << 20, &v))
+				return -EINVAL;
+			o->max_mb = v;
+			break;
+		case O_BACKUPS:
+			if (parse_num("--export-file-max-backups", optarg, 1000, &v))
+				return -EINVAL;
+			o->backups = v;
+			break;
+		case O_AGENTS:
+			if (parse_num("--max-agents", optarg, 65536, &v) || v < 1)
+				return vlog_err(-EINVAL, "--max-agents wants 1 to 65536");
+			o->max_agents = v;
+			break;
+		case O_CONNS:
+			if (parse_num("--max-conns", optarg, 65536, &v) || v < 1)
+				return vlog_err(-EINVAL, "--max-conns wants 1 to 65536");
+			o->max_conns = v;
+			break;
+		case O_HELLO:
+			if (parse_num("--hello-timeout", optarg, 3600, &o->hello_timeout))
+				return -EINVAL;
+			break;
+		case O_FRAME:
+			if (parse_num("--frame-timeout", optarg, 3600, &o->frame_timeout))
+				return -EINVAL;
+			break;
+		case 'v': vlog_verbose = 1; break;
+		case 'h': fputs(usage_text, stdout); exit(0);
+		case 'V':
+			printf("vigil-collector %s (event schema %u, stream %u)\n", VIGIL_VERSION,
+			       VIGIL_SCHEMA_VERSION, VIGIL_STREAM_VERSION);
+			exit(0);
+		default:
+			fputs("Try 'vigil-collector --help'.\n", stderr);
+			return -EINVAL;
+		}
+	}
+	if (optind < argc)
+		return vlog_err(-EINVAL, "unexpected argument '%s'", argv[optind]);
+	if (!o->nlisten)
+		return vlog_err(-EINVAL, "no --listen given (try 'vigil-collector --help')");
+	return 0;
+}
+
+static int listen_on(struct collector *c, const char *url, struct listener *l)
+{
+	struct sockaddr_storage ss;
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = l };
+	unsigned len;
+	socklen_t sl = sizeof(ss);
+	char host[INET6_ADDRSTRLEN] = "?";
+	int type, one = 1, err;
+
+	if ((err = vigil_stream_url(url, &type, &ss, &len)))
+		return err;
+	if (type != SOCK_STREAM)
+		return vlog_err(-EOPNOTSUPP, "--listen %s: only tcp:// is supported yet", url);
+	l->kind = EP_LISTEN_TCP;
+	l->fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (l->fd < 0)
+		return vlog_err(-errno, "--listen %s: socket", url);
+	setsockopt(l->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(l->fd, (struct sockaddr *)&ss, len) || listen(l->fd, 128))
+		return vlog_err(-errno, "--listen %s: cannot listen", url);
+	if (epoll_ctl(c->epfd, EPOLL_CTL_ADD, l->fd, &ev))
+		return vlog_err(-errno, "--listen %s: epoll", url);
+	getsockname(l->fd, (struct sockaddr *)&ss, &sl);
+	if (ss.ss_family == AF_INET)
+		inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, host, sizeof(host));
+	else
+		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, host, sizeof(host));
+	vlog_info(ss.ss_family == AF_INET ? "listening on tcp://%s:%u" : "listening on tcp://[%s]:%u",
+		  host, ntohs(((struct sockaddr_in *)&ss)->sin_port));
+	return 0;
+}
+
+static void accept_all(struct collector *c, struct listener *l)
+{
+	for (;;) {
+		struct sockaddr_storage ss;
+		socklen_t sl = sizeof(ss);
+		int fd = accept4(l->fd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+		if (fd < 0)
+			return;
+		if (collector_conn_open(c, fd, (struct sockaddr *)&ss) == -EMFILE)
+			vlog_info("refusing a connection: --max-conns reached");
+	}
+}
+
+static void run(struct collector *c)
+{
+	struct epoll_event evs[64];
+	double last = 0;
+
+	while (!stop) {
+		int n = epoll_wait(c->epfd, evs, 64, 500);
+		double now;
+
+		for (int i = 0; i < n; i++) {
+			int kind = *(int *)evs[i].data.ptr;
+
+			if (kind == EP_LISTEN_TCP) {
+				accept_all(c, evs[i].data.ptr);
+			} else {
+				struct conn *k = evs[i].data.ptr;
+
+				if (k->fd >= 0)
+					collector_conn_readable(c, k);
+			}
+		}
+		collector_conn_reap(c);
+		now = collector_now();
+		if (now - last >= 0.25) {
+			last = now;
+			collector_conn_timeouts(c, now);
+			collector_conn_reap(c);
+		}
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct listener listeners[MAX_LISTEN] = {};
+	struct collector c = { .epfd = -1, .out = { .fd = -1 }, .commit = { .fd = -1 } };
+	struct options o;
+	int err = 0;
+
+	vlog_prog = "vigil-collector";
+	setvbuf(stderr, NULL, _IOLBF, 0);
+	if (parse_options(argc, argv, &o))
+		return 2;
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGPIPE, SIG_IGN);
+	c.max_agents = o.max_agents;
+	c.max_conns = o.max_conns;
+	c.hello_timeout = o.hello_timeout;
+	c.frame_timeout = o.frame_timeout;
+	c.agents = calloc(c.max_agents, sizeof(*c.agents));
+	c.conns = calloc(c.max_conns, sizeof(*c.conns));
+	c.dead = calloc(c.max_conns, sizeof(*c.dead));
+	if (!c.agents || !c.conns || !c.dead) {
+		err = vlog_err(-ENOMEM, "cannot allocate tables");
+		goto out;
+	}
+	if (o.export_file) {
+		err = vigil_export_open(&c.out, o.export_file, o.max_mb << 20, o.backups);
+		if (err) {
+			vlog_err(err, "cannot open export file %s", o.export_file);
+			goto out;
+		}
+		err = vigil_commit_open(&c.commit, o.export_file, c.out.fd, c.max_agents);
+		if (err)
+			goto out;
+		if (c.commit.gen && c.out.size > c.commit.export_size)
+			c.out.size = c.commit.export_size;	/* cut back at open */
+	} else {
+		vigil_export_fd(&c.out, STDOUT_FILENO);
+	}
+	c.epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (c.epfd < 0) {
+		err = vlog_err(-errno, "epoll");
+		goto out;
+	}
+	for (int i = 0; i < o.nlisten; i++)
+		if ((err = listen_on(&c, o.listen[i], &listeners[i])))
+			goto out;
+	run(&c);
+	vlog_info("stopping: %llu connections closed for bad input, %llu refused",
+		  (unsigned long long)c.closed_hostile, (unsigned long long)c.refused);
+out:
+	while (c.nconns)
+		collector_conn_close(&c, c.conns[0], NULL);
+	collector_conn_reap(&c);
+	if (c.agents)
+		collector_agents_free(&c);
+	for (int i = 0; i < MAX_LISTEN; i++)
+		if (listeners[i].kind)
+			close(listeners[i].fd);
+	if (c.epfd >= 0)
+		close(c.epfd);
+	vigil_commit_close(&c.commit);
+	vigil_export_close(&c.out);
+	vbuf_free(&c.batch);
+	free(c.agents);
+	free(c.conns);
+	free(c.dead);
+	return err ? 1 : 0;
+}
