@@ -307,7 +307,8 @@ int main(int argc, char **argv)
 	vigil_pump_add(&pump, &local.sink);
 	for (; nstreams < o.nsend; nstreams++) {
 		err = vigil_sink_stream_init(&streams[nstreams], o.send[nstreams], o.node_name,
-					     bpf.ring_fd, pump.epfd, o.send_path);
+					     local.fmt.realtime_offset_ns, bpf.ring_fd, pump.epfd,
+					     o.send_path);
 		if (err)
 			goto out_local;
 		vigil_pump_add(&pump, &streams[nstreams].sink);

@@ -78,7 +78,7 @@ static void finish_connect(struct vigil_sink_stream *s)
 	fcntl(s->fd, F_SETFL, fcntl(s->fd, F_GETFL) & ~O_NONBLOCK);
 	s->hello.len = 0;
 	vigil_stream_hello_build(&s->hello, s->node_name, s->boot_id, s->ring_id,
-				 s->ring_size, s->sink.pos);
+				 s->ring_size, s->sink.pos, s->realtime_offset_ns);
 	n = send(s->fd, s->hello.p, s->hello.len, MSG_DONTWAIT | MSG_NOSIGNAL);
 	if (n != (ssize_t)s->hello.len)
 		return down(s, n < 0 ? -errno : -EAGAIN, "cannot send the hello");
@@ -180,7 +180,8 @@ static void flush(struct vigil_sink *sk, const struct vigil_ring *r)
 static const struct vigil_sink_ops stream_ops = { .offer = offer, .flush = flush };
 
 int vigil_sink_stream_init(struct vigil_sink_stream *s, const char *url, const char *node_name,
-			   int ring_fd, int epfd, enum vigil_tx_path want)
+			   int64_t realtime_offset_ns, int ring_fd, int epfd,
+			   enum vigil_tx_path want)
 {
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
@@ -192,6 +193,7 @@ int vigil_sink_stream_init(struct vigil_sink_stream *s, const char *url, const c
 		.fd = -1,
 		.epfd = epfd,
 		.backoff_ms = BACKOFF_MIN_MS,
+		.realtime_offset_ns = realtime_offset_ns,
 	};
 	snprintf(s->node_name, sizeof(s->node_name), "%s", node_name);
 	if ((err = vigil_stream_url(url, &s->socktype, &s->addr, &s->addrlen)))

@@ -38,13 +38,15 @@ struct vigil_sink_stream {
 	__u8 boot_id[16];
 	uint32_t ring_id;
 	uint64_t ring_size;
+	int64_t realtime_offset_ns;
 	uint64_t connects, failures;
 	bool said_path;
 };
 
 /* want: VIGIL_TX_AUTO, or a path forced (for benchmarks and tests). */
 int vigil_sink_stream_init(struct vigil_sink_stream *s, const char *url, const char *node_name,
-			   int ring_fd, int epfd, enum vigil_tx_path want);
+			   int64_t realtime_offset_ns, int ring_fd, int epfd,
+			   enum vigil_tx_path want);
 void vigil_sink_stream_free(struct vigil_sink_stream *s);
 
 #endif

@@ -7,7 +7,6 @@
 #include <time.h>
 #include <unistd.h>
 #include "event_format.h"
-#include "ids.h"
 #include "ring.h"
 #include "stream.h"
 
@@ -33,7 +32,8 @@ static const struct vigil_stream_type *schema_find(uint16_t type)
 }
 
 void vigil_stream_hello_build(struct vigil_buf *b, const char *node_name, const __u8 boot_id[16],
-			      uint32_t ring_id, uint64_t ring_size, uint64_t start_offset)
+			      uint32_t ring_id, uint64_t ring_size, uint64_t start_offset,
+			      int64_t realtime_offset_ns)
 {
 	size_t name_len = strnlen(node_name, VIGIL_STREAM_NAME_MAX);
 	size_t len = sizeof(struct vigil_stream_hello) + sizeof(schema) + name_len;
@@ -45,7 +45,7 @@ void vigil_stream_hello_build(struct vigil_buf *b, const char *node_name, const 
 		.flags = VIGIL_STREAM_LE,
 		.start_offset = start_offset,
 		.ring_size = ring_size,
-		.realtime_offset_ns = vigil_realtime_offset(),
+		.realtime_offset_ns = realtime_offset_ns,
 		.agent_pid = getpid(),
 		.agent_uid = getuid(),
 		.agent_gid = getgid(),

@@ -83,9 +83,11 @@ struct vigil_stream_peer {
 	uint8_t type_variable[VIGIL_EV_TYPE_MAX + 1];
 };
 
-/* Appends the hello for this node and ring to b. */
+/* Appends the hello for this node and ring to b. realtime_offset_ns is
+ * the one the agent's own formatter uses, so both render the same times. */
 void vigil_stream_hello_build(struct vigil_buf *b, const char *node_name, const __u8 boot_id[16],
-			      uint32_t ring_id, uint64_t ring_size, uint64_t start_offset);
+			      uint32_t ring_id, uint64_t ring_size, uint64_t start_offset,
+			      int64_t realtime_offset_ns);
 /* Parses a hello at the start of p[0..n). Returns the bytes it takes, 0 when
  * more bytes are needed, -EPROTO with *why set when the bytes are not a hello
  * this receiver accepts. */
