@@ -5,9 +5,16 @@
  * in force. Checking needs no agent; load and list do.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include "buf.h"
 #include "cmd.h"
+#include "control.h"
 #include "log.h"
 #include "policy.h"
 
@@ -32,9 +39,82 @@ static int policy_check(int argc, char **argv)
 	return ret;
 }
 
+/* Sends one request to the agent and prints its reply; the reply's status
+ * byte decides the exit code. */
+static int ask_agent(const struct vigil_buf *req)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char *reply = malloc(VIGIL_CONTROL_MSG_MAX + 1);
+	int fd = -1, err;
+	ssize_t n;
+
+	if (!reply)
+		return -ENOMEM;
+	err = vigil_control_path(cli_pin_dir, sa.sun_path, sizeof(sa.sun_path));
+	if (err) {
+		vlog_err(err, "no control socket for pin folder %s", cli_pin_dir);
+		goto out;
+	}
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		err = vlog_err(-errno, "cannot reach vigild at %s (is it running with --pin-dir %s?)",
+			       sa.sun_path, cli_pin_dir);
+		goto out;
+	}
+	if (send(fd, req->p, req->len, 0) < 0) {
+		err = vlog_err(-errno, "cannot send to vigild");
+		goto out;
+	}
+	n = recv(fd, reply, VIGIL_CONTROL_MSG_MAX, 0);
+	if (n <= 0) {
+		err = vlog_err(n < 0 ? -errno : -EPIPE, "no reply from vigild");
+		goto out;
+	}
+	reply[n] = 0;
+	if (reply[0] == '0') {
+		fputs(reply + 1, stdout);
+	} else {
+		fprintf(stderr, "vigil: %s", reply + 1);
+		err = -EINVAL;
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	free(reply);
+	return err;
+}
+
+static int request(const char *verb, int argc, char **argv)
+{
+	struct vigil_buf req = {};
+	char path[PATH_MAX];
+	int err = 0;
+
+	vbuf_put(&req, verb, strlen(verb) + 1);
+	for (int i = 0; i < argc; i++) {
+		/* The agent reads the files: give it paths that do not depend on
+		 * where this command runs. */
+		if (!realpath(argv[i], path)) {
+			err = vlog_err(-errno, "%s", argv[i]);
+			goto out;
+		}
+		vbuf_put(&req, path, strlen(path) + 1);
+	}
+	err = req.oom ? -ENOMEM : ask_agent(&req);
+out:
+	vbuf_free(&req);
+	return err;
+}
+
 int do_policy(int argc, char **argv)
 {
-	if (argc >= 2 && !strcmp(argv[1], "check"))
+	const char *verb = argc >= 2 ? argv[1] : "";
+
+	if (!strcmp(verb, "check"))
 		return policy_check(argc - 2, argv + 2);
-	return vlog_err(-EINVAL, "usage: vigil policy check FILE... | load FILE... | list");
+	if (!strcmp(verb, "load") && argc >= 3)
+		return request("load", argc - 2, argv + 2);
+	if ((!strcmp(verb, "list") || !strcmp(verb, "reload")) && argc == 2)
+		return request(verb, 0, NULL);
+	return vlog_err(-EINVAL, "usage: vigil policy check FILE... | load FILE... | reload | list");
 }

@@ -369,6 +369,8 @@ static int parse_rule(struct pctx *c, yaml_node_t *n, struct vigil_rule *r)
 		if (!r->cgroup)
 			return fail(c, n, "action deny needs 'cgroup' (the cgroup whose processes are refused)");
 	}
+	if (r->cgroup && !seen[K_DIR])
+		r->direction = VIGIL_DIR_EGRESS;	/* a cgroup scope is about local senders */
 	if (r->cgroup && r->action != VIGIL_ACT_DENY && r->action != VIGIL_ACT_REJECT)
 		return fail(c, seen[K_CGROUP], "'cgroup' applies to deny and reject only");
 	if (r->cgroup && r->direction != VIGIL_DIR_EGRESS)

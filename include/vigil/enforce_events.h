@@ -100,6 +100,18 @@ struct vigil_pol_rule {
 #define VIGIL_DEF_EVENT_RATE 100
 #define VIGIL_DEF_EVENT_BURST 100
 
+/*
+ * vigil_rule_cgroup (array, key: rule id; added by the policy/cgroup part):
+ * the cgroup v2 a deny or reject rule is scoped to. The cgroup hooks skip a
+ * rule whose cgroup is not the task's or an ancestor of it; id 0: the rule
+ * names no cgroup (the hooks let its traffic through to TC).
+ */
+struct vigil_pol_cgroup {
+	__u64 id;		/* cgroup v2 id: the directory's inode */
+	__u32 level;		/* depth below the v2 root (root: 0) */
+	__u32 pad;
+};
+
 /* Per rule, per CPU: user space sums the CPUs. */
 struct vigil_rule_stats {
 	__u64 hits;		/* packets (or connects) the rule decided */
@@ -215,6 +227,7 @@ VIGIL_STATIC_ASSERT(sizeof(struct vigil_pol_key4) == 12, "vigil_pol_key4 layout"
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_pol_key6) == 24, "vigil_pol_key6 layout");
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_pol_rule) == 32, "vigil_pol_rule layout");
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_rule_stats) == 40, "vigil_rule_stats layout");
+VIGIL_STATIC_ASSERT(sizeof(struct vigil_pol_cgroup) == 16, "vigil_pol_cgroup layout");
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_enforce) == 136, "vigil_enforce layout");
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_flow_key) == 40, "vigil_flow_key layout");
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_flow_side) == 32, "vigil_flow_side layout");

@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include "buf.h"
+#include "control.h"
+#include "log.h"
+/* lib/control.h and agent/control.h share a name: take the lib one by path. */
+#include "../lib/control.h"
+
+static int open_socket(struct vigil_control *c, const char *pin_dir)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int err = vigil_control_path(pin_dir, c->path, sizeof(c->path));
+
+	if (err)
+		return vlog_err(err, "no control socket name for pin folder %s", pin_dir);
+	if (mkdir(VIGIL_CONTROL_DIR, 0700) && errno != EEXIST)
+		return vlog_err(-errno, "cannot create %s", VIGIL_CONTROL_DIR);
+	c->fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (c->fd < 0)
+		return vlog_err(-errno, "cannot create the control socket");
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", c->path);
+	unlink(c->path);	/* left by an agent that did not stop cleanly */
+	if (bind(c->fd, (struct sockaddr *)&sa, sizeof(sa)) || chmod(c->path, 0600) ||
+	    listen(c->fd, 8))
+		return vlog_err(-errno, "cannot listen on %s", c->path);
+	return 0;
+}
+
+int vigil_control_start(struct vigil_control *c, const char *pin_dir, uint64_t ring_size,
+			char *const *files, unsigned n, volatile sig_atomic_t *hup)
+{
+	char why[1024];
+	int err;
+
+	c->fd = -1;
+	c->hup = hup;
+	err = vigil_policy_init(&c->policy, pin_dir, ring_size);
+	if (err)
+		return err;
+	if (n && (err = vigil_policy_apply(&c->policy, files, n, why, sizeof(why))))
+		return vlog_err(err, "policy refused: %s", why);
+	return open_socket(c, pin_dir);
+}
+
+static void list_rules(struct vigil_control *c, struct vigil_buf *out)
+{
+	const struct vigil_policy *p = &c->policy.in_force;
+
+	vbuf_printf(out, "%-3s %-20s %-7s %-8s %-5s %-11s %10s %10s %10s  %s\n", "id", "name",
+		    "action", "dir", "proto", "port", "hits", "replies", "suppressed", "match");
+	for (unsigned i = 0; i < p->n_rules; i++) {
+		const struct vigil_rule *r = &p->rules[i];
+		struct vigil_rule_stats st;
+		char port[16] = "any";
+
+		vigil_policy_rule_stats(&c->policy, i, &st);
+		if (r->port_lo != 0 || r->port_hi != 65535)
+			snprintf(port, sizeof(port), r->port_lo == r->port_hi ? "%u" : "%u-%u",
+				 r->port_lo, r->port_hi);
+		vbuf_printf(out, "%-3u %-20s %-7s %-8s %-5s %-11s %10" PRIu64 " %10" PRIu64
+			    " %10" PRIu64 " ", i, r->name, vigil_policy_action_name(r->action),
+			    vigil_policy_dir_name(r->direction), vigil_policy_proto_name(r->protocol),
+			    port, (uint64_t)st.hits, (uint64_t)st.replies,
+			    (uint64_t)(st.replies_suppressed + st.events_suppressed));
+		if (!r->n_cidrs)
+			vbuf_puts(out, " any address");
+		for (unsigned j = 0; j < r->n_cidrs; j++) {
+			char cidr[64];
+
+			vigil_cidr_format(&r->cidrs[j], cidr, sizeof(cidr));
+			vbuf_printf(out, " %s", cidr);
+		}
+		for (unsigned j = 0; j < r->n_interfaces; j++)
+			vbuf_printf(out, " if=%s", r->interfaces[j]);
+		for (unsigned j = 0; j < r->n_netns; j++)
+			vbuf_printf(out, " netns=%s", r->netns[j]);
+		if (r->cgroup)
+			vbuf_printf(out, " cgroup=%s", r->cgroup);
+		vbuf_printf(out, "  (%s:%u)\n", r->file, r->line);
+	}
+	if (!p->n_rules)
+		vbuf_puts(out, "no rules in force\n");
+}
+
+/* Serves one request on conn; the reply goes in out (status byte first). */
+static void serve(struct vigil_control *c, const char *req, size_t len, struct vigil_buf *out)
+{
+	char *args[VIGIL_POLICY_FILES_MAX], why[1024];
+	const char *verb = req, *p = req + strlen(req) + 1, *end = req + len;
+	unsigned n = 0;
+	int err;
+
+	while (p < end && n < VIGIL_POLICY_FILES_MAX) {
+		args[n++] = (char *)p;
+		p += strlen(p) + 1;
+	}
+	if (!strcmp(verb, "list")) {
+		vbuf_putc(out, '0');
+		list_rules(c, out);
+		return;
+	}
+	if (!strcmp(verb, "load") && n)
+		err = vigil_policy_apply(&c->policy, args, n, why, sizeof(why));
+	else if (!strcmp(verb, "reload"))
+		err = vigil_policy_reload(&c->policy, why, sizeof(why));
+	else
+		err = -EINVAL, snprintf(why, sizeof(why), "unknown request '%.32s'", verb);
+	if (err) {
+		vlog_err(err, "policy %s refused: %s", verb, why);
+		vbuf_printf(out, "1%s (the policy in force is unchanged)\n", why);
+	} else {
+		vbuf_printf(out, "0%u rules in force\n", c->policy.in_force.n_rules);
+	}
+}
+
+static void serve_conn(struct vigil_control *c, int conn)
+{
+	struct timeval tv = { .tv_sec = 1 };
+	struct vigil_buf out = {};
+	struct ucred cred;
+	socklen_t clen = sizeof(cred);
+	char *req = malloc(VIGIL_CONTROL_MSG_MAX);
+	ssize_t n;
+
+	setsockopt(conn, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (!req)
+		return;
+	if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cred, &clen) ||
+	    (cred.uid != 0 && cred.uid != geteuid())) {
+		vlog_info("control: refused a request from uid %u", (unsigned)cred.uid);
+		goto out;
+	}
+	n = recv(conn, req, VIGIL_CONTROL_MSG_MAX - 1, 0);
+	if (n <= 0)
+		goto out;
+	req[n] = 0;
+	serve(c, req, n, &out);
+	if (!out.oom && send(conn, out.p, out.len, MSG_NOSIGNAL) < 0)
+		vlog_err(-errno, "control: cannot reply");
+out:
+	vbuf_free(&out);
+	free(req);
+}
+
+void vigil_control_tick(struct vigil_control *c)
+{
+	char why[1024];
+	int conn;
+
+	if (*c->hup) {
+		*c->hup = 0;
+		if (vigil_policy_reload(&c->policy, why, sizeof(why)))
+			vlog_info("SIGHUP: policy refused, the policy in force is unchanged: %s", why);
+	}
+	while (c->fd >= 0 && (conn = accept4(c->fd, NULL, NULL, SOCK_CLOEXEC)) >= 0) {
+		serve_conn(c, conn);
+		close(conn);
+	}
+}
+
+void vigil_control_close(struct vigil_control *c)
+{
+	if (c->fd >= 0) {
+		close(c->fd);
+		unlink(c->path);
+	}
+	c->fd = -1;
+	vigil_policy_close(&c->policy);
+}

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The policy in force: the files it came from, and the rules compiled into
+ * the pinned policy maps (docs/enforce-maps.md) that every enforcing program
+ * reads. A new policy is read, checked and resolved against the system
+ * (cgroups, namespaces) in full before any map changes; if anything is
+ * wrong, the policy in force stays as it was.
+ */
+#ifndef VIGIL_POLICY_STATE_H
+#define VIGIL_POLICY_STATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <vigil/events.h>
+#include "policy.h"
+
+struct enforce_cgroup_bpf;
+struct enforce_sockdestroy_bpf;
+
+#define VIGIL_POLICY_FILES_MAX 32
+
+struct vigil_policy_state {
+	char pin_dir[256];
+	struct enforce_cgroup_bpf *cg;	/* holds the policy maps and cgroup hooks */
+	struct enforce_sockdestroy_bpf *sd;
+	int rules_fd, pol4_fd, pol6_fd, stats_fd, cgroup_fd;
+	struct vigil_policy in_force;
+	char *files[VIGIL_POLICY_FILES_MAX];	/* what --policy and load named */
+	unsigned n_files;
+};
+
+/* Loads the policy maps (pinned in pin_dir, shared with every enforcing
+ * object) and the cgroup hooks; attaches nothing. */
+int vigil_policy_init(struct vigil_policy_state *s, const char *pin_dir, uint64_t ring_size);
+/* Reads files (replacing the list in force) and makes them the policy in
+ * force; on error nothing changes and err says why ("file:line:col: ..."). */
+int vigil_policy_apply(struct vigil_policy_state *s, char *const *files, unsigned n, char *err,
+		       size_t errlen);
+/* Re-reads the files in force (SIGHUP). */
+int vigil_policy_reload(struct vigil_policy_state *s, char *err, size_t errlen);
+/* Sums rule id's counters over the CPUs. */
+int vigil_policy_rule_stats(struct vigil_policy_state *s, unsigned id, struct vigil_rule_stats *sum);
+void vigil_policy_close(struct vigil_policy_state *s);
+
+/* agent/policy_cgroup.c: cgroup hooks attached to the cgroups rules name. */
+struct vigil_cgroup_ref {
+	uint64_t id;
+	uint32_t level;
+	char path[512];	/* on the cgroup v2 mount */
+};
+/* Resolves a rule's cgroup (a path below the cgroup v2 mount, or an
+ * absolute path on it). */
+int vigil_cgroup_resolve(const char *path, struct vigil_cgroup_ref *out, char *err, size_t errlen);
+/* Attaches the hooks to every cgroup in refs not attached yet (links pinned
+ * as cgroup_<id>_<prog>). */
+int vigil_cgroup_attach(struct vigil_policy_state *s, const struct vigil_cgroup_ref *refs, unsigned n);
+/* Detaches them from every cgroup not in refs (removes its link pins). */
+int vigil_cgroup_detach_others(struct vigil_policy_state *s, const struct vigil_cgroup_ref *refs,
+			       unsigned n);
+
+#endif

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * First-match over a rule set with bpf_loop, for the socket hooks (cgroup
+ * connect/sendmsg, socket-destroying iterators). An open-coded walk over 64
+ * rule bits with several exits each made the verifier explore past its one
+ * million instructions in those programs; a bpf_loop callback is verified
+ * once. Semantics are vigil_policy_match's: lowest rule id wins.
+ */
+#ifndef VIGIL_POLICY_WALK_BPF_H
+#define VIGIL_POLICY_WALK_BPF_H
+
+#include "lib/policy.bpf.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, VIGIL_RULES_MAX);
+	__type(key, __u32);
+	__type(value, struct vigil_pol_cgroup);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} vigil_rule_cgroup SEC(".maps");
+
+struct vigil_walk {
+	__u64 set;		/* rules covering the peer (vigil_policy_set) */
+	__u16 dport;
+	__u8 proto;
+	__u8 by_cgroup;		/* skip rules scoped to a cgroup the task is not in */
+	__u32 id;		/* out: the first matching rule */
+	__u8 action;		/* out: its action, 0 when none matched */
+	__u8 scoped;		/* out: the rule names a cgroup */
+};
+
+static long vigil_walk_step(__u32 i, struct vigil_walk *w)
+{
+	const struct vigil_pol_rule *r;
+	struct vigil_pol_cgroup *cg;
+	__u32 k = i & (VIGIL_RULES_MAX - 1);
+
+	if (!w->set)
+		return 1;
+	if (!(w->set & (1ULL << k)))
+		return 0;
+	w->set &= ~(1ULL << k);
+	r = bpf_map_lookup_elem(&vigil_rules, &k);
+	if (!r || !(r->flags & VIGIL_RULE_ACTIVE) || (r->proto && r->proto != w->proto) ||
+	    w->dport < r->port_lo || w->dport > r->port_hi)
+		return 0;
+	cg = bpf_map_lookup_elem(&vigil_rule_cgroup, &k);
+	if (cg && cg->id) {
+		if (w->by_cgroup && bpf_get_current_ancestor_cgroup_id(cg->level) != cg->id)
+			return 0;
+		w->scoped = 1;
+	}
+	w->id = k;
+	w->action = r->action;
+	return 1;
+}
+
+/* Fills w->id and w->action (0: no rule matched). */
+static __always_inline void vigil_walk(const struct vigil_match *m, struct vigil_walk *w)
+{
+	w->set = vigil_policy_set(m);
+	w->dport = m->dport;
+	w->proto = m->proto;
+	w->action = 0;
+	w->scoped = 0;
+	if (w->set)
+		bpf_loop(VIGIL_RULES_MAX, vigil_walk_step, w, 0);
+}
+
+#endif

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# deny and reject for local processes, through the cgroup connect/sendmsg
+# hooks: attached only to a cgroup this test creates, exercised only inside
+# a network namespace it creates, on loopback.
+. "$(dirname "$0")/lib.sh"
+plan 12
+
+CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
+[ -n "$CG2" ] || skip_all "no cgroup v2 mount"
+CG="$CG2/vigil-test-$T_ID"
+mkdir "$CG" || exit 1
+on_exit "rmdir $CG"
+on_exit "xargs -r kill -9 < $CG/cgroup.procs; sleep 0.1"
+NS=$(new_netns a) || exit 1
+
+cat > "$T_DIR/policy.yaml" <<POL
+rules:
+  - name: tcp-deny
+    action: deny
+    protocol: tcp
+    cidr: 127.0.0.0/8
+    port: 7001
+    cgroup: $CG
+  - name: tcp-reject
+    action: reject
+    protocol: tcp
+    cidr: [127.0.0.1/32, "::1"]
+    port: 7003
+    cgroup: ${CG#"$CG2"}
+  - name: udp-deny
+    action: deny
+    protocol: udp
+    port: 7002
+    cgroup: $CG
+  - name: udp-reject
+    action: reject
+    protocol: udp
+    port: 7004
+    cgroup: $CG
+  - name: v6-deny
+    action: deny
+    cidr: "::1"
+    port: 7005
+    cgroup: $CG
+POL
+
+# probe KIND HOST PORT: prints "ok" or the errno name of the failure.
+cat > "$T_DIR/probe.py" <<'PY'
+import errno, socket, sys
+kind, host, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
+fam = socket.AF_INET6 if ":" in host else socket.AF_INET
+try:
+    if kind == "tcp":
+        s = socket.socket(fam, socket.SOCK_STREAM); s.settimeout(3); s.connect((host, port))
+    else:
+        s = socket.socket(fam, socket.SOCK_DGRAM); s.sendto(b"x", (host, port))
+    print("ok")
+except OSError as e:
+    print(errno.errorcode.get(e.errno, str(e.errno)))
+PY
+# in_cg ...: runs a probe in the namespace, inside the test's cgroup.
+# (The cgroup is joined first: ip netns exec mounts a sysfs of its own.)
+in_cg() { sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' sh "$CG" \
+	ip netns exec "$NS" /usr/bin/python3 "$T_DIR/probe.py" "$@"; }
+outside() { ip netns exec "$NS" /usr/bin/python3 "$T_DIR/probe.py" "$@"; }
+
+# Listeners in the namespace, so an allowed connect succeeds.
+ip netns exec "$NS" /usr/bin/python3 -c '
+import socket, time
+ls = []
+for fam, host in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")):
+    for port in (7001, 7003, 7005, 7009):
+        s = socket.socket(fam, socket.SOCK_STREAM); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind((host, port)); s.listen(16); ls.append(s)
+time.sleep(120)' &
+on_exit "kill $!"
+wait_for 5 ip netns exec "$NS" ss -Htln sport = :7009 | grep -q . || sleep 0.5
+
+start_agent -o "$T_DIR/events.json" --no-procfs --policy "$T_DIR/policy.yaml" || exit 1
+
+is "$(in_cg tcp 127.0.0.1 7001)" EPERM "deny: TCP connect refused with EPERM"
+is "$(in_cg tcp 127.0.0.1 7003)" ECONNREFUSED "reject: TCP connect refused with ECONNREFUSED"
+is "$(in_cg tcp ::1 7003)" ECONNREFUSED "reject: TCP connect over IPv6 refused with ECONNREFUSED"
+is "$(in_cg tcp ::1 7005)" EPERM "deny: TCP connect over IPv6 refused with EPERM"
+is "$(in_cg udp 127.0.0.1 7002)" EPERM "deny: unconnected UDP sendto refused with EPERM"
+is "$(in_cg udp 127.0.0.1 7004)" ECONNREFUSED "reject: unconnected UDP sendto refused with ECONNREFUSED"
+is "$(in_cg tcp 127.0.0.1 7009)" ok "a port no rule names connects"
+is "$(outside tcp 127.0.0.1 7001)" ok "a process outside the rule's cgroup connects"
+is "$(outside udp 127.0.0.1 7002)" ok "and sends"
+
+# Each refusal is counted on its rule.
+list=$("$VIGIL" --pin-dir "$T_PIN" policy list)
+hits() { awk -v n="$1" '$2 == n { print $7 }' <<<"$list"; }
+is "$(hits tcp-deny) $(hits tcp-reject) $(hits udp-deny) $(hits udp-reject) $(hits v6-deny)" "1 2 1 1 1" \
+	"vigil policy list counts the hits per rule"
+
+# Stopping the agent leaves enforcement pinned; removing the pins ends it.
+stop_agent
+is "$(in_cg tcp 127.0.0.1 7001)" EPERM "enforcement outlives the agent (pinned links)"
+"$VIGIL" --pin-dir "$T_PIN" unpin >/dev/null
+is "$(in_cg tcp 127.0.0.1 7001)" ok "unpinning detaches the cgroup hooks"
+done_testing
