@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# A reset rule landing destroys the live local sockets it matches, in the
+# namespaces it names and nowhere else: ECONNABORTED on the destroyed side,
+# ECONNRESET at its peer. Connections in a second namespace and in the root
+# namespace (loopback, the test's own) are left alone. The iterators run only
+# in the namespace this test creates and names.
+. "$(dirname "$0")/lib.sh"
+plan 7
+
+PORT=38001
+NS_A=$(new_netns a) || exit 1
+NS_B=$(new_netns b) || exit 1
+
+# A loopback connection; waits for $T_DIR/go, then reports what the client's
+# send and the server's recv saw.
+cat > "$T_DIR/pair.py" <<'PY'
+import errno, os, socket, sys, time
+port, go = int(sys.argv[1]), sys.argv[2]
+ls = socket.socket(); ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+ls.bind(("127.0.0.1", port)); ls.listen(1)
+c = socket.create_connection(("127.0.0.1", port)); s, _ = ls.accept(); ls.close()
+print("ready", flush=True)
+end = time.time() + 30
+while not os.path.exists(go) and time.time() < end:
+    time.sleep(0.02)
+def err(f):
+    try:
+        f(); return "ok"
+    except OSError as e:
+        return errno.errorcode.get(e.errno, str(e.errno))
+s.settimeout(2)
+print("client=%s server=%s" % (err(lambda: c.send(b"x")), err(lambda: s.recv(1) or (_ for _ in ()).throw(OSError(0, "eof")))), flush=True)
+PY
+pair() { # pair NAME [NETNS]: starts a connection, waits until it is up
+	local out="$T_DIR/$1.out"
+	if [ -n "${2:-}" ]; then
+		ip netns exec "$2" /usr/bin/python3 "$T_DIR/pair.py" $PORT "$T_DIR/go" >"$out" 2>&1 &
+	else
+		/usr/bin/python3 "$T_DIR/pair.py" $PORT "$T_DIR/go" >"$out" 2>&1 &
+	fi
+	on_exit "kill $!"
+	wait_for 10 grep -q ready "$out"
+}
+check "connection up in namespace A" -- pair a "$NS_A"
+check "connection up in namespace B" -- pair b "$NS_B"
+check "connection up in the root namespace" -- pair root
+
+cat > "$T_DIR/reset.yaml" <<POL
+rules:
+  - name: reset-a
+    action: reset
+    direction: egress
+    protocol: tcp
+    cidr: 127.0.0.0/8
+    port: $PORT
+    netns: $NS_A
+POL
+start_agent -o "$T_DIR/events.json" --no-procfs || exit 1
+out=$("$VIGIL" --pin-dir "$T_PIN" policy load "$T_DIR/reset.yaml")
+is "$out" "1 rules in force" "vigil policy load puts the reset rule in force"
+touch "$T_DIR/go"
+wait_for 10 grep -q client= "$T_DIR/a.out" "$T_DIR/b.out" "$T_DIR/root.out"
+sleep 0.3
+is "$(grep client= "$T_DIR/a.out")" "client=ECONNABORTED server=ECONNRESET" \
+	"namespace A: the matching socket is destroyed, its peer reset"
+res_b=$(grep client= "$T_DIR/b.out"); res_root=$(grep client= "$T_DIR/root.out")
+is "$res_b $res_root" "client=ok server=ok client=ok server=ok" \
+	"namespace B and the root namespace are untouched"
+hits=$("$VIGIL" --pin-dir "$T_PIN" policy list | awk '$2 == "reset-a" { print $7 }')
+is "$hits" 1 "the destroyed socket is counted on the rule"
+done_testing
