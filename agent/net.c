@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <vigil/events.h>
+#include "loader.h"
+#include "log.h"
+#include "net.h"
+#include "net.skel.h"
+#include "report.skel.h"
+
+static int write_config(struct vigil_net *n, const struct vigil_net_opts *o)
+{
+	struct vigil_net_config c = {
+		.flags = (o->report_only ? VIGIL_NET_REPORT_ONLY : 0) |
+			 (o->no_listen ? VIGIL_NET_NO_LISTEN : 0) |
+			 (o->no_loopback ? VIGIL_NET_NO_LOOPBACK : 0),
+	};
+	__u32 zero = 0;
+
+	if (bpf_map_update_elem(bpf_map__fd(n->net->maps.vigil_net_config), &zero, &c, 0))
+		return vlog_err(-errno, "cannot write the network event settings");
+	return 0;
+}
+
+/* Arms the report timer, or re-arms the one a previous agent left running
+ * (its periods and counters carry on). */
+static int start_reports(struct vigil_net *n, uint64_t interval_ns)
+{
+	struct vigil_report_start in = { .interval_ns = interval_ns };
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &in, .ctx_size_in = sizeof(in));
+	int err = bpf_prog_test_run_opts(bpf_program__fd(n->report->progs.report_start), &opts);
+
+	if (err)
+		return vlog_err(-errno, "cannot run report_start");
+	if (opts.retval)
+		return vlog_err((int)opts.retval, "cannot arm the report timer");
+	return 0;
+}
+
+int vigil_net_load(struct vigil_net *n, const struct vigil_bpf *b, const struct vigil_net_opts *o)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .pin_root_path = b->pin_dir);
+	int err;
+
+	memset(n, 0, sizeof(*n));
+	n->net = net_bpf__open_opts(&oo);
+	n->report = report_bpf__open_opts(&oo);
+	if (!n->net || !n->report)
+		return vlog_err(-errno, "cannot open the network BPF objects");
+	if ((err = vigil_obj_prepare(n->net->obj, b->ring_size)) ||
+	    (err = vigil_obj_prepare(n->report->obj, b->ring_size)))
+		return err;
+	n->net->rodata->vigil_wakeup_bytes = b->wakeup_bytes;
+	n->report->rodata->vigil_wakeup_bytes = b->wakeup_bytes;
+	if ((err = net_bpf__load(n->net)))
+		return vlog_err(err, "cannot load BPF object net (run with -v for the verifier log)");
+	if ((err = report_bpf__load(n->report)))
+		return vlog_err(err, "cannot load BPF object report (run with -v for the verifier log)");
+	/* Settings first, so programs attached now never run on stale ones. */
+	if ((err = write_config(n, o)))
+		return err;
+	if ((err = vigil_obj_attach(n->net->obj, b->pin_dir, &n->resumed)) ||
+	    (err = vigil_obj_attach(n->report->obj, b->pin_dir, &n->resumed)))
+		return err;
+	return start_reports(n, o->report_interval_ns);
+}
+
+#define NETNS_MAX 4096
+
+struct netns_scan {
+	int link_fd;
+	ino_t seen[NETNS_MAX];
+	unsigned nseen, scanned;
+	int err;
+};
+
+/* Runs the iterator in the namespace path names, once per namespace. */
+static void scan_one(struct netns_scan *s, const char *path)
+{
+	char buf[64];
+	struct stat st;
+	int fd, it;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;	/* the process is gone */
+	if (fstat(fd, &st))
+		goto out;
+	for (unsigned i = 0; i < s->nseen; i++)
+		if (s->seen[i] == st.st_ino)
+			goto out;
+	if (s->nseen == NETNS_MAX) {
+		if (!s->err)
+			s->err = vlog_err(-E2BIG, "more than %d network namespaces: "
+					  "sockets of the others are not marked", NETNS_MAX);
+		goto out;
+	}
+	s->seen[s->nseen++] = st.st_ino;
+	/* setns moves this thread only; the iterator reads the namespace of
+	 * the thread that creates it. */
+	if (setns(fd, CLONE_NEWNET)) {
+		vlog_err(-errno, "cannot enter network namespace %s", path);
+		goto out;
+	}
+	it = bpf_iter_create(s->link_fd);
+	if (it < 0) {
+		s->err = vlog_err(-errno, "cannot create the TCP socket iterator in %s", path);
+		goto out;
+	}
+	while (read(it, buf, sizeof(buf)) > 0)
+		;
+	close(it);
+	s->scanned++;
+out:
+	close(fd);
+}
+
+static void *scan_thread(void *arg)
+{
+	struct netns_scan *s = arg;
+	char path[300];
+	struct dirent *de;
+	DIR *d;
+
+	if ((d = opendir("/run/netns"))) {	/* named, perhaps with no process */
+		while ((de = readdir(d)))
+			if (de->d_name[0] != '.') {
+				snprintf(path, sizeof(path), "/run/netns/%s", de->d_name);
+				scan_one(s, path);
+			}
+		closedir(d);
+	}
+	if (!(d = opendir("/proc")))
+		return NULL;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/ns/net", de->d_name);
+		scan_one(s, path);
+	}
+	closedir(d);
+	return NULL;
+}
+
+int vigil_net_scan_sockets(struct vigil_net *n)
+{
+	struct bpf_link *link = bpf_program__attach_iter(n->net->progs.net_preexisting, NULL);
+	struct netns_scan *s;
+	pthread_t th;
+	int err;
+
+	if (!link)
+		return vlog_err(-errno, "cannot attach the TCP socket iterator");
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		bpf_link__destroy(link);
+		return vlog_err(-ENOMEM, "cannot scan network namespaces");
+	}
+	s->link_fd = bpf_link__fd(link);
+	err = pthread_create(&th, NULL, scan_thread, s);
+	if (err) {
+		err = vlog_err(-err, "cannot start the socket scan thread");
+	} else {
+		pthread_join(th, NULL);
+		err = s->err;
+		vlog_debug("marked pre-existing TCP sockets in %u network namespaces", s->scanned);
+	}
+	free(s);
+	bpf_link__destroy(link);
+	return err;
+}
+
+void vigil_net_close(struct vigil_net *n)
+{
+	net_bpf__destroy(n->net);
+	report_bpf__destroy(n->report);
+	n->net = NULL;
+	n->report = NULL;
+}

@@ -1,0 +1,412 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * TCP lifecycle with the process behind each socket, from tracepoints only:
+ * process_listen, process_connect (established or failed), process_accept,
+ * process_close (bytes, retransmits, duration, who ended it) and
+ * process_reset (sent or received). The same points feed the report
+ * counters (lib/report.bpf.h), which count whether or not events are sent.
+ *
+ * The owner lives in socket storage (lib/sock.bpf.h). The reason a
+ * connection ended is the first of: a FIN sent, a FIN received, a RST sent,
+ * a RST received, a timeout.
+ *
+ * An iterator marks the sockets that existed before the agent, so that their
+ * close is reported with what is known (their totals, the uid). It only
+ * reads and marks: it never destroys a socket.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+#include "lib/ring.bpf.h"
+#include "lib/path.bpf.h"
+#include "lib/task.bpf.h"
+#include "lib/sock.bpf.h"
+#include "lib/report.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+static __always_inline void remote_of(struct vigil_remote *r, const struct vigil_tuple *t, __u8 dir)
+{
+	__builtin_memcpy(r->addr, t->daddr, 16);
+	r->family = t->family;
+	r->direction = dir;
+	r->port = dir == VIGIL_CONN_IN ? t->sport : t->dport;
+}
+
+static __always_inline void emit_conn(__u16 type, const struct vigil_sk *s,
+				      const struct vigil_tuple *t, __u64 latency, __u32 error)
+{
+	struct vigil_conn *ev;
+
+	if (!vigil_net_wanted(t, s->dir))
+		return;
+	ev = vigil_reserve(type, sizeof(*ev));
+	if (!ev)
+		return;
+	ev->proc = s->owner;
+	ev->tuple = *t;
+	ev->latency_ns = latency;
+	ev->error = error;
+	ev->flags = s->flags;
+	vigil_submit(ev);
+}
+
+/* Counts an established connection for its owner and its remote end. */
+static __always_inline void count_open(const struct vigil_sk *s, const struct vigil_tuple *t)
+{
+	struct vigil_report_counts *c = vigil_report_proc(&s->owner);
+	struct vigil_report_remote_val *r;
+	struct vigil_remote rem = {};
+
+	if (c) {
+		if (s->dir == VIGIL_CONN_OUT)
+			vigil_report_add(c->connects, 1);
+		else
+			vigil_report_add(c->accepts, 1);
+	}
+	remote_of(&rem, t, s->dir);
+	r = vigil_report_remote(&rem);
+	if (r)
+		vigil_report_add(r->connections, 1);
+}
+
+static __always_inline void count_bytes(const struct vigil_sk *s, const struct vigil_tuple *t,
+					__u64 sent, __u64 received)
+{
+	struct vigil_report_counts *c = vigil_report_proc(&s->owner);
+	struct vigil_report_remote_val *r;
+	struct vigil_remote rem = {};
+
+	if (c) {
+		vigil_report_add(c->bytes_sent, sent);
+		vigil_report_add(c->bytes_received, received);
+	}
+	remote_of(&rem, t, s->dir);
+	r = vigil_report_remote(&rem);
+	if (r) {
+		vigil_report_add(r->bytes_sent, sent);
+		vigil_report_add(r->bytes_received, received);
+	}
+}
+
+static __always_inline void set_reason(struct vigil_sk *s, __u8 reason)
+{
+	if (!s->reason)
+		s->reason = reason;
+}
+
+static __always_inline void on_close(const struct sock *sk, struct vigil_sk *s, int oldstate)
+{
+	const struct tcp_sock *tp = (const struct tcp_sock *)sk;
+	__u32 err = BPF_CORE_READ(sk, sk_err);
+	__u64 now = bpf_ktime_get_ns(), sent, received;
+	struct vigil_tuple t = {};
+	struct vigil_close *ev;
+
+	if (s->closed)
+		return;
+	s->closed = 1;
+	vigil_tuple_from_sk(&t, &sk->__sk_common);
+	if (!t.sport)
+		t.sport = s->sport;	/* the port was released before CLOSE */
+	if (oldstate == TCP_SYN_SENT) {
+		/* A connect that never completed: its caller gets sk_err,
+		 * or gave up itself. */
+		struct vigil_report_counts *c = vigil_report_proc(&s->owner);
+
+		if (c)
+			vigil_report_add(c->connect_errors, 1);
+		emit_conn(VIGIL_EV_CONNECT, s, &t, now - s->start_ktime, err ?: ECONNABORTED);
+		return;
+	}
+	if (oldstate == TCP_SYN_RECV && s->dir == VIGIL_CONN_IN)
+		return;	/* never accepted: only its resets are news */
+	if (oldstate == TCP_LISTEN) {
+		s->reason = VIGIL_CLOSE_LISTENER;
+	} else if (!s->reason) {
+		if (err == ETIMEDOUT)
+			s->reason = VIGIL_CLOSE_TIMEOUT;
+		else if (oldstate == TCP_ESTABLISHED || oldstate == TCP_CLOSE_WAIT)
+			/* tcp_disconnect (linger 0, unread data, abort) goes to
+			 * CLOSE first and sends its RST right after. */
+			s->reason = VIGIL_CLOSE_LOCAL_RST;
+	}
+	sent = vigil_tcp_data_sent(tp);
+	received = vigil_tcp_data_received(tp);
+	if (oldstate != TCP_LISTEN)
+		count_bytes(s, &t, sent, received);
+	if (!vigil_net_wanted(&t, s->dir))
+		return;
+	ev = vigil_reserve(VIGIL_EV_CLOSE, sizeof(*ev));
+	if (!ev)
+		return;
+	ev->proc = s->owner;
+	ev->tuple = t;
+	ev->bytes_sent = sent;
+	ev->bytes_received = received;
+	ev->duration_ns = s->start_ktime ? now - s->start_ktime : 0;
+	ev->retransmits = BPF_CORE_READ(tp, total_retrans);
+	ev->reason = s->reason;
+	ev->direction = s->dir;
+	ev->state = oldstate;
+	ev->pad = 0;
+	ev->error = err;
+	ev->flags = s->flags;
+	vigil_submit(ev);
+}
+
+/* A socket that starts a life in process context: the caller owns it. */
+static __always_inline struct vigil_sk *own(const struct sock *sk, __u8 dir)
+{
+	struct vigil_sk *s = vigil_sk_get(sk, true);
+
+	if (!s) {
+		vigil_count(VIGIL_CNT_NET_NO_STORAGE);
+		return NULL;
+	}
+	vigil_owner_current(&s->owner);
+	s->start_ktime = bpf_ktime_get_ns();
+	s->flags = 0;
+	s->dir = dir;
+	s->reason = 0;
+	s->closed = 0;
+	s->refined = 0;
+	return s;
+}
+
+SEC("tp_btf/inet_sock_set_state")
+int BPF_PROG(net_state, const struct sock *sk, int oldstate, int newstate)
+{
+	struct vigil_tuple t = {};
+	struct vigil_sk *s;
+	__u16 family;
+
+	if (BPF_CORE_READ(sk, sk_protocol) != IPPROTO_TCP)
+		return 0;
+	family = BPF_CORE_READ(sk, __sk_common.skc_family);
+	if (family != AF_INET && family != AF_INET6)
+		return 0;
+
+	switch (newstate) {
+	case TCP_SYN_SENT:
+		own(sk, VIGIL_CONN_OUT);	/* in connect(): current is the owner */
+		return 0;
+	case TCP_LISTEN:
+		s = own(sk, VIGIL_CONN_LISTEN);	/* in listen() */
+		if (s) {
+			vigil_tuple_from_sk(&t, &sk->__sk_common);
+			s->sport = t.sport;
+			emit_conn(VIGIL_EV_LISTEN, s, &t, 0, 0);
+		}
+		return 0;
+	case TCP_SYN_RECV:
+		if (oldstate != TCP_LISTEN)
+			return 0;
+		/* A child of a listener, in softirq: its storage is the
+		 * listener's clone, owner included; fresh if the listener had
+		 * none (then the first send or receive names the owner). */
+		s = vigil_sk_get(sk, true);
+		if (!s) {
+			vigil_count(VIGIL_CNT_NET_NO_STORAGE);
+			return 0;
+		}
+		if (s->dir != VIGIL_CONN_LISTEN)
+			s->flags = VIGIL_CONN_NO_OWNER;
+		else
+			s->flags &= ~VIGIL_CONN_PREEXISTING;
+		s->dir = VIGIL_CONN_IN;
+		s->start_ktime = bpf_ktime_get_ns();
+		s->reason = 0;
+		s->closed = 0;
+		s->refined = 0;
+		return 0;
+	}
+
+	s = vigil_sk_get(sk, false);
+	if (!s)
+		return 0;
+	switch (newstate) {
+	case TCP_ESTABLISHED:
+		if (oldstate == TCP_SYN_SENT || oldstate == TCP_SYN_RECV) {
+			__u64 now = bpf_ktime_get_ns(), latency = now - s->start_ktime;
+
+			vigil_tuple_from_sk(&t, &sk->__sk_common);
+			s->sport = t.sport;
+			count_open(s, &t);
+			if (s->dir == VIGIL_CONN_IN) {
+				s->start_ktime = now;
+				emit_conn(VIGIL_EV_ACCEPT, s, &t, 0, 0);
+			} else {
+				emit_conn(VIGIL_EV_CONNECT, s, &t, latency, 0);
+			}
+		}
+		break;
+	case TCP_FIN_WAIT1:
+		set_reason(s, VIGIL_CLOSE_LOCAL_FIN);
+		break;
+	case TCP_CLOSE_WAIT:
+		set_reason(s, VIGIL_CLOSE_PEER_FIN);
+		break;
+	case TCP_CLOSE:
+		on_close(sk, s, oldstate);
+		break;
+	}
+	return 0;
+}
+
+static __always_inline void emit_reset(const struct vigil_sk *s, const struct vigil_tuple *t,
+				       __u8 dir, __u8 state, __u16 reason)
+{
+	struct vigil_report_counts *c;
+	struct vigil_proc nobody = {};
+	struct vigil_reset *ev;
+
+	c = vigil_report_proc(s ? &s->owner : &nobody);
+	if (c) {
+		if (dir == VIGIL_RESET_SENT)
+			vigil_report_add(c->resets_sent, 1);
+		else
+			vigil_report_add(c->resets_received, 1);
+	}
+	if (!vigil_net_wanted(t, s ? s->dir : VIGIL_CONN_UNKNOWN))
+		return;
+	ev = vigil_reserve(VIGIL_EV_RESET, sizeof(*ev));
+	if (!ev)
+		return;
+	if (s) {
+		ev->proc = s->owner;
+		ev->flags = s->flags;
+	} else {
+		ev->proc = nobody;
+		ev->flags = VIGIL_CONN_NO_OWNER;
+	}
+	ev->tuple = *t;
+	ev->direction = dir;
+	ev->state = state;
+	ev->reason = reason;
+	vigil_submit(ev);
+}
+
+SEC("tp_btf/tcp_receive_reset")
+int BPF_PROG(net_rst_in, struct sock *sk)
+{
+	struct vigil_tuple t = {};
+	struct vigil_sk *s;
+
+	if (!sk)
+		return 0;
+	s = vigil_sk_get(sk, false);
+	vigil_tuple_from_sk(&t, &sk->__sk_common);
+	if (s) {
+		set_reason(s, VIGIL_CLOSE_PEER_RST);
+		if (t.sport)
+			s->sport = t.sport;	/* a refused connect's only chance */
+	}
+	emit_reset(s, &t, VIGIL_RESET_RECEIVED, BPF_CORE_READ(sk, __sk_common.skc_state), 0);
+	return 0;
+}
+
+/* sk is NULL (no socket took the segment), a request or timewait
+ * mini-socket, or a full socket; skb is NULL for an active reset. */
+SEC("tp_btf/tcp_send_reset")
+int BPF_PROG(net_rst_out, const struct sock *sk, const struct sk_buff *skb, int reason)
+{
+	struct vigil_tuple t = {};
+	struct vigil_sk *s = NULL;
+	struct tcp_sock *tp;
+	__u8 state = 0;
+
+	if (sk) {
+		tp = bpf_skc_to_tcp_sock((void *)sk);
+		if (tp) {
+			s = vigil_sk_get(tp, false);
+			if (s)
+				set_reason(s, VIGIL_CLOSE_LOCAL_RST);
+		}
+		state = BPF_CORE_READ(sk, __sk_common.skc_state);
+		vigil_tuple_from_sk(&t, &sk->__sk_common);
+		if (s && !t.sport)
+			t.sport = s->sport;	/* a RST sent after CLOSE */
+	} else if (!skb || !vigil_tuple_from_rx_skb(&t, skb)) {
+		return 0;
+	}
+	emit_reset(s, &t, VIGIL_RESET_SENT, state, reason);
+	return 0;
+}
+
+SEC("tp_btf/tcp_retransmit_skb")
+int BPF_PROG(net_retrans)
+{
+	vigil_count(VIGIL_CNT_NET_RETRANS);
+	return 0;
+}
+
+/* The first send or receive happens in the owner's context: an accepted
+ * socket inherited its listener's owner, which a pre-forked worker or a
+ * passed descriptor makes wrong; a socket found at start had none. */
+static __always_inline void refine(const struct sock *sk)
+{
+	struct vigil_sk *s;
+	struct task_struct *t;
+
+	if (!sk)
+		return;
+	s = vigil_sk_get(sk, false);
+	if (!s || s->refined)
+		return;
+	s->refined = 1;
+	t = bpf_get_current_task_btf();
+	if (!(s->flags & VIGIL_CONN_NO_OWNER) && s->owner.pid == t->tgid)
+		return;
+	vigil_owner_current(&s->owner);
+	s->flags = (s->flags & ~VIGIL_CONN_NO_OWNER) | VIGIL_CONN_REFINED;
+}
+
+SEC("tp_btf/sock_send_length")
+int BPF_PROG(net_send, struct sock *sk)
+{
+	refine(sk);
+	return 0;
+}
+
+SEC("tp_btf/sock_recv_length")
+int BPF_PROG(net_recv, struct sock *sk)
+{
+	refine(sk);
+	return 0;
+}
+
+/* Marks TCP sockets that have no storage yet: they existed before the
+ * agent. Runs in the network namespace of the thread that made the
+ * iterator; reads and marks only. */
+SEC("iter/tcp")
+int net_preexisting(struct bpf_iter__tcp *ctx)
+{
+	struct sock_common *skc = ctx->sk_common;
+	struct tcp_sock *tp;
+	struct vigil_sk *s;
+	__u8 state;
+
+	if (!skc)
+		return 0;
+	tp = bpf_skc_to_tcp_sock(skc);
+	if (!tp || vigil_sk_get(tp, false))
+		return 0;
+	state = skc->skc_state;
+	if (state == TCP_CLOSE || state == TCP_SYN_SENT)
+		return 0;
+	s = vigil_sk_get(tp, true);
+	if (!s)
+		return 0;
+	s->owner.uid = ctx->uid;
+	s->owner.auid = (__u32)-1;
+	s->flags = VIGIL_CONN_PREEXISTING | VIGIL_CONN_NO_OWNER;
+	s->dir = state == TCP_LISTEN ? VIGIL_CONN_LISTEN : VIGIL_CONN_UNKNOWN;
+	s->sport = skc->skc_num;
+	if (state == TCP_CLOSE_WAIT || state == TCP_LAST_ACK)
+		s->reason = VIGIL_CLOSE_PEER_FIN;
+	else if (state == TCP_FIN_WAIT1 || state == TCP_FIN_WAIT2 || state == TCP_CLOSING)
+		s->reason = VIGIL_CLOSE_LOCAL_FIN;
+	return 0;
+}
