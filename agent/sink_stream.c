@@ -160,6 +160,9 @@ static int offer(struct vigil_sink *sk, const struct vigil_ring *r, uint64_t end
 		if (released < 0)
 			return down(s, released, "send failed"), 0;
 	}
+	if (s->want == VIGIL_TX_AUTO && vigil_tx_copied_anyway(&s->tx))
+		vlog_info("stream %s: the kernel copied every zero-copy send to this destination "
+			  "(loopback does): sending with plain send() instead", s->url);
 	sk->pos = (uint64_t)released < s->acked ? (uint64_t)released : s->acked;
 	arm(s, s->fd, EPOLL_CTL_MOD);
 	arm(s, s->tx.uring_fd, EPOLL_CTL_MOD);
@@ -194,6 +197,7 @@ int vigil_sink_stream_init(struct vigil_sink_stream *s, const char *url, const c
 		.epfd = epfd,
 		.backoff_ms = BACKOFF_MIN_MS,
 		.realtime_offset_ns = realtime_offset_ns,
+		.want = want,
 	};
 	snprintf(s->node_name, sizeof(s->node_name), "%s", node_name);
 	if ((err = vigil_stream_url(url, &s->socktype, &s->addr, &s->addrlen)))

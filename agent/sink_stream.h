@@ -28,6 +28,7 @@ struct vigil_sink_stream {
 	int epfd;			/* the pump's: acks and completions wake it */
 	enum { STREAM_DOWN, STREAM_CONNECTING, STREAM_UP } state;
 	struct vigil_tx tx;
+	enum vigil_tx_path want;	/* AUTO: chosen by the usage reports */
 	uint64_t acked;			/* collector has written out up to here */
 	double next_try;		/* CLOCK_MONOTONIC s */
 	unsigned backoff_ms;

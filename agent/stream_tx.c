@@ -170,13 +170,26 @@ static int poll_errqueue(struct vigil_tx *t)
 	}
 }
 
+#define ZC_VERDICT_SENDS 64	/* zero-copy sends judged before deciding */
+
+bool vigil_tx_copied_anyway(struct vigil_tx *t)
+{
+	if (t->path == VIGIL_TX_SEND || t->in_flight || t->zc_sends < ZC_VERDICT_SENDS ||
+	    t->zc_copied < t->zc_sends)
+		return false;
+	t->zc_path = t->path;	/* still reaped: notifications may be due */
+	t->path = VIGIL_TX_SEND;
+	return true;
+}
+
 int64_t vigil_tx_poll(struct vigil_tx *t)
 {
+	enum vigil_tx_path zc = t->path == VIGIL_TX_SEND ? t->zc_path : t->path;
 	int err = 0;
 
-	if (t->path == VIGIL_TX_URING_ZC)
+	if (zc == VIGIL_TX_URING_ZC)
 		err = vigil_uring_poll(t);
-	else if (t->path == VIGIL_TX_MSG_ZC && t->fd >= 0)
+	else if (zc == VIGIL_TX_MSG_ZC && t->fd >= 0)
 		err = poll_errqueue(t);
 	if (err)
 		return err;

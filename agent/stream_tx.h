@@ -35,6 +35,7 @@ struct io_uring;
 
 struct vigil_tx {
 	enum vigil_tx_path path;
+	enum vigil_tx_path zc_path;	/* the zero-copy path left for send */
 	int fd;			/* the connected socket */
 	uint32_t gen;		/* connection generation: stale completions are ignored */
 	uint64_t sent;		/* ring position up to which the kernel took the bytes */
@@ -73,6 +74,11 @@ int vigil_uring_init(struct vigil_tx *t);
 void vigil_uring_free(struct vigil_tx *t);
 int vigil_uring_send(struct vigil_tx *t, const void *p, size_t len);
 int vigil_uring_poll(struct vigil_tx *t);
+
+/* Past enough zero-copy sends whose usage report says the kernel copied
+ * the pages anyway (loopback does), zero copy only costs: switches to plain
+ * send and returns true. The pages already lent are still awaited. */
+bool vigil_tx_copied_anyway(struct vigil_tx *t);
 
 /* Zero-copy bookkeeping shared by both zero-copy paths. */
 int vigil_tx_zc_push(struct vigil_tx *t, uint32_t id, uint64_t start, uint64_t end);
