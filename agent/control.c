@@ -35,6 +35,14 @@ static int open_socket(struct vigil_control *c, const char *pin_dir)
 	return 0;
 }
 
+int vigil_control_check(char *const *files, unsigned n)
+{
+	char why[1024];
+	int err = vigil_policy_check(files, n, why, sizeof(why));
+
+	return err ? vlog_err(err, "policy refused: %s", why) : 0;
+}
+
 int vigil_control_start(struct vigil_control *c, const char *pin_dir, uint64_t ring_size,
 			char *const *files, unsigned n, volatile sig_atomic_t *hup)
 {

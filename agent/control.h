@@ -18,6 +18,8 @@ struct vigil_control {
 	volatile sig_atomic_t *hup;	/* set by the SIGHUP handler */
 };
 
+/* Checks the --policy files before anything is loaded; logs what is wrong. */
+int vigil_control_check(char *const *files, unsigned n);
 /* Loads the enforcement objects, puts the files in force (a bad file stops
  * the start, changing nothing), and opens the control socket. */
 int vigil_control_start(struct vigil_control *c, const char *pin_dir, uint64_t ring_size,

@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include <vigil/events.h>
+#include "control.h"
 #include "export_file.h"
 #include "loader.h"
 #include "log.h"
@@ -38,12 +39,22 @@ struct options {
 	int poll_ms;
 	char node_name[256];
 	double duration;	/* seconds; 0: until stopped */
+	char *policy[VIGIL_POLICY_FILES_MAX];	/* --policy files */
+	unsigned npolicy;
 	const char *send[VIGIL_MAX_SINKS - 1];	/* --send URLs */
 	int nsend;
 	enum vigil_tx_path send_path;
 };
 
 static volatile sig_atomic_t stop;
+static volatile sig_atomic_t hup;	/* re-read the policy files */
+static struct vigil_control control = { .fd = -1 };
+
+static void on_hup(int sig)
+{
+	(void)sig;
+	hup = 1;
+}
 
 static void on_signal(int sig)
 {
@@ -79,6 +90,10 @@ static const char usage_text[] =
 	"      --unpin-on-exit              remove the pins when stopping (default: keep them,\n"
 	"                                   so events wait in the ring for the next start)\n"
 	"\n"
+	"Enforcement:\n"
+	"      --policy FILE                enforce the rules in FILE (repeatable; docs/policy.md);\n"
+	"                                   SIGHUP and 'vigil policy load' re-read them\n"
+	"\n"
 	"  -d, --duration SECONDS           stop after SECONDS\n"
 	"  -v, --verbose                    libbpf and agent debug output on stderr\n"
 	"  -h, --help                       this text\n"
@@ -99,7 +114,7 @@ static int parse_u64(const char *opt, const char *s, uint64_t max, uint64_t *out
 
 static int parse_options(int argc, char **argv, struct options *o)
 {
-	enum { O_MAXSIZE = 256, O_BACKUPS, O_NODE, O_PIN, O_RING, O_WAKE, O_POLL, O_NOPROC, O_UNPIN,
+	enum { O_MAXSIZE = 256, O_BACKUPS, O_NODE, O_PIN, O_RING, O_WAKE, O_POLL, O_NOPROC, O_UNPIN, O_POLICY,
 	       O_SEND, O_SENDPATH };
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
@@ -114,6 +129,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "poll-ms", required_argument, NULL, O_POLL },
 		{ "no-procfs", no_argument, NULL, O_NOPROC },
 		{ "unpin-on-exit", no_argument, NULL, O_UNPIN },
+		{ "policy", required_argument, NULL, O_POLICY },
 		{ "send", required_argument, NULL, O_SEND },
 		{ "send-path", required_argument, NULL, O_SENDPATH },
 		{ "duration", required_argument, NULL, 'd' },
@@ -179,6 +195,11 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		case O_NOPROC: o->procfs = false; break;
 		case O_UNPIN: o->unpin_on_exit = true; break;
+		case O_POLICY:
+			if (o->npolicy == VIGIL_POLICY_FILES_MAX)
+				return vlog_err(-E2BIG, "at most %d --policy", VIGIL_POLICY_FILES_MAX);
+			o->policy[o->npolicy++] = optarg;
+			break;
 		case O_SEND:
 			if (o->nsend == VIGIL_MAX_SINKS - 1)
 				return vlog_err(-E2BIG, "at most %d --send", VIGIL_MAX_SINKS - 1);
@@ -235,7 +256,7 @@ static double now_s(void)
 static void run(struct vigil_pump *pump, struct vigil_bpf *bpf, const struct options *o,
 		struct vigil_loss_monitor *loss)
 {
-	double start = now_s(), last_loss = 0;
+	double start = now_s(), last_loss = 0, last_control = 0;
 	bool flowing = false;
 
 	while (!stop) {
@@ -247,6 +268,10 @@ static void run(struct vigil_pump *pump, struct vigil_bpf *bpf, const struct opt
 			last_loss = t;
 			if (vigil_loss_check(loss, bpf))
 				flowing = true;
+		}
+		if (t - last_control >= 0.05) {
+			last_control = t;
+			vigil_control_tick(&control);
 		}
 		if (o->duration && t - start >= o->duration)
 			break;
@@ -282,9 +307,13 @@ int main(int argc, char **argv)
 	if (!o.wakeup_bytes)
 		o.wakeup_bytes = (o.ring_size ? o.ring_size : 16u << 20) / 8;
 
+	/* A bad policy stops the start before anything is loaded. */
+	if (o.npolicy && vigil_control_check(o.policy, o.npolicy))
+		return 1;
 	libbpf_set_print(libbpf_print);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	signal(SIGHUP, on_hup);
 	signal(SIGPIPE, SIG_IGN);
 
 	struct vigil_loader_opts lo = {
@@ -294,6 +323,9 @@ int main(int argc, char **argv)
 		.verbose = vlog_verbose,
 	};
 	err = vigil_bpf_load(&bpf, &lo);
+	if (err)
+		goto out;
+	err = vigil_control_start(&control, o.pin_dir, bpf.ring_size, o.policy, o.npolicy, &hup);
 	if (err)
 		goto out;
 	err = vigil_pump_init(&pump, bpf.ring_fd, o.poll_ms);
@@ -334,6 +366,7 @@ out_local:
 	vigil_sink_local_free(&local);
 out:
 	vigil_pump_close(&pump);
+	vigil_control_close(&control);
 	vigil_bpf_close(&bpf, o.unpin_on_exit);
 	vigil_export_close(&export);
 	return err ? 1 : 0;

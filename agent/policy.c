@@ -114,8 +114,19 @@ static int compile_rule(struct compiled *c, const struct vigil_rule *r, unsigned
 	if (ret == -E2BIG)
 		snprintf(err, errlen, "%s:%u: rule '%s': more than %d prefixes in one family", r->file,
 			 r->line, r->name, VIGIL_POL_PREFIXES_MAX);
-	if (ret || !r->cgroup)
+	if (ret)
 		return ret;
+	for (unsigned i = 0; i < r->n_netns; i++) {
+		char path[256];
+
+		if (vigil_netns_path(r->netns[i], path, sizeof(path)) || access(path, R_OK)) {
+			snprintf(err, errlen, "%s:%u: rule '%s': network namespace '%s': %s not found",
+				 r->file, r->line, r->name, r->netns[i], path);
+			return -ENOENT;
+		}
+	}
+	if (!r->cgroup)
+		return 0;
 
 	struct vigil_cgroup_ref ref;
 	unsigned j;
@@ -277,6 +288,35 @@ static bool in_force(const struct vigil_policy_state *s, const struct compiled *
 	return !memcmp(&old, &c->rules[id], sizeof(old));
 }
 
+/* Reads files into np and compiles them into c, resolving every cgroup and
+ * namespace they name; nothing in the kernel changes. */
+static int prepare(char *const *files, unsigned n, struct vigil_policy *np, struct compiled *c,
+		   char *err, size_t errlen)
+{
+	int ret = 0;
+
+	if (n > VIGIL_POLICY_FILES_MAX) {
+		snprintf(err, errlen, "at most %d policy files", VIGIL_POLICY_FILES_MAX);
+		return -E2BIG;
+	}
+	for (unsigned i = 0; i < n && !ret; i++)
+		ret = vigil_policy_add_file(np, files[i], err, errlen);
+	if (!ret)
+		ret = compile(np, c, err, errlen);
+	return ret;
+}
+
+int vigil_policy_check(char *const *files, unsigned n, char *err, size_t errlen)
+{
+	struct vigil_policy np = {};
+	struct compiled c = {};
+	int ret = prepare(files, n, &np, &c, err, errlen);
+
+	vigil_policy_free(&np);
+	free(c.lpm);
+	return ret;
+}
+
 int vigil_policy_apply(struct vigil_policy_state *s, char *const *files, unsigned n, char *err,
 		       size_t errlen)
 {
@@ -284,20 +324,11 @@ int vigil_policy_apply(struct vigil_policy_state *s, char *const *files, unsigne
 	struct compiled c = {};
 	bool landing[VIGIL_RULES_MAX] = {};
 	char *names[VIGIL_POLICY_FILES_MAX] = {};
-	int ret = 0;
+	int ret = prepare(files, n, &np, &c, err, errlen);
 
-	snprintf(err, errlen, "out of memory");
-	if (n > VIGIL_POLICY_FILES_MAX) {
-		snprintf(err, errlen, "at most %d policy files", VIGIL_POLICY_FILES_MAX);
-		return -E2BIG;
-	}
-	for (unsigned i = 0; i < n && !ret; i++) {
-		ret = vigil_policy_add_file(&np, files[i], err, errlen);
-		if (!ret && !(names[i] = strdup(files[i])))
-			ret = -ENOMEM;
-	}
-	if (!ret)
-		ret = compile(&np, &c, err, errlen);
+	for (unsigned i = 0; i < n && !ret; i++)
+		if (!(names[i] = strdup(files[i])))
+			ret = -ENOMEM, snprintf(err, errlen, "out of memory");
 	/* Everything is checked: from here on the kernel side changes. */
 	for (unsigned i = 0; i < np.n_rules && !ret; i++)
 		landing[i] = np.rules[i].action == VIGIL_ACT_RESET && !in_force(s, &c, i, &np.rules[i]);

@@ -36,6 +36,9 @@ int vigil_policy_init(struct vigil_policy_state *s, const char *pin_dir, uint64_
  * force; on error nothing changes and err says why ("file:line:col: ..."). */
 int vigil_policy_apply(struct vigil_policy_state *s, char *const *files, unsigned n, char *err,
 		       size_t errlen);
+/* Reads and resolves files as apply would, changing nothing: for a start
+ * that must not touch the node when its policy is bad. */
+int vigil_policy_check(char *const *files, unsigned n, char *err, size_t errlen);
 /* Re-reads the files in force (SIGHUP). */
 int vigil_policy_reload(struct vigil_policy_state *s, char *err, size_t errlen);
 /* Sums rule id's counters over the CPUs. */
