@@ -2,7 +2,7 @@
 # Policy files are read whole or refused whole, with file:line:column and a
 # message naming what is wrong (vigil policy check, no agent needed).
 . "$(dirname "$0")/lib.sh"
-plan 13
+plan 14
 
 pol() { printf '%s\n' "$2" > "$T_DIR/$1.yaml"; echo "$T_DIR/$1.yaml"; }
 # refused FILE-NAME WANT-POSITION WANT-TEXT DESCRIPTION
@@ -92,4 +92,12 @@ refused dupname 3:5 "rule name 'a' is used twice" "duplicate rule names"
 # Files are all-or-nothing together too: the second one's error stops both.
 out=$("$VIGIL" policy check "$T_DIR/good.yaml" "$T_DIR/unknown.yaml" 2>&1); rc=$?
 [ $rc -ne 0 ] && [[ "$out" == *"unknown.yaml:3:5: "* ]]; ok $? "several files: the bad one is named"
+# Every example in docs/policy.md reads as documented.
+awk -v d="$T_DIR" '/^```yaml/ { n++; f = d "/doc" n ".yaml"; next } /^```/ { f = "" } f { print > f }' "$TOP/docs/policy.md"
+bad=0; n=0
+for f in "$T_DIR"/doc*.yaml; do
+	n=$((n + 1))
+	"$VIGIL" policy check "$f" >/dev/null 2>"$T_DIR/doc.err" || { bad=1; diag "$(cat "$T_DIR/doc.err")"; }
+done
+[ $bad -eq 0 ] && [ $n -ge 4 ]; ok $? "the $n policy examples in docs/policy.md are valid"
 done_testing
