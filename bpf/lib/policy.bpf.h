@@ -74,32 +74,51 @@ static __always_inline __u64 vigil_policy_set(const struct vigil_match *m)
 	return set ? set->rules : 0;
 }
 
-/* The first rule (lowest id) matching m; its id in *id, or NULL. A bounded
- * walk over the set bits: at most VIGIL_RULES_MAX lookups, usually one. */
+struct vigil_match_walk {
+	const struct vigil_match *m;
+	__u64 set;
+	__u32 id;
+	const struct vigil_pol_rule *rule;
+};
+
+/* One bpf_loop step: rule i, if it is in the set and matches, ends the walk.
+ * A callback, not an open loop: the verifier checks it once instead of once
+ * per rule and per path. */
+static long vigil_match_step(__u32 i, void *ctx)
+{
+	struct vigil_match_walk *w = ctx;
+	const struct vigil_pol_rule *r;
+	__u32 k = i;
+
+	if (!w->set)
+		return 1;
+	if (!(w->set & (1ULL << (i & 63))))
+		return 0;
+	w->set &= ~(1ULL << (i & 63));
+	r = bpf_map_lookup_elem(&vigil_rules, &k);
+	if (!r || !(r->flags & VIGIL_RULE_ACTIVE))
+		return 0;
+	if (r->proto && r->proto != w->m->proto)
+		return 0;
+	if (w->m->dport < r->port_lo || w->m->dport > r->port_hi)
+		return 0;
+	w->id = i;
+	w->rule = r;
+	return 1;
+}
+
+/* The first rule (lowest id) matching m; its id in *id, or NULL. At most
+ * VIGIL_RULES_MAX steps, usually one or two. */
 static __always_inline const struct vigil_pol_rule *vigil_policy_match(const struct vigil_match *m,
 								    __u32 *id)
 {
-	__u64 set = vigil_policy_set(m);
-	__u32 i;
+	struct vigil_match_walk w = { .m = m, .set = vigil_policy_set(m) };
 
-	for (i = 0; i < VIGIL_RULES_MAX && set; i++) {
-		const struct vigil_pol_rule *r;
-		__u32 k = i;
-
-		if (!(set & (1ULL << i)))
-			continue;
-		set &= ~(1ULL << i);
-		r = bpf_map_lookup_elem(&vigil_rules, &k);
-		if (!r || !(r->flags & VIGIL_RULE_ACTIVE))
-			continue;
-		if (r->proto && r->proto != m->proto)
-			continue;
-		if (m->dport < r->port_lo || m->dport > r->port_hi)
-			continue;
-		*id = i;
-		return r;
-	}
-	return NULL;
+	if (!w.set)
+		return NULL;
+	bpf_loop(VIGIL_RULES_MAX, vigil_match_step, &w, 0);
+	*id = w.id;
+	return w.rule;
 }
 
 static __always_inline struct vigil_rule_stats *vigil_rule_stats_of(__u32 id)

@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Network rules at TC (clsact ingress and egress) on the interfaces a policy
+ * names: drop, reject (RST or ICMP port unreachable back to the sender) and
+ * reset (RST to both ends), each reply rate-limited and each decision
+ * reported. The agent attaches vigil_tc_ingress / vigil_tc_egress from a
+ * thread inside the intended network namespace (agent/enforce_tc.c).
+ *
+ * Where the reply goes: a trigger seen at ingress came from the wire, so its
+ * RST goes back out the same interface; one seen at egress came from a local
+ * socket, so its RST is handed to the local stack (BPF_F_INGRESS), which
+ * fails the socket at once (ECONNREFUSED for a SYN).
+ *
+ * vigil_tc_build_rst is the builder alone, for BPF_PROG_TEST_RUN: the unit
+ * tests (tests/rst_build.c) and the agent's RSTs for idle flows use it.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+#include "lib/enforce.bpf.h"
+#include "lib/flow.bpf.h"
+#include "lib/pkt_csum.bpf.h"
+#include "lib/pkt_rst.bpf.h"
+#include "lib/pkt_icmp.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+#define TC_ACT_OK 0
+#define TC_ACT_SHOT 2
+#define TC_ACT_REDIRECT 7
+#define BPF_F_INGRESS_FLAG 1
+
+/* Keep per-flow sequence state at ingress (a router or bridge). */
+const volatile __u8 vigil_track_flows = 0;
+
+/* Where the answer to a trigger seen in dir goes: back out for ingress,
+ * up to the local stack for egress. */
+static __always_inline __u64 reply_flags(__u8 dir)
+{
+	return dir == VIGIL_DIR_INGRESS ? 0 : BPF_F_INGRESS_FLAG;
+}
+
+/* The RST back to the sender, in place of the trigger. */
+static __always_inline int reject_tcp(struct __sk_buff *skb, const struct vigil_pkt *p, __u8 dir)
+{
+	bool partial = vigil_ip_summed(skb) == VIGIL_CHECKSUM_PARTIAL;
+
+	if (vigil_tc_build_rst(skb, p, true, partial)) {
+		vigil_count(VIGIL_CNT_ENF_BUILD_FAILED);
+		return -1;
+	}
+	return bpf_redirect(skb->ifindex, reply_flags(dir));
+}
+
+static __always_inline int reject_udp(struct __sk_buff *skb, const struct vigil_pkt *p, __u8 dir)
+{
+	if (vigil_tc_build_icmp(skb, p)) {
+		vigil_count(VIGIL_CNT_ENF_BUILD_FAILED);
+		return -1;
+	}
+	return bpf_redirect(skb->ifindex, reply_flags(dir));
+}
+
+/*
+ * Both ends: the RST to the sender goes out as a clone; the trigger itself
+ * is rewritten again into the RST to the receiver and goes on its way, so
+ * routing (or the local stack) takes it to the other end.
+ */
+static __always_inline int reset_tcp(struct __sk_buff *skb, struct vigil_pkt *p, __u8 dir)
+{
+	bool partial = vigil_ip_summed(skb) == VIGIL_CHECKSUM_PARTIAL;
+
+	if (vigil_tc_build_rst(skb, p, true, partial) ||
+	    bpf_clone_redirect(skb, skb->ifindex, reply_flags(dir))) {
+		vigil_count(VIGIL_CNT_ENF_BUILD_FAILED);
+		return -1;
+	}
+	/* The packet is the bare RST now: nothing left to strip. */
+	p->l4_off = p->l3_off + (p->family == VIGIL_AF_INET ? 20 : 40);
+	p->l3_len = p->l4_off - p->l3_off;
+	if (vigil_tc_build_rst(skb, p, false, partial)) {
+		vigil_count(VIGIL_CNT_ENF_BUILD_FAILED);
+		return -1;
+	}
+	return TC_ACT_OK;
+}
+
+/* One packet being decided: what the subprograms below share. */
+struct decision {
+	struct vigil_pkt p;
+	const struct vigil_pol_rule *r;
+	__u32 id;
+	__u32 ifindex;
+	__u8 dir;
+	__u8 reply;		/* enum vigil_reply, set by answer() */
+};
+
+/* Answers d->p as rule d->r says; returns the TC verdict and sets d->reply.
+ * A function of its own (not inlined), as report() and track(): the
+ * builders' stack and the caller's do not fit in one 512-byte frame. */
+static __noinline int answer(struct __sk_buff *skb, struct decision *d)
+{
+	struct vigil_pkt *p = &d->p;
+	bool tcp = vigil_rst_eligible(p), udp = vigil_icmp_eligible(p);
+	int ret;
+
+	d->reply = VIGIL_REPLY_NONE;
+	if (d->r->action == VIGIL_ACT_DROP)
+		return TC_ACT_SHOT;
+	if (p->proto != VIGIL_IPPROTO_TCP && p->proto != VIGIL_IPPROTO_UDP)
+		return TC_ACT_SHOT;
+	if ((!tcp && !udp) || !vigil_reply_addr_ok(p) || !vigil_tc_l4_csum_ok(skb, p)) {
+		d->reply = VIGIL_REPLY_INELIGIBLE;
+		return TC_ACT_SHOT;
+	}
+	if (!vigil_reply_allowed(d->r, d->id, p->family, p->saddr, bpf_ktime_get_ns())) {
+		d->reply = VIGIL_REPLY_SUPPRESSED;
+		return TC_ACT_SHOT;
+	}
+	if (udp) {
+		ret = reject_udp(skb, p, d->dir);
+		d->reply = VIGIL_REPLY_ICMP_UNREACH;
+	} else if (d->r->action == VIGIL_ACT_RESET) {
+		ret = reset_tcp(skb, p, d->dir);
+		d->reply = VIGIL_REPLY_RST_BOTH;
+	} else {
+		ret = reject_tcp(skb, p, d->dir);
+		d->reply = VIGIL_REPLY_RST_SENDER;
+	}
+	if (ret < 0) {
+		d->reply = VIGIL_REPLY_NONE;
+		return TC_ACT_SHOT;
+	}
+	return ret;
+}
+
+/* A flow vigil reset stays reset: whatever its ends still send is answered
+ * under the rule that reset it. */
+static __always_inline const struct vigil_pol_rule *reset_flow_rule(struct vigil_flow *f, __u32 *id)
+{
+	__u32 k;
+
+	if (!f || !(f->flags & VIGIL_FLOW_RESET))
+		return NULL;
+	k = f->rule_id;
+	*id = k;
+	return bpf_map_lookup_elem(&vigil_rules, &k);
+}
+
+static __noinline void report(const struct decision *d)
+{
+	vigil_enforce_report(&d->p, d->r, d->id, d->reply, d->dir, d->ifindex);
+}
+
+static __noinline struct vigil_flow *track(const struct decision *d)
+{
+	return vigil_flow_track(&d->p, d->ifindex, bpf_ktime_get_ns());
+}
+
+static __always_inline bool acts(const struct vigil_pol_rule *r)
+{
+	return r && r->action != VIGIL_ACT_ALLOW && r->action != VIGIL_ACT_DENY;
+}
+
+static __always_inline int enforce(struct __sk_buff *skb, __u8 dir)
+{
+	struct vigil_flow *f = NULL;
+	struct decision d = { .dir = dir, .ifindex = skb->ifindex };
+	int verdict;
+
+	if (vigil_pkt_parse(skb, false, &d.p))
+		return TC_ACT_OK;
+	if (vigil_track_flows && dir == VIGIL_DIR_INGRESS)
+		f = track(&d);
+	d.r = vigil_pkt_rule(&d.p, dir, &d.id);
+	if (!acts(d.r))
+		d.r = reset_flow_rule(f, &d.id);
+	if (!acts(d.r))
+		return TC_ACT_OK;
+	verdict = answer(skb, &d);
+	if (f && d.r->action == VIGIL_ACT_RESET && d.p.proto == VIGIL_IPPROTO_TCP) {
+		f->flags |= VIGIL_FLOW_RESET;
+		f->rule_id = d.id;
+	}
+	report(&d);
+	return verdict;
+}
+
+SEC("tc")
+int vigil_tc_ingress(struct __sk_buff *skb)
+{
+	return enforce(skb, VIGIL_DIR_INGRESS);
+}
+
+SEC("tc")
+int vigil_tc_egress(struct __sk_buff *skb)
+{
+	return enforce(skb, VIGIL_DIR_EGRESS);
+}
+
+/*
+ * The builder alone, for BPF_PROG_TEST_RUN: the input frame is a trigger,
+ * the output the reply vigil would send for it (RST to the sender for TCP,
+ * to the receiver when skb->mark is 1; ICMP port unreachable for UDP), with
+ * a complete checksum. Returns 1 when a reply was built, 0 when none is due
+ * (RST, fragment, bad checksum, group address), 2 when a helper refused.
+ */
+SEC("tc")
+int vigil_tc_build(struct __sk_buff *skb)
+{
+	struct vigil_pkt p;
+
+	if (vigil_pkt_parse(skb, false, &p) || !vigil_reply_addr_ok(&p))
+		return 0;
+	if (!vigil_l4_csum_verify(skb, false, &p))
+		return 0;
+	if (vigil_rst_eligible(&p))
+		return vigil_tc_build_rst(skb, &p, skb->mark != 1, false) ? 2 : 1;
+	if (vigil_icmp_eligible(&p))
+		return vigil_tc_build_icmp(skb, &p) ? 2 : 1;
+	return 0;
+}

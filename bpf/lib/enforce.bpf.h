@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the TC and XDP enforcement programs share past the packet builders:
+ * finding the rule for a parsed packet, counting, and the enforce event
+ * (rate-limited per rule; the counters keep the total).
+ */
+#ifndef VIGIL_ENFORCE_BPF_H
+#define VIGIL_ENFORCE_BPF_H
+
+#include "ring.bpf.h"
+#include "policy.bpf.h"
+#include "ratelimit.bpf.h"
+#include "pkt.bpf.h"
+
+/* The rule deciding p seen in direction dir (its id in *id), or NULL. */
+static __always_inline const struct vigil_pol_rule *vigil_pkt_rule(const struct vigil_pkt *p,
+								 __u8 dir, __u32 *id)
+{
+	struct vigil_match m = {
+		.family = p->family,
+		.proto = p->proto,
+		.dir = dir,
+		.dport = bpf_ntohs(p->dport),
+		.peer = dir == VIGIL_DIR_INGRESS ? p->saddr : p->daddr,
+	};
+
+	return vigil_policy_match(&m, id);
+}
+
+static __always_inline void vigil_action_count(__u8 action)
+{
+	if (action == VIGIL_ACT_DROP)
+		vigil_count(VIGIL_CNT_ENF_DROP);
+	else if (action == VIGIL_ACT_REJECT)
+		vigil_count(VIGIL_CNT_ENF_REJECT);
+	else if (action == VIGIL_ACT_RESET)
+		vigil_count(VIGIL_CNT_ENF_RESET);
+}
+
+/* Counts the reply in the rule's stats and the counters. */
+static __always_inline void vigil_reply_count(__u32 id, __u8 reply)
+{
+	struct vigil_rule_stats *st = vigil_rule_stats_of(id);
+
+	switch (reply) {
+	case VIGIL_REPLY_RST_SENDER:
+	case VIGIL_REPLY_RST_BOTH:
+		vigil_count(VIGIL_CNT_ENF_RST_SENT);
+		if (st)
+			st->replies += reply == VIGIL_REPLY_RST_BOTH ? 2 : 1;
+		break;
+	case VIGIL_REPLY_ICMP_UNREACH:
+		vigil_count(VIGIL_CNT_ENF_ICMP_SENT);
+		if (st)
+			st->replies++;
+		break;
+	case VIGIL_REPLY_SUPPRESSED:
+		vigil_count(VIGIL_CNT_ENF_REPLY_SUPPRESSED);
+		if (st)
+			st->replies_suppressed++;
+		break;
+	case VIGIL_REPLY_INELIGIBLE:
+		vigil_count(VIGIL_CNT_ENF_INELIGIBLE);
+		break;
+	}
+}
+
+/* One decision: counted always, an event when the rule's event bucket
+ * allows (else held, and reported by the rule's next event). */
+static __always_inline void vigil_enforce_report(const struct vigil_pkt *p,
+						 const struct vigil_pol_rule *r, __u32 id,
+						 __u8 reply, __u8 dir, __u32 ifindex)
+{
+	struct vigil_rule_stats *st = vigil_rule_stats_of(id);
+	struct vigil_enforce *ev;
+	__u32 held = 0;
+
+	vigil_action_count(r->action);
+	vigil_reply_count(id, reply);
+	if (st)
+		st->hits++;
+	if (!vigil_event_allowed(r, id, bpf_ktime_get_ns(), &held)) {
+		vigil_count(VIGIL_CNT_ENF_EVENT_SUPPRESSED);
+		if (st)
+			st->events_suppressed++;
+		return;
+	}
+	ev = vigil_reserve(VIGIL_EV_ENFORCE, sizeof(*ev));
+	if (!ev)
+		return;
+	__builtin_memset(&ev->proc, 0, sizeof(ev->proc));
+	ev->rule_id = id;
+	ev->action = r->action;
+	ev->reply = reply;
+	ev->dir = dir;
+	ev->family = p->family;
+	ev->proto = p->proto;
+	ev->tcp_flags = p->proto == VIGIL_IPPROTO_TCP ? p->tcp_flags : 0;
+	ev->flags = 0;
+	ev->ifindex = ifindex;
+	ev->sport = bpf_ntohs(p->sport);
+	ev->dport = bpf_ntohs(p->dport);
+	ev->suppressed = held;
+	__builtin_memcpy(ev->saddr, p->saddr, 16);
+	__builtin_memcpy(ev->daddr, p->daddr, 16);
+	ev->cookie = 0;
+	vigil_submit(ev);
+	if (st)
+		st->events++;
+}
+
+#endif
