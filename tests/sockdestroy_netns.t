@@ -5,7 +5,7 @@
 # namespace (loopback, the test's own) are left alone. The iterators run only
 # in the namespace this test creates and names.
 . "$(dirname "$0")/lib.sh"
-plan 7
+plan 8
 
 PORT=38001
 NS_A=$(new_netns a) || exit 1
@@ -19,6 +19,8 @@ port, go = int(sys.argv[1]), sys.argv[2]
 ls = socket.socket(); ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 ls.bind(("127.0.0.1", port)); ls.listen(1)
 c = socket.create_connection(("127.0.0.1", port)); s, _ = ls.accept(); ls.close()
+us = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); us.bind(("127.0.0.1", port))
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.connect(("127.0.0.1", port))
 print("ready", flush=True)
 end = time.time() + 30
 while not os.path.exists(go) and time.time() < end:
@@ -28,8 +30,15 @@ def err(f):
         f(); return "ok"
     except OSError as e:
         return errno.errorcode.get(e.errno, str(e.errno))
-s.settimeout(2)
+s.settimeout(2); u.settimeout(0.5)
 print("client=%s server=%s" % (err(lambda: c.send(b"x")), err(lambda: s.recv(1) or (_ for _ in ()).throw(OSError(0, "eof")))), flush=True)
+try:
+    u.recv(1); print("udp=data")
+except socket.timeout:
+    print("udp=alive")
+except OSError as e:
+    print("udp=%s" % errno.errorcode.get(e.errno, str(e.errno)))
+sys.stdout.flush()
 PY
 pair() { # pair NAME [NETNS]: starts a connection, waits until it is up
 	local out="$T_DIR/$1.out"
@@ -50,7 +59,7 @@ rules:
   - name: reset-a
     action: reset
     direction: egress
-    protocol: tcp
+    protocol: any
     cidr: 127.0.0.0/8
     port: $PORT
     netns: $NS_A
@@ -59,13 +68,13 @@ start_agent -o "$T_DIR/events.json" --no-procfs || exit 1
 out=$("$VIGIL" --pin-dir "$T_PIN" policy load "$T_DIR/reset.yaml")
 is "$out" "1 rules in force" "vigil policy load puts the reset rule in force"
 touch "$T_DIR/go"
-wait_for 10 grep -q client= "$T_DIR/a.out" "$T_DIR/b.out" "$T_DIR/root.out"
-sleep 0.3
+for f in a b root; do wait_for 10 grep -q udp= "$T_DIR/$f.out"; done
 is "$(grep client= "$T_DIR/a.out")" "client=ECONNABORTED server=ECONNRESET" \
 	"namespace A: the matching socket is destroyed, its peer reset"
-res_b=$(grep client= "$T_DIR/b.out"); res_root=$(grep client= "$T_DIR/root.out")
-is "$res_b $res_root" "client=ok server=ok client=ok server=ok" \
+is "$(grep udp= "$T_DIR/a.out")" "udp=ECONNABORTED" "namespace A: the connected UDP socket is destroyed"
+res_b=$(grep = "$T_DIR/b.out" | tr '\n' ' '); res_root=$(grep = "$T_DIR/root.out" | tr '\n' ' ')
+is "$res_b$res_root" "client=ok server=ok udp=alive client=ok server=ok udp=alive " \
 	"namespace B and the root namespace are untouched"
 hits=$("$VIGIL" --pin-dir "$T_PIN" policy list | awk '$2 == "reset-a" { print $7 }')
-is "$hits" 1 "the destroyed socket is counted on the rule"
+is "$hits" 2 "the destroyed sockets are counted on the rule"
 done_testing
