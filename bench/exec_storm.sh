@@ -28,7 +28,10 @@ for r in $(seq "$ROUNDS"); do
 	storm >>"$OUT/base"
 	"$BUILD/vigild" --pin-dir "$PIN" --unpin-on-exit -o "$OUT/events.json" 2>>"$OUT/agent.err" &
 	AGENT=$!
-	until grep -qs 'attached\|resumed' "$OUT/agent.err"; do sleep 0.05; done
+	until grep -qs 'attached\|resumed' "$OUT/agent.err"; do
+		kill -0 "$AGENT" 2>/dev/null || { cat "$OUT/agent.err" >&2; exit 1; }
+		sleep 0.05
+	done
 	t0=$(ticks "$AGENT")
 	storm >>"$OUT/agent"
 	t1=$(ticks "$AGENT")
@@ -45,4 +48,7 @@ printf '  without agent  %.3f s\n  with agent     %.3f s\n' "$base" "$agent"
 awk -v a="$agent" -v b="$base" 'BEGIN {printf "  ratio          %.3f (target <= 1.03)\n", a / b}'
 awk -v c="$cpu" -v hz="$HZ" -v n="$N" 'BEGIN {printf "  agent CPU      %.3f s per round, %.1f us per process (exec+exit)\n", c / hz, c / hz / n * 1e6}'
 sed 's/^/  agent /' "$OUT/mem"
+# Records include every process on the node in that time, not only the storm's.
+recs=$(sed -n 's/.*stopped: \([0-9]*\) records.*/\1/p' "$OUT/agent.err" | tail -1)
+awk -v c="$cpu" -v hz="$HZ" -v r="$recs" 'BEGIN {if (r) printf "  agent CPU      %.1f us per record (%d records in the last round)\n", c / hz / r * 1e6, r}'
 tail -1 "$OUT/agent.err" | sed 's/^/  /'

@@ -68,3 +68,24 @@ void vbuf_free(struct vigil_buf *b)
 	free(b->p);
 	*b = (struct vigil_buf){};
 }
+
+size_t vigil_u64_dec(char *out, unsigned long long v)
+{
+	char tmp[20];
+	size_t n = 0;
+
+	do {
+		tmp[n++] = '0' + v % 10;
+		v /= 10;
+	} while (v);
+	for (size_t i = 0; i < n; i++)
+		out[i] = tmp[n - 1 - i];
+	return n;
+}
+
+void vbuf_put_u64(struct vigil_buf *b, unsigned long long v)
+{
+	char d[21];
+
+	vbuf_put(b, d, vigil_u64_dec(d, v));
+}

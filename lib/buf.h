@@ -20,5 +20,9 @@ void vbuf_puts(struct vigil_buf *b, const char *s);
 void vbuf_putc(struct vigil_buf *b, char c);
 void vbuf_printf(struct vigil_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void vbuf_free(struct vigil_buf *b);
+/* Decimal digits of v into out (at least 21 bytes), no terminator; returns
+ * how many. The event path formats many numbers: printf costs too much. */
+size_t vigil_u64_dec(char *out, unsigned long long v);
+void vbuf_put_u64(struct vigil_buf *b, unsigned long long v);
 
 #endif

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include "buf.h"
 #include "ids.h"
 
 static void base64(char *out, size_t outsz, const unsigned char *in, size_t n)
@@ -32,10 +33,13 @@ static void base64(char *out, size_t outsz, const unsigned char *in, size_t n)
 void vigil_exec_id(char *out, size_t outsz, const char *node, uint64_t ktime, uint32_t pid)
 {
 	char raw[VIGIL_EXEC_ID_MAX / 4 * 3];
-	int n = snprintf(raw, sizeof(raw), "%s:%llu:%u", node, (unsigned long long)ktime, pid);
+	size_t n = strnlen(node, sizeof(raw) - 44);
 
-	if (n < 0 || (size_t)n >= sizeof(raw))
-		n = sizeof(raw) - 1;
+	memcpy(raw, node, n);
+	raw[n++] = ':';
+	n += vigil_u64_dec(raw + n, ktime);
+	raw[n++] = ':';
+	n += vigil_u64_dec(raw + n, pid);
 	base64(out, outsz, (const unsigned char *)raw, n);
 }
 
@@ -50,14 +54,29 @@ int64_t vigil_realtime_offset(void)
 
 void vigil_rfc3339(char *out, size_t outsz, uint64_t ktime, int64_t offset)
 {
+	/* Events come in bursts within one second: format the date once. */
+	static __thread time_t last_sec = -1;
+	static __thread char prefix[32];
+	static __thread size_t prefix_len;
 	int64_t ns = (int64_t)ktime + offset;
 	time_t sec = ns / 1000000000LL;
+	uint32_t frac = ns % 1000000000LL;
 	struct tm tm;
-	size_t n;
 
-	gmtime_r(&sec, &tm);
-	n = strftime(out, outsz, "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(out + n, outsz - n, ".%09lldZ", (long long)(ns % 1000000000LL));
+	if (outsz < VIGIL_TIME_MAX) {
+		*out = 0;
+		return;
+	}
+	if (sec != last_sec) {
+		gmtime_r(&sec, &tm);
+		prefix_len = strftime(prefix, sizeof(prefix), "%Y-%m-%dT%H:%M:%S.", &tm);
+		last_sec = sec;
+	}
+	memcpy(out, prefix, prefix_len);
+	for (int i = 8; i >= 0; i--, frac /= 10)
+		out[prefix_len + i] = '0' + frac % 10;
+	out[prefix_len + 9] = 'Z';
+	out[prefix_len + 10] = 0;
 }
 
 static size_t hex_run(const char *s, size_t n)

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-#include <inttypes.h>
 #include <string.h>
 #include "json.h"
 
@@ -128,13 +127,15 @@ void jw_cstr(struct jw *w, const char *key, const char *s)
 void jw_u64(struct jw *w, const char *key, uint64_t v)
 {
 	member(w, key);
-	vbuf_printf(w->b, "%" PRIu64, v);
+	vbuf_put_u64(w->b, v);
 }
 
 void jw_i64(struct jw *w, const char *key, int64_t v)
 {
 	member(w, key);
-	vbuf_printf(w->b, "%" PRId64, v);
+	if (v < 0)
+		vbuf_putc(w->b, '-');
+	vbuf_put_u64(w->b, v < 0 ? -(uint64_t)v : (uint64_t)v);
 }
 
 void jw_bool(struct jw *w, const char *key, bool v)
