@@ -15,7 +15,7 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_endian.h>
 #include "lib/ring.bpf.h"
-#include "lib/policy_walk.bpf.h"
+#include "lib/policy.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -47,17 +47,18 @@ struct {
 static __always_inline bool rule_decides(struct sd_target *t, struct vigil_match *m, __u16 rport,
 					 __u16 lport)
 {
-	struct vigil_walk w = {};
+	const struct vigil_pol_rule *r;
+	__u32 id = 0;
 
 	m->dir = VIGIL_DIR_EGRESS;
 	m->dport = rport;
-	vigil_walk(m, &w);
-	if (w.action == VIGIL_ACT_RESET && w.id == t->rule_id)
+	r = vigil_policy_match(m, &id);
+	if (r && r->action == VIGIL_ACT_RESET && id == t->rule_id)
 		return true;
 	m->dir = VIGIL_DIR_INGRESS;
 	m->dport = lport;
-	vigil_walk(m, &w);
-	return w.action == VIGIL_ACT_RESET && w.id == t->rule_id;
+	r = vigil_policy_match(m, &id);
+	return r && r->action == VIGIL_ACT_RESET && id == t->rule_id;
 }
 
 /* family is the peer's as matched: AF_INET for a v4-mapped IPv6 socket. */

@@ -5,12 +5,9 @@
 . "$(dirname "$0")/lib.sh"
 plan 12
 
-CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
+CG2=$(cgroup2_mount)
 [ -n "$CG2" ] || skip_all "no cgroup v2 mount"
-CG="$CG2/vigil-test-$T_ID"
-mkdir "$CG" || exit 1
-on_exit "rmdir $CG"
-on_exit "xargs -r kill -9 < $CG/cgroup.procs; sleep 0.1"
+CG=$(new_cgroup client) || exit 1
 NS=$(new_netns a) || exit 1
 
 cat > "$T_DIR/policy.yaml" <<POL

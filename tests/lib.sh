@@ -20,6 +20,10 @@ on_exit() { _t_cleanups+=("$*"); }
 _t_cleanup() {
 	local i
 	for ((i = ${#_t_cleanups[@]} - 1; i >= 0; i--)); do eval "${_t_cleanups[$i]}" >/dev/null 2>&1; done
+	# new_netns and new_cgroup run in $(...), where on_exit cannot reach
+	# this shell: what they made is found by its name.
+	_t_del_netns $(ip netns list 2>/dev/null | awk -v p="vt-${T_ID}-" 'index($1, p) == 1 { print $1 }')
+	_t_del_cgroups
 	[ -d "$T_PIN" ] && "$VIGIL" --pin-dir "$T_PIN" unpin >/dev/null 2>&1
 	rm -rf "$T_DIR"
 }
@@ -50,7 +54,8 @@ wait_for() {
 # Starts vigild in the background on this test's pins; AGENT_PID is set.
 # Waits until it is attached (its "attached"/"resumed" line on stderr).
 start_agent() {
-	"$VIGILD" --pin-dir "$T_PIN" "$@" 2>"$T_DIR/agent.err" &
+	: >"$T_DIR/agent.err"	# truncated here, before the wait below reads it
+	"$VIGILD" --pin-dir "$T_PIN" "$@" 2>>"$T_DIR/agent.err" &
 	AGENT_PID=$!
 	on_exit "kill -TERM $AGENT_PID; wait $AGENT_PID"
 	wait_for 20 grep -qs 'attached\|resumed' "$T_DIR/agent.err" || {
@@ -65,9 +70,38 @@ stop_agent() {
 new_netns() {
 	local ns="vt-${T_ID}-$1"
 	ip netns add "$ns" || return 1
-	on_exit "ip netns pids $ns | xargs -r kill -9; ip netns del $ns"
 	ip -n "$ns" link set lo up
 	echo "$ns"
 }
+_t_del_netns() {
+	local ns
+	for ns in "$@"; do
+		ip netns pids "$ns" | xargs -r kill -9
+		ip netns del "$ns"
+	done >/dev/null 2>&1
+}
+
+# Creates a cgroup v2 directory owned by this test (the v2 mount is found at
+# run time); its processes are killed and it is removed at exit.
+cgroup2_mount() { awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts; }
+new_cgroup() {
+	local root; root=$(cgroup2_mount)
+	[ -n "$root" ] || return 1
+	mkdir "$root/vigil-test-${T_ID}-$1" || return 1
+	echo "$root/vigil-test-${T_ID}-$1"
+}
+_t_del_cgroups() {
+	local root cg; root=$(cgroup2_mount)
+	[ -n "$root" ] || return 0
+	for cg in "$root/vigil-test-${T_ID}-"*; do
+		[ -d "$cg" ] || continue
+		xargs -r kill -9 <"$cg/cgroup.procs"
+		wait_for 5 sh -c "! grep -q . '$cg/cgroup.procs'"
+		rmdir "$cg"
+	done >/dev/null 2>&1
+}
+
+# True when some line of the JSON lines FILE matches the jq FILTER.
+event_seen() { jq -n -e "[inputs | select($2)] | length > 0" "$1" >/dev/null 2>&1; }
 
 done_testing() { exit $_t_fail; }

@@ -7,11 +7,8 @@
 . "$(dirname "$0")/lib.sh"
 plan 17
 
-CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
-[ -n "$CG2" ] || skip_all "no cgroup v2 mount"
-CG="$CG2/vigil-test-$T_ID"
-mkdir "$CG" || exit 1
-on_exit "rmdir $CG"
+[ -n "$(cgroup2_mount)" ] || skip_all "no cgroup v2 mount"
+CG=$(new_cgroup client) || exit 1
 NS=$(new_netns a) || exit 1
 P="$T_DIR/p.yaml"
 

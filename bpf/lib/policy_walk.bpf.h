@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * First-match over a rule set with bpf_loop, for the socket hooks (cgroup
- * connect/sendmsg, socket-destroying iterators). An open-coded walk over 64
- * rule bits with several exits each made the verifier explore past its one
- * million instructions in those programs; a bpf_loop callback is verified
- * once. Semantics are vigil_policy_match's: lowest rule id wins.
+ * First-match for the cgroup hooks: vigil_policy_match's walk (lowest rule
+ * id wins, a bpf_loop callback), plus what only these hooks need: rules
+ * scoped to a cgroup (vigil_rule_cgroup) are skipped unless the task is in
+ * that cgroup, and the match says whether the rule was scoped.
  */
 #ifndef VIGIL_POLICY_WALK_BPF_H
 #define VIGIL_POLICY_WALK_BPF_H
