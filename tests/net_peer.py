@@ -1,0 +1,120 @@
+#!/usr/bin/python3
+"""A TCP client or server with known byte counts and a chosen way to close,
+for the network event tests (tests/net_*.t, tests/report_*.t).
+
+  net_peer.py server PORT MODE IN OUT DIR [COUNT]
+  net_peer.py client ADDR PORT MODE OUT IN DIR [COUNT [GAP]]
+
+MODE says who closes and how: client_fin, server_fin, client_rst,
+server_rst, client_exits (the client exits with the socket open; the
+server closes 0.5 s later, so the client's close completes after its
+exit), or refused (the client expects ECONNREFUSED: run no server).
+Each side writes its pid to DIR/<role>.pid; the server touches
+DIR/server.ready once it listens. COUNT connections are made one after
+another, GAP seconds apart.
+"""
+import os
+import socket
+import struct
+import sys
+import time
+
+
+def recv_exact(s, n):
+    got = 0
+    while got < n:
+        b = s.recv(min(65536, n - got))
+        if not b:
+            raise SystemExit(f"peer closed after {got} of {n} bytes")
+        got += len(b)
+
+
+def wait_eof(s):
+    while s.recv(65536):
+        pass
+
+
+def abort(s):
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    s.close()
+
+
+def server(port, mode, n_in, n_out, d, count):
+    ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    ls.bind(("0.0.0.0", port))
+    ls.listen(64)
+    open(os.path.join(d, "server.ready"), "w").close()
+    for _ in range(count):
+        s, _ = ls.accept()
+        recv_exact(s, n_in)
+        s.sendall(b"s" * n_out)
+        if mode == "server_fin":
+            s.shutdown(socket.SHUT_WR)
+            wait_eof(s)
+            s.close()
+        elif mode == "server_rst":
+            time.sleep(0.1)  # the client has read everything
+            abort(s)
+        elif mode == "client_exits":
+            wait_eof(s)
+            time.sleep(0.5)
+            s.close()
+        else:  # the client ends it: wait for its FIN or RST
+            try:
+                wait_eof(s)
+            except ConnectionResetError:
+                pass
+            s.close()
+    ls.close()
+
+
+def client(addr, port, mode, n_out, n_in, d, count, gap):
+    for i in range(count):
+        if i:
+            time.sleep(gap)
+        if mode == "refused":
+            try:
+                socket.create_connection((addr, port))
+            except ConnectionRefusedError:
+                continue
+            raise SystemExit("connect was not refused")
+        s = socket.create_connection((addr, port))
+        s.sendall(b"c" * n_out)
+        recv_exact(s, n_in)
+        if mode == "client_fin":
+            s.close()
+        elif mode == "client_rst":
+            abort(s)
+        elif mode == "client_exits":
+            s.shutdown(socket.SHUT_WR)
+            os._exit(0)  # the socket is still open: the exit closes it
+        elif mode == "server_fin":
+            wait_eof(s)
+            s.close()
+        elif mode == "server_rst":
+            try:
+                wait_eof(s)
+            except ConnectionResetError:
+                pass
+            s.close()
+
+
+def main():
+    role = sys.argv[1]
+    a = sys.argv[2:]
+    if role == "server":
+        port, mode, n_in, n_out, d = int(a[0]), a[1], int(a[2]), int(a[3]), a[4]
+        count = int(a[5]) if len(a) > 5 else 1
+        open(os.path.join(d, "server.pid"), "w").write(str(os.getpid()))
+        server(port, mode, n_in, n_out, d, count)
+    else:
+        addr, port, mode, n_out, n_in, d = a[0], int(a[1]), a[2], int(a[3]), int(a[4]), a[5]
+        count = int(a[6]) if len(a) > 6 else 1
+        gap = float(a[7]) if len(a) > 7 else 0
+        open(os.path.join(d, "client.pid"), "w").write(str(os.getpid()))
+        client(addr, port, mode, n_out, n_in, d, count, gap)
+
+
+if __name__ == "__main__":
+    main()
