@@ -12,7 +12,7 @@ start_agent -o "$EV" --poll-ms 20 --no-procfs || exit 1
 (cd "$WD" && exec /bin/true 'a"b' 'c\d' $'\x01\x1b\t\n' $'\xff\xfe' 'é€😀' '') &
 P=$!
 wait $P
-wait_for 5 sh -c "jq -e 'select(.process_exit.process.pid == $P)' '$EV' >/dev/null 2>&1"
+wait_for 5 event_seen "$EV" ".process_exit.process.pid == $P"
 stop_agent
 
 jq -e . "$EV" >/dev/null

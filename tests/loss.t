@@ -21,7 +21,7 @@ is "$GAPS" "$LOST" "gaps in sequence numbers equal the losses BPF counted"
 STATUS_LOST=$(awk '$1 == "lost_ring_full" {print $2}' "$T_DIR/status")
 [ "${STATUS_LOST:-0}" -gt 0 ]
 ok $? "vigil status shows the loss count ($STATUS_LOST)"
-jq -e 'select(.vigil_loss) | .vigil_loss.ring_full > 0' "$EV" >/dev/null
+event_seen "$EV" '.vigil_loss.ring_full > 0'
 ok $? "a vigil_loss event tells the stream's readers"
 LAST=$(jq -r 'select(.vigil_loss) | .vigil_loss.ring_full' "$EV" | tail -1)
 [ "$LAST" -le "$LOST" ] && [ "$LAST" -gt 0 ]

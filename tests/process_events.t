@@ -21,7 +21,7 @@ start_agent -o "$EV" --poll-ms 20 || exit 1
 # jq over the events of one pid and kind
 ev() { jq -c --argjson pid "$1" "select(.$2.process.pid == \$pid)" "$EV"; }
 nev() { ev "$@" | wc -l; }
-flush_wait() { wait_for 5 sh -c "jq -e 'select(.$2.process.pid == $1)' '$EV' >/dev/null 2>&1"; }
+flush_wait() { wait_for 5 event_seen "$EV" ".$2.process.pid == $1"; }
 
 # 1. A known command in a known directory.
 (cd "$WD" && exec /usr/bin/printf '%s-' "arg one" two >/dev/null) &
@@ -79,7 +79,7 @@ PPE=$(jq -c --argjson pid $PRE_PARENT 'select(.process_exec.process.pid == $pid)
 is "$(jq -r .process_exec.process.parent_exec_id <<<"$PE")" "$(jq -r .process_exec.process.exec_id <<<"$PPE")" "its parent_exec_id is its parent's exec_id"
 is "$(jq -r .process_exec.process.binary <<<"$PE")" "$(readlink -f "$(command -v sleep)")" "its binary is resolved"
 kill -9 $PRE_CHILD
-wait_for 5 sh -c "jq -e 'select(.process_exit.process.pid == $PRE_CHILD)' '$EV' >/dev/null 2>&1"
+wait_for 5 event_seen "$EV" ".process_exit.process.pid == $PRE_CHILD"
 is "$(jq -r .process_exit.process.flags <<<"$(ev $PRE_CHILD process_exit)")" procFS "its exit names it from the procFS entry"
 
 # 6. Every line is JSON; exec ids are Tetragon's base64(node:ktime:pid).

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The ring and the programs are pinned: events produced while the agent is
+# down wait in the kernel and are written out by the next agent. A pinned
+# ring of another event schema is refused, not mixed.
+. "$(dirname "$0")/lib.sh"
+plan 6
+
+EV="$T_DIR/events.json"
+start_agent -o "$EV" --poll-ms 20 --no-procfs || exit 1
+kill -9 "$AGENT_PID"; wait "$AGENT_PID" 2>/dev/null
+
+# While no agent runs: a process whose events must not be lost.
+(cd "$T_DIR" && exec /bin/sh -c 'exit 3') &
+P=$!
+wait $P
+[ -e "$T_PIN/link_process_exec" ]
+ok $? "programs stay attached (pinned links) after the agent was killed"
+
+start_agent -o "$EV" --poll-ms 20 --no-procfs || exit 1
+grep -q resumed "$T_DIR/agent.err"
+ok $? "the restarted agent says it resumed the pinned programs"
+wait_for 5 event_seen "$EV" ".process_exit.process.pid == $P"
+ok $? "events from while the agent was down are written out after restart"
+is "$(jq -r --argjson p $P 'select(.process_exit.process.pid == $p) | .process_exit.status' "$EV")" 3 "with their content"
+stop_agent
+
+# A ring pinned by an agent of another schema.
+bpftool map update pinned "$T_PIN/vigil_schema" key 0 0 0 0 value 99 0 0 0
+"$VIGILD" --pin-dir "$T_PIN" -o "$EV" -d 1 2>"$T_DIR/err"
+rc=$?
+[ $rc -ne 0 ] && grep -q "schema 99.*vigil unpin" "$T_DIR/err"
+ok $? "a pinned ring of another schema is refused, with the way out ($(head -c 120 "$T_DIR/err"))"
+"$VIGIL" --pin-dir "$T_PIN" unpin >/dev/null && [ ! -e "$T_PIN" ]
+ok $? "vigil unpin removes the pins"
+done_testing
