@@ -15,6 +15,9 @@
 #include <bpf/bpf_endian.h>
 #include "lib/ring.bpf.h"
 #include "lib/policy_walk.bpf.h"
+#include "lib/ratelimit.bpf.h"
+#include "lib/path.bpf.h"	/* task.bpf.h needs its sizes */
+#include "lib/task.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -22,19 +25,62 @@ char LICENSE[] SEC("license") = "GPL";
 #define SOCK_ALLOW 1
 #define SOCK_REFUSE 0
 
-static __always_inline int decide(const struct vigil_match *m)
+/* One refusal, with the process that asked: counted always, an event when
+ * the rule's event bucket allows (else held and reported by the next). */
+static __always_inline void report(struct bpf_sock_addr *ctx, const struct vigil_match *m,
+				   const struct vigil_walk *w)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct vigil_rule_stats *st = vigil_rule_stats_of(w->id);
+	const struct vigil_pol_rule *r;
+	struct vigil_enforce *ev;
+	__u32 held = 0, id = w->id;
+
+	vigil_count(w->action == VIGIL_ACT_DENY ? VIGIL_CNT_ENF_CONNECT_DENIED
+						: VIGIL_CNT_ENF_CONNECT_REJECTED);
+	if (st)
+		st->hits++;	/* per CPU */
+	r = bpf_map_lookup_elem(&vigil_rules, &id);
+	if (!r)
+		return;
+	if (!vigil_event_allowed(r, id, bpf_ktime_get_ns(), &held)) {
+		vigil_count(VIGIL_CNT_ENF_EVENT_SUPPRESSED);
+		if (st)
+			st->events_suppressed++;
+		return;
+	}
+	ev = vigil_reserve(VIGIL_EV_ENFORCE, sizeof(*ev));
+	if (!ev)
+		return;
+	__builtin_memset(&ev->proc, 0, sizeof(*ev) - sizeof(ev->hdr));
+	vigil_proc_fill(&ev->proc, task,
+			vigil_exec_key_get(task->tgid, BPF_CORE_READ(task, start_time)));
+	ev->rule_id = id;
+	ev->action = w->action;
+	ev->reply = VIGIL_REPLY_CONNECT_REFUSED;
+	ev->dir = VIGIL_DIR_EGRESS;
+	ev->family = m->family;
+	ev->proto = m->proto;
+	ev->flags = VIGIL_ENF_HAS_PROC;
+	ev->dport = m->dport;
+	ev->suppressed = held;
+	__builtin_memcpy(ev->daddr, m->peer, m->family == 2 ? 4 : 16);
+	ev->cookie = bpf_get_socket_cookie(ctx);
+	vigil_submit(ev);
+	if (st)
+		st->events++;
+}
+
+static __always_inline int decide(struct bpf_sock_addr *ctx, const struct vigil_match *m)
 {
 	struct vigil_walk w = { .by_cgroup = 1 };
-	struct vigil_rule_stats *st;
 
 	vigil_walk(m, &w);
 	/* The first match decides; only refusals scoped to a cgroup are ours,
 	 * anything else goes on to the packet path. */
 	if (!w.scoped || (w.action != VIGIL_ACT_DENY && w.action != VIGIL_ACT_REJECT))
 		return SOCK_ALLOW;
-	st = vigil_rule_stats_of(w.id);
-	if (st)
-		st->hits++;	/* per CPU */
+	report(ctx, m, &w);
 	if (w.action == VIGIL_ACT_REJECT)
 		bpf_set_retval(-ECONNREFUSED);
 	return SOCK_REFUSE;	/* EPERM unless a retval was set */
@@ -51,7 +97,7 @@ static __always_inline int decide4(struct bpf_sock_addr *ctx)
 		.peer = (const __u8 *)&daddr,
 	};
 
-	return decide(&m);
+	return decide(ctx, &m);
 }
 
 static __always_inline int decide6(struct bpf_sock_addr *ctx)
@@ -67,7 +113,7 @@ static __always_inline int decide6(struct bpf_sock_addr *ctx)
 		.peer = (const __u8 *)daddr,
 	};
 
-	return decide(&m);
+	return decide(ctx, &m);
 }
 
 SEC("cgroup/connect4")

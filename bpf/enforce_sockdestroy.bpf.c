@@ -129,6 +129,7 @@ static __always_inline int consider(struct sock_common *skc, __u8 proto)
 	if (bpf_sock_destroy(skc))
 		return 0;
 	t->destroyed++;
+	vigil_count(VIGIL_CNT_ENF_SOCK_DESTROYED);
 	st = vigil_rule_stats_of(t->rule_id);
 	if (st)
 		st->hits++;

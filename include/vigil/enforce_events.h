@@ -221,6 +221,10 @@ enum vigil_enforce_counter {
 	VIGIL_CNT_ENF_BUILD_FAILED,	/* a helper refused to reshape the packet */
 	VIGIL_CNT_ENF_INJECTED,		/* RSTs injected for idle flows */
 	VIGIL_CNT_ENF_SOCK_FIRST = VIGIL_CNT_ENFORCE_FIRST + 16,	/* 48-63 */
+	/* The socket hooks' (added by the policy/cgroup part). */
+	VIGIL_CNT_ENF_CONNECT_DENIED = VIGIL_CNT_ENF_SOCK_FIRST,	/* EPERM */
+	VIGIL_CNT_ENF_CONNECT_REJECTED,	/* ECONNREFUSED */
+	VIGIL_CNT_ENF_SOCK_DESTROYED,	/* live sockets a reset rule ended */
 };
 
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_pol_key4) == 12, "vigil_pol_key4 layout");
