@@ -1,10 +1,13 @@
 # shellcheck shell=bash
 # Network test helpers: a client namespace and a server namespace joined by
-# a veth pair (client 10.99.0.1, server 10.99.0.2), both created and removed
-# by the test; peers from tests/net_peer.py. Sourced after lib.sh.
+# a veth pair (client 10.99.0.1 and fd00:99::1, server 10.99.0.2 and
+# fd00:99::2), both created and removed by the test; peers from
+# tests/net_peer.py. Sourced after lib.sh.
 PEER="$TOP/tests/net_peer.py"
 NET_C=10.99.0.1
 NET_S=10.99.0.2
+NET_C6=fd00:99::1
+NET_S6=fd00:99::2
 
 net_pair() {
 	NS_C="vt-${T_ID}-c"
@@ -16,6 +19,8 @@ net_pair() {
 	ip link add vc netns "$NS_C" type veth peer name vs netns "$NS_S" || return 1
 	ip -n "$NS_C" addr add "$NET_C/24" dev vc
 	ip -n "$NS_S" addr add "$NET_S/24" dev vs
+	ip -n "$NS_C" addr add "$NET_C6/64" dev vc nodad
+	ip -n "$NS_S" addr add "$NET_S6/64" dev vs nodad
 	for ns in "$NS_C" "$NS_S"; do
 		ip -n "$ns" link set lo up
 	done
@@ -32,11 +37,12 @@ net_server() {
 	wait_for 5 test -e "$d/server.ready"
 }
 
-# net_client NAME MODE OUT IN [COUNT [GAP]]: the client, in the foreground.
+# net_client NAME MODE OUT IN [COUNT [GAP]]: the client, in the foreground,
+# to ${ADDR:-$NET_S}.
 net_client() {
 	local d="$T_DIR/$1"
 	mkdir -p "$d"
-	ip netns exec "$NS_C" /usr/bin/python3 "$PEER" client "$NET_S" "${PORT:-8000}" "$2" "$3" "$4" "$d" \
+	ip netns exec "$NS_C" /usr/bin/python3 "$PEER" client "${ADDR:-$NET_S}" "${PORT:-8000}" "$2" "$3" "$4" "$d" \
 		"${5:-1}" "${6:-0}"
 }
 

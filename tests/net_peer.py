@@ -11,7 +11,8 @@ server closes 0.5 s later, so the client's close completes after its
 exit), or refused (the client expects ECONNREFUSED: run no server).
 Each side writes its pid to DIR/<role>.pid; the server touches
 DIR/server.ready once it listens. COUNT connections are made one after
-another, GAP seconds apart.
+another, GAP seconds apart. With NET_PEER_V6=1 in the environment the
+server listens on IPv6 (ADDR is then an IPv6 address).
 """
 import os
 import socket
@@ -40,9 +41,10 @@ def abort(s):
 
 
 def server(port, mode, n_in, n_out, d, count):
-    ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    v6 = os.environ.get("NET_PEER_V6") == "1"
+    ls = socket.socket(socket.AF_INET6 if v6 else socket.AF_INET, socket.SOCK_STREAM)
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    ls.bind(("0.0.0.0", port))
+    ls.bind(("::" if v6 else "0.0.0.0", port))
     ls.listen(64)
     open(os.path.join(d, "server.ready"), "w").close()
     for _ in range(count):

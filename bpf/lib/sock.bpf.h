@@ -112,8 +112,8 @@ static __always_inline void vigil_tuple_from_sk(struct vigil_tuple *t, const str
 	t->dport = bpf_ntohs(BPF_CORE_READ(skc, skc_dport));
 	t->netns = BPF_CORE_READ(skc, skc_net.net, ns.inum);
 	if (family == AF_INET6) {
-		BPF_CORE_READ_INTO(t->saddr, skc, skc_v6_rcv_saddr.in6_u.u6_addr8);
-		BPF_CORE_READ_INTO(t->daddr, skc, skc_v6_daddr.in6_u.u6_addr8);
+		bpf_core_read(t->saddr, sizeof(t->saddr), &skc->skc_v6_rcv_saddr);
+		bpf_core_read(t->daddr, sizeof(t->daddr), &skc->skc_v6_daddr);
 	} else {
 		BPF_CORE_READ_INTO((__u32 *)t->saddr, skc, skc_rcv_saddr);
 		BPF_CORE_READ_INTO((__u32 *)t->daddr, skc, skc_daddr);
