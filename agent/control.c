@@ -54,7 +54,9 @@ int vigil_control_start(struct vigil_control *c, const char *pin_dir, uint64_t r
 	err = vigil_policy_init(&c->policy, pin_dir, ring_size);
 	if (err)
 		return err;
-	if (n && (err = vigil_policy_apply(&c->policy, files, n, why, sizeof(why))))
+	/* Without --policy this is an empty policy: a plain vigild observes
+	 * only, whatever an earlier agent left pinned. */
+	if ((err = vigil_policy_apply(&c->policy, files, n, why, sizeof(why))))
 		return vlog_err(err, "policy refused: %s", why);
 	return open_socket(c, pin_dir);
 }
@@ -110,6 +112,10 @@ static void serve(struct vigil_control *c, const char *req, size_t len, struct v
 	while (p < end && n < VIGIL_POLICY_FILES_MAX) {
 		args[n++] = (char *)p;
 		p += strlen(p) + 1;
+	}
+	if (p < end) {
+		vbuf_printf(out, "1at most %d policy files\n", VIGIL_POLICY_FILES_MAX);
+		return;
 	}
 	if (!strcmp(verb, "list")) {
 		vbuf_putc(out, '0');

@@ -231,12 +231,13 @@ static int zero_stats(struct vigil_policy_state *s, unsigned id)
 	return err;
 }
 
+/* Returns how many rule slots changed, or -errno. */
 static int write_maps(struct vigil_policy_state *s, const struct vigil_policy *np,
 		      const struct compiled *c)
 {
 	struct vigil_pol_rule off;
 	struct vigil_pol_key6 key;
-	int err;
+	int err, changed = 0;
 
 	/* 1: switch off the slots that change; their counters restart. */
 	for (unsigned id = 0; id < VIGIL_RULES_MAX; id++) {
@@ -247,6 +248,7 @@ static int write_maps(struct vigil_policy_state *s, const struct vigil_policy *n
 		bpf_map_lookup_elem(s->rules_fd, &id, &old);
 		if (!memcmp(&old, &c->rules[id], sizeof(old)) && (same_name || !(old.flags & VIGIL_RULE_ACTIVE)))
 			continue;
+		changed++;
 		off = old;
 		off.flags &= ~VIGIL_RULE_ACTIVE;
 		if (bpf_map_update_elem(s->rules_fd, &id, &off, 0))
@@ -273,7 +275,7 @@ static int write_maps(struct vigil_policy_state *s, const struct vigil_policy *n
 	/* 4: prefixes no rule names any more. */
 	if ((err = remove_stale(s->pol4_fd, AF_INET, c)) || (err = remove_stale(s->pol6_fd, AF_INET6, c)))
 		return err;
-	return 0;
+	return changed;
 }
 
 /* Is rule r of the new policy in force already, unchanged? */
@@ -324,7 +326,7 @@ int vigil_policy_apply(struct vigil_policy_state *s, char *const *files, unsigne
 	struct compiled c = {};
 	bool landing[VIGIL_RULES_MAX] = {};
 	char *names[VIGIL_POLICY_FILES_MAX] = {};
-	int ret = prepare(files, n, &np, &c, err, errlen);
+	int changed = 0, ret = prepare(files, n, &np, &c, err, errlen);
 
 	for (unsigned i = 0; i < n && !ret; i++)
 		if (!(names[i] = strdup(files[i])))
@@ -334,8 +336,10 @@ int vigil_policy_apply(struct vigil_policy_state *s, char *const *files, unsigne
 		landing[i] = np.rules[i].action == VIGIL_ACT_RESET && !in_force(s, &c, i, &np.rules[i]);
 	if (!ret && (ret = vigil_cgroup_attach(s, c.refs, c.n_refs)))
 		snprintf(err, errlen, "cannot attach the cgroup hooks (see vigild's log)");
-	if (!ret && (ret = write_maps(s, &np, &c)))
+	if (!ret && (changed = write_maps(s, &np, &c)) < 0) {
+		ret = changed;
 		snprintf(err, errlen, "cannot write the policy maps (see vigild's log)");
+	}
 	if (ret) {
 		vigil_policy_free(&np);
 		for (unsigned i = 0; i < n; i++)
@@ -352,7 +356,8 @@ int vigil_policy_apply(struct vigil_policy_state *s, char *const *files, unsigne
 	s->n_files = n;
 	free(c.lpm);
 	err[0] = 0;
-	vlog_info("policy: %u rules from %u files in force", np.n_rules, n);
+	if (n || changed)
+		vlog_info("policy: %u rules from %u files in force", np.n_rules, n);
 	/* Live sockets that a new reset rule covers go now. */
 	for (unsigned i = 0; i < s->in_force.n_rules; i++)
 		if (landing[i])

@@ -3,7 +3,7 @@
 # hooks: attached only to a cgroup this test creates, exercised only inside
 # a network namespace it creates, on loopback.
 . "$(dirname "$0")/lib.sh"
-plan 12
+plan 13
 
 CG2=$(cgroup2_mount)
 [ -n "$CG2" ] || skip_all "no cgroup v2 mount"
@@ -91,9 +91,15 @@ hits() { awk -v n="$1" '$2 == n { print $7 }' <<<"$list"; }
 is "$(hits tcp-deny) $(hits tcp-reject) $(hits udp-deny) $(hits udp-reject) $(hits v6-deny)" "1 2 1 1 1" \
 	"vigil policy list counts the hits per rule"
 
-# Stopping the agent leaves enforcement pinned; removing the pins ends it.
+# Stopping the agent leaves enforcement pinned; an agent restarted with the
+# policy keeps it; one started without a policy enforces nothing.
 stop_agent
 is "$(in_cg tcp 127.0.0.1 7001)" EPERM "enforcement outlives the agent (pinned links)"
-"$VIGIL" --pin-dir "$T_PIN" unpin >/dev/null
-is "$(in_cg tcp 127.0.0.1 7001)" ok "unpinning detaches the cgroup hooks"
+start_agent -o "$T_DIR/events2.json" --no-procfs --policy "$T_DIR/policy.yaml" || exit 1
+is "$(in_cg tcp 127.0.0.1 7001)" EPERM "an agent restarted with the policy enforces it"
+stop_agent
+start_agent -o "$T_DIR/events3.json" --no-procfs || exit 1
+is "$(in_cg tcp 127.0.0.1 7001) $(ls "$T_PIN" | grep -c '^cgroup_')" "ok 0" \
+	"a plain vigild clears a pinned policy: it observes only"
+stop_agent
 done_testing
