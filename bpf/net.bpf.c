@@ -32,6 +32,7 @@ static __always_inline void remote_of(struct vigil_remote *r, const struct vigil
 	r->family = t->family;
 	r->direction = dir;
 	r->port = dir == VIGIL_CONN_IN ? t->sport : t->dport;
+	r->netns = t->netns;
 }
 
 static __always_inline void emit_conn(__u16 type, const struct vigil_sk *s,

@@ -344,6 +344,7 @@ static void format_report_remote(struct vigil_formatter *f, const struct vigil_r
 		jw_cstr(&w, "ip", addr_text(a, r->family, r->addr));
 		jw_u64(&w, "port", r->port);
 		jw_cstr(&w, "direction", dir);
+		jw_u64(&w, "netns", r->netns);
 		jw_end(&w);
 		count_json(&w, "connections", ev->connections);
 		count_json(&w, "bytes_sent", ev->bytes_sent);

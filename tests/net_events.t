@@ -10,6 +10,7 @@ plan 44
 EV="$T_DIR/events.json"
 net_pair || { diag "cannot create the namespaces"; exit 1; }
 NETNS_C=$(stat -L -c %i "/run/netns/$NS_C")
+NETNS_S=$(stat -L -c %i "/run/netns/$NS_S")
 
 # A connection open before the agent starts: 100 bytes each way, then both
 # sides wait for a go file to send 50 more and close.
@@ -135,7 +136,7 @@ is "$(field '.process_connect | [.error, .destination_port] | join(" ")' "$RC")"
 is "$(nev process_reset "$C" '.process_reset.direction == "received"')" 1 "refused: the client's RST received"
 is "$(nev process_close "$C")" 0 "refused: no close (there was no connection)"
 CPORT=$(field .process_reset.source_port "$(ev process_reset "$C")")
-is "$(jq -c -R --argjson p "$CPORT" 'fromjson? | select(.process_reset.direction == "sent" and .process_reset.source_port == 8001 and .process_reset.destination_port == $p) | .process_reset.owner_unknown' "$EV")" \
+is "$(jq -c -R --argjson p "$CPORT" --argjson ns "$NETNS_S" 'fromjson? | .process_reset | select(.direction == "sent" and .netns == $ns and .source_port == 8001 and .destination_port == $p) | .owner_unknown' "$EV")" \
 	true "refused: the server side's RST sent, with no owner"
 
 # 6. The client exits with the socket open: its close completes after its

@@ -12,6 +12,8 @@ EV1="$T_DIR/run1.json"
 EV2="$T_DIR/run2.json"
 B=1000
 net_pair || { diag "cannot create the namespaces"; exit 1; }
+NETNS_C=$(stat -L -c %i "/run/netns/$NS_C")
+NETNS_S=$(stat -L -c %i "/run/netns/$NS_S")
 
 # jq over complete lines of the given files (the agent may be mid-line).
 q() { local f=$1; shift; cat "$@" | jq -R -n "[inputs | fromjson?] | $f"; }
@@ -22,8 +24,9 @@ reported_past() { local t=$1; shift
 # sum FIELD PID FILES...: a process's counts over every report.
 sum() { local k=$1 pid=$2; shift 2
 	q "map(select(.process_report.process.pid == $pid) | .process_report.$k // 0) | add // 0" "$@"; }
-remote_sum() { local k=$1 ip=$2 dir=$3; shift 3
-	q "map(select(.remote_report.remote | .ip == \"$ip\" and .port == 8000 and .direction == \"$dir\") | .remote_report.$k // 0) | add // 0" "$@"; }
+# remote_sum FIELD IP DIRECTION NETNS FILES...: a remote end's counts.
+remote_sum() { local k=$1 ip=$2 dir=$3 ns=$4; shift 4
+	q "map(select(.remote_report.remote | .ip == \"$ip\" and .port == 8000 and .direction == \"$dir\" and .netns == $ns) | .remote_report.$k // 0) | add // 0" "$@"; }
 
 start_agent -o "$EV1" --poll-ms 20 --report-interval 1 || exit 1
 
@@ -43,9 +46,9 @@ is "$(sum bytes_sent "$C1" "$EV1")" $((K * B)) "client: bytes_sent add up to K*B
 is "$(sum bytes_received "$S1" "$EV1")" $((K * B)) "server: bytes_received add up to K*B"
 is "$(sum accepts "$S1" "$EV1")" $K "server: accepts add up to K"
 is "$(sum execs "$X" "$EV1")" 5 "a shell that ran 5 commands: execs 5"
-is "$(remote_sum connections "$NET_S" outgoing "$EV1")/$(remote_sum bytes_sent "$NET_S" outgoing "$EV1")" \
+is "$(remote_sum connections "$NET_S" outgoing "$NETNS_C" "$EV1")/$(remote_sum bytes_sent "$NET_S" outgoing "$NETNS_C" "$EV1")" \
 	"$K/$((K * B))" "remote $NET_S:8000 outgoing: K connections, K*B bytes"
-is "$(remote_sum connections "$NET_C" incoming "$EV1")/$(remote_sum bytes_received "$NET_C" incoming "$EV1")" \
+is "$(remote_sum connections "$NET_C" incoming "$NETNS_S" "$EV1")/$(remote_sum bytes_received "$NET_C" incoming "$NETNS_S" "$EV1")" \
 	"$K/$((K * B))" "remote $NET_C (service port 8000) incoming: K connections, K*B bytes"
 N=$(q "map(select(.process_report.process.pid == $C1 and .process_report.connects) | .process_report.period.id) | unique | length" "$EV1")
 [ "$N" -ge 2 ]
@@ -91,7 +94,7 @@ is "$(q "map(select((.process_connect // .process_close // .process_accept).proc
 P=$(q 'map(select(.report_end) | .report_end.period.id)' "$EV1" "$EV2")
 is "$(jq -c '. == (sort | unique)' <<<"$P")" true "no period reported twice across the restart"
 is "$(jq -c 'length == (last - first + 1)' <<<"$P")" true "no period missing across the restart"
-is "$(remote_sum connections "$NET_S" outgoing "$EV1" "$EV2")" $((K + K2 + K3)) \
+is "$(remote_sum connections "$NET_S" outgoing "$NETNS_C" "$EV1" "$EV2")" $((K + K2 + K3)) \
 	"remote $NET_S:8000: every connection of the three runs, once"
 
 stop_agent

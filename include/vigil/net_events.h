@@ -148,14 +148,18 @@ struct vigil_report_proc {
 	struct vigil_report_counts c;
 };
 
-/* A remote end: its address and the service port (the remote port of an
- * outgoing connection, the local port of an accepted one). */
+/* A remote end as seen from one network namespace: its address and the
+ * service port (the remote port of an outgoing connection, the local port of
+ * an accepted one). The same address seen from two namespaces may be two
+ * hosts, so they are counted apart. */
 struct vigil_remote {
 	__u8 addr[16];
 	__u16 port;
 	__u16 family;
-	__u8 direction;		/* VIGIL_CONN_OUT or VIGIL_CONN_IN */
+	__u8 direction;		/* enum vigil_conn_dir */
 	__u8 pad[3];
+	__u32 netns;
+	__u32 pad2;
 };
 
 struct vigil_report_remote {
@@ -210,8 +214,8 @@ VIGIL_STATIC_ASSERT(sizeof(struct vigil_conn) == 136, "vigil_conn layout");
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_close) == 160, "vigil_close layout");
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_reset) == 128, "vigil_reset layout");
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_report_proc) == 160, "vigil_report_proc layout");
-VIGIL_STATIC_ASSERT(sizeof(struct vigil_remote) == 24, "vigil_remote layout");
-VIGIL_STATIC_ASSERT(sizeof(struct vigil_report_remote) == 96, "vigil_report_remote layout");
+VIGIL_STATIC_ASSERT(sizeof(struct vigil_remote) == 32, "vigil_remote layout");
+VIGIL_STATIC_ASSERT(sizeof(struct vigil_report_remote) == 104, "vigil_report_remote layout");
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_report_end) == 72, "vigil_report_end layout");
 VIGIL_STATIC_ASSERT(VIGIL_EV_RESET <= VIGIL_EV_NET_LAST, "net ids in range");
 VIGIL_STATIC_ASSERT(VIGIL_EV_REPORT_END <= VIGIL_EV_REPORT_LAST, "report ids in range");
