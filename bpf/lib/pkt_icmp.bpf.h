@@ -173,7 +173,7 @@ static __always_inline long vigil_xdp_build_icmp(struct xdp_md *xdp, const struc
 	hlen = vigil_icmp_head(xdp, true, p, &s->h, &s->b, &q);
 	if (!hlen)
 		return -1;
-	cut = (__s32)(xdp->data_end - xdp->data) - (__s32)(p->l3_off + q);
+	cut = (__s32)bpf_xdp_get_buff_len(xdp) - (__s32)(p->l3_off + q);
 	if (cut > 0 && (err = bpf_xdp_adjust_tail(xdp, -cut)))
 		return err;
 	err = bpf_xdp_adjust_head(xdp, -(__s32)(hlen - VIGIL_ETH_HLEN));

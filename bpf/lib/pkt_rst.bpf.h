@@ -236,7 +236,7 @@ static __always_inline long vigil_xdp_build_rst(struct xdp_md *xdp, const struct
 
 	if (extra > 0 && (err = bpf_xdp_adjust_head(xdp, extra)))
 		return err;
-	cut = (__s32)(xdp->data_end - xdp->data) - (__s32)len;
+	cut = (__s32)bpf_xdp_get_buff_len(xdp) - (__s32)len;
 	if (cut < 0)
 		return -1;
 	if (cut > 0 && (err = bpf_xdp_adjust_tail(xdp, -cut)))

@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "log.h"
+#include "netns.h"
+
+struct netns_job {
+	const char *netns;
+	char path[256];
+	int (*fn)(void *arg);
+	void *arg;
+	struct vigil_netns_id id;
+	int err;
+};
+
+static bool same(const struct stat *a, const char *path)
+{
+	struct stat b;
+
+	return !stat(path, &b) && a->st_dev == b.st_dev && a->st_ino == b.st_ino;
+}
+
+/* PID 1's namespace, or, where PID 1 is out of our sight (a container), the
+ * one the agent started in: its main thread never leaves it. */
+static bool is_root(const struct stat *ns)
+{
+	return same(ns, "/proc/1/ns/net") || same(ns, "/proc/self/ns/net");
+}
+
+static void *netns_thread(void *arg)
+{
+	struct netns_job *j = arg;
+	struct stat ns;
+	int fd = open(j->path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		j->err = vlog_err(-errno, "cannot open network namespace %s", j->path);
+		return NULL;
+	}
+	if (fstat(fd, &ns)) {
+		j->err = vlog_err(-errno, "cannot identify network namespace %s", j->path);
+		goto out;
+	}
+	j->id.dev = ns.st_dev;
+	j->id.ino = ns.st_ino;
+	if (is_root(&ns) && strcmp(j->netns, VIGIL_NETNS_ROOT)) {
+		j->err = vlog_err(-EPERM, "%s is the root network namespace: refused unless named "
+				  "as " VIGIL_NETNS_ROOT, j->netns);
+		goto out;
+	}
+	/* From here this thread, and only it, lives in the namespace. */
+	if (setns(fd, CLONE_NEWNET)) {
+		j->err = vlog_err(-errno, "cannot join network namespace %s", j->path);
+		goto out;
+	}
+	j->err = j->fn(j->arg);
+out:
+	close(fd);
+	return NULL;
+}
+
+int vigil_netns_run(const char *netns, int (*fn)(void *arg), void *arg, struct vigil_netns_id *id)
+{
+	struct netns_job j = { .netns = netns, .fn = fn, .arg = arg };
+	pthread_t t;
+	int n, err;
+
+	if (!netns || !*netns)
+		return vlog_err(-EINVAL, "no network namespace named");
+	n = netns[0] == '/' ? snprintf(j.path, sizeof(j.path), "%s", netns)
+			    : snprintf(j.path, sizeof(j.path), "/run/netns/%s", netns);
+	if (n < 0 || (size_t)n >= sizeof(j.path) || (netns[0] != '/' && strchr(netns, '/')))
+		return vlog_err(-EINVAL, "invalid network namespace name '%s'", netns);
+	err = pthread_create(&t, NULL, netns_thread, &j);
+	if (err)
+		return vlog_err(-err, "cannot start a thread for network namespace %s", netns);
+	pthread_join(t, NULL);
+	if (id)
+		*id = j.id;
+	return j.err;
+}

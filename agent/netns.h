@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Runs a function inside a network namespace, in a short-lived thread that
+ * joined it: setns() moves only the calling thread, so the agent's own
+ * threads never leave theirs, and whatever the function creates (a TC
+ * filter, an iterator, a packet socket) belongs to the intended namespace.
+ *
+ * The root namespace (PID 1's, where the node's own connections live, and
+ * the agent's own, which is the same outside containers) is refused unless
+ * it was named explicitly as VIGIL_NETNS_ROOT.
+ */
+#ifndef VIGIL_NETNS_H
+#define VIGIL_NETNS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define VIGIL_NETNS_ROOT "/proc/1/ns/net"
+
+/* Which namespace a path opened to: compare these, never names. */
+struct vigil_netns_id {
+	uint64_t dev;
+	uint64_t ino;
+};
+
+/* netns is a name under /run/netns or a path. Joins it in a new thread,
+ * runs fn(arg) there and returns its result (or -errno when the namespace
+ * cannot be joined, -EPERM for an unnamed root namespace). id, when not
+ * NULL, is set to the namespace's identity. */
+int vigil_netns_run(const char *netns, int (*fn)(void *arg), void *arg, struct vigil_netns_id *id);
+
+#endif

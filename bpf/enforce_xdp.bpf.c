@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Network rules at XDP, an option for ingress where only the sender needs
+ * an answer: drop, reject (RST or ICMP port unreachable back out with
+ * XDP_TX) and reset (here the same as reject: XDP can send one frame, back
+ * to the sender; the receiver never gets the trigger). Cheaper than TC per
+ * packet: no skb is built for what it drops or answers.
+ *
+ * XDP sees no checksum state, so every trigger's checksum is computed. Over
+ * veth, packets a local socket sent arrive with partial checksums unless the
+ * sending side has tx checksumming off; those get no reply (counted as
+ * ineligible) and are dropped.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+#include "lib/enforce.bpf.h"
+#include "lib/pkt_csum.bpf.h"
+#include "lib/pkt_rst.bpf.h"
+#include "lib/pkt_icmp.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+struct decision {
+	struct vigil_pkt p;
+	const struct vigil_pol_rule *r;
+	__u32 id;
+	__u32 ifindex;
+	__u8 reply;
+};
+
+/* Answers d->p in place; the XDP verdict. Not inlined: see enforce_tc. */
+static __noinline int answer(struct xdp_md *xdp, struct decision *d)
+{
+	struct vigil_pkt *p = &d->p;
+	bool tcp = vigil_rst_eligible(p), udp = vigil_icmp_eligible(p);
+	long err;
+
+	d->reply = VIGIL_REPLY_NONE;
+	if (d->r->action == VIGIL_ACT_DROP)
+		return XDP_DROP;
+	if (p->proto != VIGIL_IPPROTO_TCP && p->proto != VIGIL_IPPROTO_UDP)
+		return XDP_DROP;
+	if ((!tcp && !udp) || !vigil_reply_addr_ok(p) || !vigil_l4_csum_verify(xdp, true, p)) {
+		d->reply = VIGIL_REPLY_INELIGIBLE;
+		return XDP_DROP;
+	}
+	if (!vigil_reply_allowed(d->r, d->id, p->family, p->saddr, bpf_ktime_get_ns())) {
+		d->reply = VIGIL_REPLY_SUPPRESSED;
+		return XDP_DROP;
+	}
+	err = udp ? vigil_xdp_build_icmp(xdp, p) : vigil_xdp_build_rst(xdp, p);
+	if (err) {
+		vigil_count(VIGIL_CNT_ENF_BUILD_FAILED);
+		return XDP_DROP;
+	}
+	d->reply = udp ? VIGIL_REPLY_ICMP_UNREACH : VIGIL_REPLY_RST_SENDER;
+	return XDP_TX;
+}
+
+static __noinline void report(const struct decision *d)
+{
+	vigil_enforce_report(&d->p, d->r, d->id, d->reply, VIGIL_DIR_INGRESS, d->ifindex);
+}
+
+SEC("xdp")
+int vigil_xdp_ingress(struct xdp_md *xdp)
+{
+	struct decision d = { .ifindex = xdp->ingress_ifindex };
+	int verdict;
+
+	if (vigil_pkt_parse(xdp, true, &d.p))
+		return XDP_PASS;
+	d.r = vigil_pkt_rule(&d.p, VIGIL_DIR_INGRESS, &d.id);
+	if (!d.r || d.r->action == VIGIL_ACT_ALLOW || d.r->action == VIGIL_ACT_DENY)
+		return XDP_PASS;
+	verdict = answer(xdp, &d);
+	report(&d);
+	return verdict;
+}

@@ -1,0 +1,56 @@
+# shellcheck shell=bash
+# Enforcement test helpers, sourced after lib.sh. Every namespace, veth and
+# process here is the test's own and is removed at exit; nothing touches the
+# root namespace's interfaces or sockets.
+EPEER="$TOP/tests/enforce_peer.py"
+PY=/usr/bin/python3	# Debian's, with scapy
+
+# enf_pair C S: client and server namespaces joined by veth (vc in C, vs in
+# S): C 10.77.0.1 fd77::1, S 10.77.0.2 fd77::2. Sets NS_<C>, NS_<S>.
+enf_pair() {
+	local c s
+	c=$(new_netns "$1") && s=$(new_netns "$2") || return 1
+	ip link add vc netns "$c" type veth peer name vs netns "$s" || return 1
+	ip -n "$c" addr add 10.77.0.1/24 dev vc
+	ip -n "$s" addr add 10.77.0.2/24 dev vs
+	ip -n "$c" addr add fd77::1/64 dev vc nodad
+	ip -n "$s" addr add fd77::2/64 dev vs nodad
+	ip -n "$c" link set vc up && ip -n "$s" link set vs up || return 1
+	eval "NS_$1=$c; NS_$2=$s"
+	v6_settled "$c" && v6_settled "$s"
+}
+
+# v6_settled NS: waits until no IPv6 address in NS is tentative (DAD done);
+# until then the first IPv6 exchange can go unanswered.
+v6_settled() { wait_for 5 _no_tentative "$1"; }
+_no_tentative() { [ -z "$(ip -n "$1" -6 addr show tentative)" ]; }
+
+# mac_of NS IFACE
+mac_of() { ip -n "$1" -br link show "$2" | awk '{print $3}'; }
+
+# enf_listen NS PORT...: TCP and UDP servers (v4 and v6) in NS.
+enf_listen() {
+	local ns=$1 d
+	shift
+	d=$(mktemp -d "$T_DIR/listen.XXXX")
+	ip netns exec "$ns" "$PY" "$EPEER" listen "$d" "$@" &
+	wait_for 5 test -e "$d/ready"
+}
+
+# enf_policy FILE: makes FILE the policy in force (the agent's control socket).
+enf_policy() { "$VIGIL" --pin-dir "$T_PIN" policy load "$1"; }
+
+# capture NS IFACE FILE: tshark in the background until stop_capture.
+capture() {
+	ip netns exec "$1" tshark -q -n -i "$2" -w "$3" -f "tcp or icmp or icmp6" 2>"$3.err" &
+	CAPTURE_PID=$!
+	on_exit "kill $CAPTURE_PID"
+	wait_for 5 grep -q "Capturing on" "$3.err"
+}
+stop_capture() { sleep 0.3; kill -INT "$CAPTURE_PID"; wait "$CAPTURE_PID" 2>/dev/null; }
+
+# rsts PCAP: one line per RST seen: "port seq ack flags window", by port.
+rsts() {
+	tshark -n -r "$1" -Y "tcp.flags.reset == 1" -T fields -e tcp.dstport -e tcp.seq_raw \
+		-e tcp.ack_raw -e tcp.flags -e tcp.window_size_value 2>/dev/null | sort -n
+}

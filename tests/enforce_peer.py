@@ -1,0 +1,189 @@
+#!/usr/bin/python3
+"""Peers for the enforcement tests, run inside the test's namespaces with
+/usr/bin/python3 (it has scapy). Each command prints one result line.
+
+  listen DIR PORT...          TCP (v4+v6) and UDP servers; DIR/ready when up
+  connect ADDR PORT TIMEOUT   "refused MS" | "timeout" | "connected MS" | "ERRNAME MS"
+  udp ADDR PORT TIMEOUT       connected UDP: "refused MS" | "timeout" | "answered"
+  triggers IFACE DSTMAC SRC DST DPORT   the trigger packets, one per source port
+  flood IFACE DSTMAC SRC DST DPORT N RATE   N SYNs, spoofed sources, at most RATE/s
+  hold ADDR PORT DIR          an established connection, kept idle; DIR/state
+                              gets "up", then how it ended ("ECONNRESET MS")
+  busy ADDR PORT DIR          the same, sending a little every 20 ms
+"""
+import errno
+import os
+import socket
+import sys
+import time
+
+
+def ms_since(t0):
+    return int((time.monotonic() - t0) * 1000)
+
+
+def listen(d, ports):
+    socks = []
+    for p in ports:
+        t = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+        t.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        t.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+        t.bind(("::", p))
+        t.listen(64)
+        socks.append(t)
+        u = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+        u.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+        u.bind(("::", p))
+        socks.append(u)
+    open(os.path.join(d, "ready"), "w").close()
+    import select
+    conns = []
+    while True:
+        r, _, _ = select.select(socks + conns, [], [])
+        for s in r:
+            if s in conns:
+                try:
+                    data = s.recv(65536)
+                except OSError:
+                    data = b""
+                if not data:
+                    conns.remove(s)
+                    s.close()
+            elif s.type == socket.SOCK_STREAM:
+                c, _ = s.accept()
+                conns.append(c)
+            else:
+                data, peer = s.recvfrom(65536)
+                s.sendto(data, peer)
+
+
+def family(addr):
+    return socket.AF_INET6 if ":" in addr else socket.AF_INET
+
+
+def connect(addr, port, timeout):
+    s = socket.socket(family(addr), socket.SOCK_STREAM)
+    s.settimeout(float(timeout))
+    t0 = time.monotonic()
+    try:
+        s.connect((addr, int(port)))
+        print("connected", ms_since(t0))
+    except socket.timeout:
+        print("timeout")
+    except ConnectionRefusedError:
+        print("refused", ms_since(t0))
+    except OSError as e:
+        print(errno.errorcode.get(e.errno, "error"), ms_since(t0))
+
+
+def udp(addr, port, timeout):
+    s = socket.socket(family(addr), socket.SOCK_DGRAM)
+    s.settimeout(float(timeout))
+    s.connect((addr, int(port)))
+    t0 = time.monotonic()
+    try:
+        s.send(b"ping")
+        s.recv(100)
+        print("answered")
+    except ConnectionRefusedError:
+        print("refused", ms_since(t0))
+    except socket.timeout:
+        print("timeout")
+
+
+def l3(src, dst, **kw):
+    from scapy.all import IP, IPv6
+    return IPv6(src=src, dst=dst, **kw) if ":" in dst else IP(src=src, dst=dst, **kw)
+
+
+def triggers(iface, dmac, src, dst, dport):
+    """The trigger set: source port says which one it is (40001...)."""
+    from scapy.all import Ether, TCP, Raw, Padding, IP, IPv6, IPv6ExtHdrFragment, sendp
+    dport = int(dport)
+    e = Ether(dst=dmac)
+    pk = [
+        e / l3(src, dst) / TCP(sport=40001, dport=dport, flags="S", seq=1000),
+        e / l3(src, dst) / TCP(sport=40002, dport=dport, flags="PA", seq=2000, ack=3000) / Raw(b"x" * 10),
+        e / l3(src, dst) / TCP(sport=40003, dport=dport, flags="FA", seq=4000, ack=5000),
+        e / l3(src, dst) / TCP(sport=40004, dport=dport, flags="F", seq=6000),
+        e / l3(src, dst) / TCP(sport=40005, dport=dport, flags="S", seq=7000) / Raw(b"y" * 5),
+        e / l3(src, dst) / TCP(sport=40006, dport=dport, flags="A", seq=8000, ack=9000),
+        # no reply due: RST, bad checksum, a non-first fragment
+        e / l3(src, dst) / TCP(sport=40007, dport=dport, flags="R", seq=1),
+        e / l3(src, dst) / TCP(sport=40008, dport=dport, flags="S", seq=1, chksum=0x1234),
+    ]
+    # frame 6 padded to 60 bytes, as a NIC pads a bare ACK (veth does not)
+    if ":" not in dst:
+        pk[5] = pk[5] / Padding(b"\0" * 6)
+        pk.append(e / IP(src=src, dst=dst, flags=0, frag=8, proto=6) / Raw(b"z" * 24))
+    else:
+        pk.append(e / IPv6(src=src, dst=dst) / IPv6ExtHdrFragment(offset=8, m=0, nh=6) / Raw(b"z" * 24))
+    for p in pk:
+        sendp(p, iface=iface, verbose=False)
+        time.sleep(0.02)
+    print("sent", len(pk))
+
+
+def flood(iface, dmac, src, dst, dport, n, rate):
+    """N SYNs at a capped rate from spoofed source src; "A.B.C.0/24" picks a
+    random source in that /24 for each."""
+    from scapy.all import Ether, TCP, sendp
+    import random
+    n, rate = int(n), float(rate)
+    frames = []
+    for i in range(n):
+        s = src if "/" not in src else "%s.%d" % (src.rsplit(".", 1)[0], random.randint(2, 250))
+        frames.append(Ether(dst=dmac) / l3(s, dst) / TCP(sport=random.randint(1024, 65000),
+                                                          dport=int(dport), flags="S", seq=i))
+    t0 = time.monotonic()
+    sendp(frames, iface=iface, verbose=False, inter=1.0 / rate)
+    print("sent", n, "in", ms_since(t0), "ms")
+
+
+def hold(addr, port, d, busy):
+    s = socket.socket(family(addr), socket.SOCK_STREAM)
+    s.connect((addr, int(port)))
+    s.settimeout(0.02)
+    st = os.path.join(d, "state")
+    with open(st + ".tmp", "w") as f:
+        f.write("up\n")
+    os.rename(st + ".tmp", st)
+    t0 = None
+    while True:
+        try:
+            if busy:
+                s.send(b"b" * 100)
+            data = s.recv(100)
+            if data == b"":
+                res = "EOF"
+                break
+        except socket.timeout:
+            continue
+        except OSError as e:
+            res = errno.errorcode.get(e.errno, "error")
+            break
+    with open(st + ".tmp", "w") as f:
+        f.write("%s %d\n" % (res, int(time.time() * 1000)))
+    os.rename(st + ".tmp", st)
+
+
+def main():
+    cmd, a = sys.argv[1], sys.argv[2:]
+    sys.stdout.reconfigure(line_buffering=True)
+    if cmd == "listen":
+        listen(a[0], [int(p) for p in a[1:]])
+    elif cmd == "connect":
+        connect(*a)
+    elif cmd == "udp":
+        udp(*a)
+    elif cmd == "triggers":
+        triggers(*a)
+    elif cmd == "flood":
+        flood(*a)
+    elif cmd in ("hold", "busy"):
+        hold(a[0], a[1], a[2], cmd == "busy")
+    else:
+        sys.exit("unknown command " + cmd)
+
+
+main()

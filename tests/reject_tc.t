@@ -1,0 +1,78 @@
+#!/bin/bash
+# reject and drop at TC, end to end: a client namespace -> veth -> a server
+# namespace with vigil's TC program on the server side. A rejected connect
+# fails with ECONNREFUSED within milliseconds (a drop times out), connected
+# UDP gets ECONNREFUSED from ICMP port unreachable, IPv4 and IPv6; each
+# decision is an event; a flood of spoofed SYNs gets no more RSTs than the
+# per-source limit allows.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/enforce_lib.sh"
+plan 16
+
+enf_pair c s || exit 1
+cat >"$T_DIR/policy.yaml" <<'YAML'
+rules:
+  - name: web-reject
+    action: reject
+    direction: ingress
+    protocol: tcp
+    port: 8080
+  - name: web-drop
+    action: drop
+    direction: ingress
+    protocol: tcp
+    port: 8081
+  - name: dns-reject
+    action: reject
+    direction: ingress
+    protocol: udp
+    port: 5353
+  - name: flood-target
+    action: reject
+    direction: ingress
+    protocol: tcp
+    port: 9090
+YAML
+enf_listen "$NS_s" 8080 8081 5353 9090 8000 || exit 1
+start_agent --no-procfs -o "$T_DIR/events.json" --policy "$T_DIR/policy.yaml" \
+	--enforce-on "$NS_s/vs" || exit 1
+
+cl() { ip netns exec "$NS_c" "$PY" "$EPEER" "$@"; }
+fast() { # fast RESULT-LINE: "refused MS" with MS < 100
+	[ "${1%% *}" = refused ] && [ "${1##* }" -lt 100 ]
+}
+
+r=$(cl connect 10.77.0.2 8000 2); is "${r%% *}" connected "IPv4: a port no rule names connects"
+r=$(cl connect 10.77.0.2 8080 2); check "IPv4 reject: ECONNREFUSED within 100 ms ($r)" -- fast "$r"
+r=$(cl connect fd77::2 8080 2); check "IPv6 reject: ECONNREFUSED within 100 ms ($r)" -- fast "$r"
+r=$(cl connect 10.77.0.2 8081 1); is "$r" timeout "IPv4 drop: connect times out"
+r=$(cl connect fd77::2 8081 1); is "$r" timeout "IPv6 drop: connect times out"
+r=$(cl udp 10.77.0.2 5353 2); check "IPv4 UDP reject: connected socket gets ECONNREFUSED ($r)" -- fast "$r"
+r=$(cl udp fd77::2 5353 2); check "IPv6 UDP reject: connected socket gets ECONNREFUSED ($r)" -- fast "$r"
+r=$(cl udp 10.77.0.2 8000 2); is "$r" answered "UDP to a port no rule names is answered"
+
+# Events: each decision, with its rule, reply and 5-tuple.
+ev() { wait_for 5 grep -q "$1" "$T_DIR/events.json"; }
+check "event: reject of TCP with a RST to the sender" -- \
+	ev '"network_enforce":{"rule_id":0,"action":"reject","reply":"rst_to_sender","direction":"ingress","family":"AF_INET","protocol":"TCP","source_ip":"10.77.0.1"'
+check "event: IPv6 reject" -- ev '"family":"AF_INET6","protocol":"TCP","source_ip":"fd77::1"'
+check "event: drop" -- ev '"rule_id":1,"action":"drop","reply":"none"'
+check "event: ICMP port unreachable" -- ev '"rule_id":2,"action":"reject","reply":"icmp_port_unreachable"'
+jq -e . "$T_DIR/events.json" >/dev/null; ok $? "events parse as JSON"
+
+# A flood of SYNs spoofed from one source: the per-source bucket (burst 20,
+# 100/s) allows at most 20 + 100/s over the flood's length, plus slack.
+capture "$NS_c" vc "$T_DIR/flood.pcap" || diag "capture did not start"
+smac=$(mac_of "$NS_s" vs)
+r=$(cl flood vc "$smac" 10.77.0.99 10.77.0.2 9090 1000 2000)
+stop_capture
+n=$(rsts "$T_DIR/flood.pcap" | wc -l)
+ms=$(echo "$r" | awk '{print $4}')
+max=$((20 + 100 * ${ms:-0} / 1000 + 10))
+diag "flood: $r; RSTs seen: $n"
+check "flood: some RSTs sent ($n)" -- test "$n" -ge 10
+check "flood: no more RSTs than the limit allows ($n <= $max)" -- test "$n" -le "$max"
+sup=$(bpftool map lookup pinned "$T_PIN/vigil_rule_stats" key 3 0 0 0 -j |
+	jq '[.formatted.values[].value.replies_suppressed] | add')
+check "flood: suppressed replies counted ($sup)" -- test "${sup:-0}" -ge $((1000 - max))
+done_testing
