@@ -18,21 +18,33 @@
 static int open_socket(struct vigil_control *c, const char *pin_dir)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int err = vigil_control_path(pin_dir, c->path, sizeof(c->path));
+	int fd, err = vigil_control_path(pin_dir, c->path, sizeof(c->path));
 
 	if (err)
 		return vlog_err(err, "no control socket name for pin folder %s", pin_dir);
 	if (mkdir(VIGIL_CONTROL_DIR, 0700) && errno != EEXIST)
 		return vlog_err(-errno, "cannot create %s", VIGIL_CONTROL_DIR);
-	c->fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (c->fd < 0)
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
 		return vlog_err(-errno, "cannot create the control socket");
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", c->path);
-	unlink(c->path);	/* left by an agent that did not stop cleanly */
-	if (bind(c->fd, (struct sockaddr *)&sa, sizeof(sa)) || chmod(c->path, 0600) ||
-	    listen(c->fd, 8))
-		return vlog_err(-errno, "cannot listen on %s", c->path);
+	/* A socket that answers belongs to a running agent (one whose pin
+	 * folder has the same name): never take it over. One that does not
+	 * was left by an agent that did not stop cleanly. */
+	if (!connect(fd, (struct sockaddr *)&sa, sizeof(sa)) || errno == EAGAIN) {
+		err = vlog_err(-EADDRINUSE, "another vigild serves %s", c->path);
+		goto fail;
+	}
+	unlink(c->path);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || chmod(c->path, 0600) || listen(fd, 8)) {
+		err = vlog_err(-errno, "cannot listen on %s", c->path);
+		goto fail;
+	}
+	c->fd = fd;	/* from here on, close unlinks the path */
 	return 0;
+fail:
+	close(fd);
+	return err;
 }
 
 int vigil_control_check(char *const *files, unsigned n)
@@ -51,6 +63,9 @@ int vigil_control_start(struct vigil_control *c, const char *pin_dir, uint64_t r
 
 	c->fd = -1;
 	c->hup = hup;
+	/* First: it tells whether another agent is at work on these pins. */
+	if ((err = open_socket(c, pin_dir)))
+		return err;
 	err = vigil_policy_init(&c->policy, pin_dir, ring_size);
 	if (err)
 		return err;
@@ -58,7 +73,7 @@ int vigil_control_start(struct vigil_control *c, const char *pin_dir, uint64_t r
 	 * only, whatever an earlier agent left pinned. */
 	if ((err = vigil_policy_apply(&c->policy, files, n, why, sizeof(why))))
 		return vlog_err(err, "policy refused: %s", why);
-	return open_socket(c, pin_dir);
+	return 0;
 }
 
 static void list_rules(struct vigil_control *c, struct vigil_buf *out)

@@ -5,7 +5,7 @@
 # the cgroup sendmsg hook (unconnected UDP), in a cgroup and a network
 # namespace this test creates.
 . "$(dirname "$0")/lib.sh"
-plan 17
+plan 19
 
 [ -n "$(cgroup2_mount)" ] || skip_all "no cgroup v2 mount"
 CG=$(new_cgroup client) || exit 1
@@ -26,10 +26,10 @@ except OSError as e:
 }
 names() { "$VIGIL" --pin-dir "$T_PIN" policy list | awk 'NR > 1 { printf "%s ", $2 }'; }
 hits() { "$VIGIL" --pin-dir "$T_PIN" policy list | awk -v n="$1" '$2 == n { print $7 }'; }
-hup_and_wait() { # sends SIGHUP and waits for the agent to report on it
-	local before; before=$(wc -l <"$T_DIR/agent.err")
+hup_and_wait() { # hup_and_wait PATTERN: SIGHUP, then waits for one more log line matching it
+	local before; before=$(grep -c -- "$1" "$T_DIR/agent.err")
 	kill -HUP "$AGENT_PID"
-	wait_for 5 sh -c "[ \$(wc -l <'$T_DIR/agent.err') -gt $before ]"
+	wait_for 5 sh -c "[ \$(grep -c -- '$1' '$T_DIR/agent.err') -gt $before ]"
 }
 
 # A bad policy at start: refused with its position, the agent does not run.
@@ -45,7 +45,7 @@ is "$(send_to 7001)" EPERM "and enforced"
 
 # A broken edit and SIGHUP: refused, named, the old rules stay.
 printf 'rules:\n  - name: udp-7002\n    action: deny\n    protocool: udp\n' >"$P"
-hup_and_wait
+hup_and_wait "SIGHUP: policy refused"
 grep -q "p.yaml:4:5: unknown key 'protocool'" "$T_DIR/agent.err"; ok $? "SIGHUP with a broken file: refused with file:line:column"
 is "$(names)" "udp-7001 " "the rules in force stay"
 is "$(send_to 7001)" EPERM "and are still enforced"
@@ -64,12 +64,12 @@ is "$(send_to 7001)" EPERM "and the rules in force stay enforced"
 
 # A good edit and SIGHUP: the new policy replaces the old one.
 udp_rule udp-7002 7002 >"$P"
-hup_and_wait
+hup_and_wait "policy: 1 rules from 1 files in force"
 is "$(names)" "udp-7002 " "SIGHUP with a good file: its rules are in force"
 is "$(send_to 7001) $(send_to 7002)" "ok EPERM" "and enforced, the old ones gone"
 
 # Hit counters survive a reload that keeps the rule.
-hup_and_wait
+hup_and_wait "policy: 1 rules from 1 files in force"
 is "$(hits udp-7002)" 1 "a rule unchanged by a reload keeps its hit counter"
 
 # Several files at once, rule ids in file order; no cgroup named, no hooks.
@@ -79,4 +79,13 @@ out=$("$VIGIL" --pin-dir "$T_PIN" policy load "$T_DIR/one.yaml" "$T_DIR/two.yaml
 is "$out" "2 rules in force" "vigil policy load FILE FILE"
 is "$(names)" "r1 r2 " "rules from both files, in order"
 is "$(ls "$T_PIN" | grep -c '^cgroup_')" 0 "cgroups no rule names any more are detached"
+
+# A second agent whose pin folder has the same name is refused the control
+# socket, and leaves the first agent's socket and policy alone.
+PIN2="/sys/fs/bpf/vigil-test-${T_ID}-other/$(basename "$T_PIN")"
+on_exit "'$VIGIL' --pin-dir '$PIN2' unpin; rmdir '$(dirname "$PIN2")'"
+out=$("$VIGILD" --pin-dir "$PIN2" -o /dev/null --no-procfs -d 5 2>&1); rc=$?
+[ $rc -ne 0 ] && [[ "$out" == *"another vigild serves /run/vigil/$(basename "$T_PIN").sock"* ]]
+ok $? "a second agent cannot take over the control socket"
+is "$(names)" "r1 r2 " "the first agent still answers, its policy unchanged"
 done_testing
