@@ -49,8 +49,9 @@ capture() {
 }
 stop_capture() { sleep 0.3; kill -INT "$CAPTURE_PID"; wait "$CAPTURE_PID" 2>/dev/null; }
 
-# rsts PCAP: one line per RST seen: "port seq ack flags window", by port.
+# rsts PCAP [SPORT]: one line per RST seen (from SPORT): "port seq ack flags
+# window", by destination port.
 rsts() {
-	tshark -n -r "$1" -Y "tcp.flags.reset == 1" -T fields -e tcp.dstport -e tcp.seq_raw \
+	tshark -n -r "$1" -Y "tcp.flags.reset == 1${2:+ && tcp.srcport == $2}" -T fields -e tcp.dstport -e tcp.seq_raw \
 		-e tcp.ack_raw -e tcp.flags -e tcp.window_size_value 2>/dev/null | sort -n
 }
