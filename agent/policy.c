@@ -116,22 +116,16 @@ static int compile_rule(struct compiled *c, const struct vigil_rule *r, unsigned
 			 r->line, r->name, VIGIL_POL_PREFIXES_MAX);
 	if (ret)
 		return ret;
-	for (unsigned i = 0; i < r->n_netns; i++) {
-		char path[256];
-
-		if (vigil_netns_path(r->netns[i], path, sizeof(path)) || access(path, R_OK)) {
-			snprintf(err, errlen, "%s:%u: rule '%s': network namespace '%s': %s not found",
-				 r->file, r->line, r->name, r->netns[i], path);
-			return -ENOENT;
-		}
-	}
-	if (!r->cgroup)
+	for (unsigned i = 0; i < r->n_netns && !ret; i++)
+		ret = vigil_netns_check(r->netns[i], err, errlen);
+	if (!ret && !r->cgroup)
 		return 0;
 
 	struct vigil_cgroup_ref ref;
 	unsigned j;
 
-	ret = vigil_cgroup_resolve(r->cgroup, &ref, err, errlen);
+	if (!ret)
+		ret = vigil_cgroup_resolve(r->cgroup, &ref, err, errlen);
 	if (ret) {
 		char why[256];
 

@@ -1,24 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Runs the socket-destroying iterators in the namespaces a reset rule names.
- * setns() is per thread and an iterator walks the namespace of the thread
- * that creates it, so each namespace gets a short-lived thread that joins
- * it, learns its cookie, and creates and drains the iterators there; the
- * agent's own thread never leaves its namespace. The BPF side checks each
- * socket's namespace cookie against the one learned here.
+ * An iterator walks the namespace of the thread that creates it, so each
+ * runs in a thread that joined the namespace (agent/netns.c), which learns
+ * the namespace's cookie there; the BPF side checks every socket's cookie
+ * against it.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "loader.h"
 #include "log.h"
+#include "netns.h"
 #include "policy_state.h"
 #include "sock_destroy.h"
 #include "enforce_sockdestroy.skel.h"
@@ -35,11 +33,30 @@ struct sd_target {	/* as in bpf/enforce_sockdestroy.bpf.c */
 
 struct sd_job {
 	struct vigil_policy_state *s;
-	const char *ns_path;
 	unsigned rule_id;
 	int destroyed;
-	int err;
 };
+
+int vigil_netns_check(const char *netns, char *err, size_t errlen)
+{
+	struct stat ns, root, self;
+	char path[256];
+
+	if (vigil_netns_path(netns, path, sizeof(path)) || stat(path, &ns)) {
+		snprintf(err, errlen, "network namespace '%s': %s not found", netns, path);
+		return -ENOENT;
+	}
+	if (!strcmp(netns, VIGIL_NETNS_ROOT))
+		return 0;
+	/* The node's own namespace only when named as such (agent/netns.h). */
+	if ((!stat("/proc/1/ns/net", &root) && root.st_dev == ns.st_dev && root.st_ino == ns.st_ino) ||
+	    (!stat("/proc/self/ns/net", &self) && self.st_dev == ns.st_dev && self.st_ino == ns.st_ino)) {
+		snprintf(err, errlen, "network namespace '%s' is the root namespace: name it as "
+			 VIGIL_NETNS_ROOT " if that is meant", netns);
+		return -EPERM;
+	}
+	return 0;
+}
 
 int vigil_netns_path(const char *netns, char *out, size_t len)
 {
@@ -82,47 +99,33 @@ static int drain(struct bpf_program *prog)
 	return err;
 }
 
-static void *sd_thread(void *arg)
+/* Runs inside the namespace (vigil_netns_run): learns its cookie, and
+ * creates and drains the iterators here, so they walk this namespace. */
+static int sd_run(void *arg)
 {
 	struct sd_job *j = arg;
 	struct enforce_sockdestroy_bpf *sd = j->s->sd;
 	struct sd_target t = { .rule_id = j->rule_id };
+	int map = bpf_map__fd(sd->maps.sd_target);
 	uint32_t zero = 0;
-	int fd;
+	int err;
 
-	fd = open(j->ns_path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		j->err = vlog_err(-errno, "cannot open network namespace %s", j->ns_path);
-		return NULL;
-	}
-	/* From here this thread, and only it, lives in the namespace. */
-	if (setns(fd, CLONE_NEWNET)) {
-		j->err = vlog_err(-errno, "cannot join network namespace %s", j->ns_path);
-		close(fd);
-		return NULL;
-	}
-	close(fd);
-	if ((j->err = netns_cookie(&t.netns_cookie))) {
-		vlog_err(j->err, "cannot read the cookie of network namespace %s", j->ns_path);
-		return NULL;
-	}
-	if (bpf_map_update_elem(bpf_map__fd(sd->maps.sd_target), &zero, &t, 0)) {
-		j->err = vlog_err(-errno, "cannot set the socket-destroy target");
-		return NULL;
-	}
-	j->err = drain(sd->progs.destroy_tcp);
-	if (!j->err)
-		j->err = drain(sd->progs.destroy_udp);
-	if (j->err)
-		vlog_err(j->err, "socket iterator in %s failed", j->ns_path);
-	if (!bpf_map_lookup_elem(bpf_map__fd(sd->maps.sd_target), &zero, &t))
+	if ((err = netns_cookie(&t.netns_cookie)))
+		return vlog_err(err, "cannot read the network namespace's cookie");
+	if (bpf_map_update_elem(map, &zero, &t, 0))
+		return vlog_err(-errno, "cannot set the socket-destroy target");
+	err = drain(sd->progs.destroy_tcp);
+	if (!err)
+		err = drain(sd->progs.destroy_udp);
+	if (err)
+		vlog_err(err, "socket iterator failed");
+	if (!bpf_map_lookup_elem(map, &zero, &t))
 		j->destroyed = t.destroyed;
-	return NULL;
+	return err;
 }
 
 int vigil_sock_destroy_rule(struct vigil_policy_state *s, const struct vigil_rule *r, unsigned id)
 {
-	char path[256];
 	int total = 0, err = 0;
 
 	if (!r->n_netns) {
@@ -131,24 +134,15 @@ int vigil_sock_destroy_rule(struct vigil_policy_state *s, const struct vigil_rul
 		return 0;
 	}
 	for (unsigned i = 0; i < r->n_netns; i++) {
-		struct sd_job j = { .s = s, .ns_path = path, .rule_id = id };
-		pthread_t th;
-		int e;
+		struct sd_job j = { .s = s, .rule_id = id };
+		/* One namespace at a time: sd_target holds one. */
+		int e = vigil_netns_run(r->netns[i], sd_run, &j, NULL);
 
-		if ((e = vigil_netns_path(r->netns[i], path, sizeof(path)))) {
+		if (e)
 			err = e;
-			continue;
-		}
-		/* One run at a time: sd_target holds one namespace. */
-		if ((e = pthread_create(&th, NULL, sd_thread, &j))) {
-			err = vlog_err(-e, "cannot start a thread for namespace %s", path);
-			continue;
-		}
-		pthread_join(th, NULL);
-		if (j.err)
-			err = j.err;
 		total += j.destroyed;
-		vlog_info("rule '%s': %d live sockets destroyed in %s", r->name, j.destroyed, path);
+		vlog_info("rule '%s': %d live sockets destroyed in %s", r->name, j.destroyed,
+			  r->netns[i]);
 	}
 	return err ? err : total;
 }

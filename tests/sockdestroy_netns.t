@@ -5,7 +5,7 @@
 # namespace (loopback, the test's own) are left alone. The iterators run only
 # in the namespace this test creates and names.
 . "$(dirname "$0")/lib.sh"
-plan 8
+plan 10
 
 PORT=38001
 NS_A=$(new_netns a) || exit 1
@@ -77,4 +77,12 @@ is "$res_b$res_root" "client=ok server=ok udp=alive client=ok server=ok udp=aliv
 	"namespace B and the root namespace are untouched"
 hits=$("$VIGIL" --pin-dir "$T_PIN" policy list | awk '$2 == "reset-a" { print $7 }')
 is "$hits" 2 "the destroyed sockets are counted on the rule"
+
+# The root namespace under another name than /proc/1/ns/net is refused when
+# the policy is read, before anything changes (nothing is destroyed there).
+sed "s|netns: .*|netns: /proc/$$/ns/net|; s|reset-a|reset-root|" "$T_DIR/reset.yaml" >"$T_DIR/root.yaml"
+out=$("$VIGIL" --pin-dir "$T_PIN" policy load "$T_DIR/root.yaml" 2>&1); rc=$?
+[ $rc -ne 0 ] && [[ "$out" == *"root.yaml:2: rule 'reset-root': network namespace '/proc/$$/ns/net' is the root namespace"* ]]
+ok $? "a rule naming the root namespace by another path is refused"
+is "$("$VIGIL" --pin-dir "$T_PIN" policy list | awk 'NR > 1 { print $2 }')" reset-a "the rule in force stays"
 done_testing
