@@ -61,9 +61,18 @@ start_agent() {
 	wait_for 20 grep -qs 'attached\|resumed' "$T_DIR/agent.err" || {
 		diag "agent did not start:"; sed 's/^/#   /' "$T_DIR/agent.err"; return 1; }
 }
+# Stops the agent; an unclean exit (a sanitizer report, a crash) fails the
+# test file even when every assertion passed.
 stop_agent() {
+	local rc
 	kill -TERM "$AGENT_PID" 2>/dev/null
 	wait "$AGENT_PID" 2>/dev/null
+	rc=$?
+	if [ $rc -ne 0 ]; then
+		diag "vigild exited with status $rc:"; tail -20 "$T_DIR/agent.err" | sed 's/^/#   /'
+		_t_fail=1
+	fi
+	return $rc
 }
 
 # Creates a network namespace owned by this test; removed at exit.
