@@ -43,8 +43,9 @@ struct {
 } sd_target SEC(".maps");
 
 /* Is rule t->rule_id the first match for this socket's peer, with the
- * remote port (egress) or the local port (ingress) as destination? */
-static __always_inline bool rule_decides(struct sd_target *t, struct vigil_match *m, __u16 rport,
+ * remote port (egress) or the local port (ingress) as destination? Returns
+ * the direction that matched, 0 for none. */
+static __always_inline __u8 rule_decides(struct sd_target *t, struct vigil_match *m, __u16 rport,
 					 __u16 lport)
 {
 	const struct vigil_pol_rule *r;
@@ -54,16 +55,16 @@ static __always_inline bool rule_decides(struct sd_target *t, struct vigil_match
 	m->dport = rport;
 	r = vigil_policy_match(m, &id);
 	if (r && r->action == VIGIL_ACT_RESET && id == t->rule_id)
-		return true;
+		return VIGIL_DIR_EGRESS;
 	m->dir = VIGIL_DIR_INGRESS;
 	m->dport = lport;
 	r = vigil_policy_match(m, &id);
-	return r && r->action == VIGIL_ACT_RESET && id == t->rule_id;
+	return r && r->action == VIGIL_ACT_RESET && id == t->rule_id ? VIGIL_DIR_INGRESS : 0;
 }
 
 /* family is the peer's as matched: AF_INET for a v4-mapped IPv6 socket. */
 static __always_inline void report(struct sd_target *t, struct sock_common *skc, __u8 family,
-				   __u8 proto, const __u8 *daddr, __u16 rport, __u16 lport)
+				   __u8 proto, __u8 dir, const __u8 *daddr, __u16 rport, __u16 lport)
 {
 	struct vigil_enforce *ev = vigil_reserve(VIGIL_EV_ENFORCE, sizeof(*ev));
 
@@ -73,15 +74,16 @@ static __always_inline void report(struct sd_target *t, struct sock_common *skc,
 	ev->rule_id = t->rule_id;
 	ev->action = VIGIL_ACT_RESET;
 	ev->reply = VIGIL_REPLY_SOCK_DESTROYED;
+	ev->dir = dir;
 	ev->family = family;
 	ev->proto = proto;
 	ev->sport = lport;
 	ev->dport = rport;
 	if (family == AF_INET) {
-		BPF_CORE_READ_INTO(ev->saddr, skc, skc_rcv_saddr);
+		bpf_core_read(ev->saddr, 4, &skc->skc_rcv_saddr);
 		__builtin_memcpy(ev->daddr, daddr, 4);
 	} else {
-		BPF_CORE_READ_INTO(ev->saddr, skc, skc_v6_rcv_saddr);
+		bpf_core_read(ev->saddr, 16, &skc->skc_v6_rcv_saddr);
 		__builtin_memcpy(ev->daddr, daddr, 16);
 	}
 	ev->cookie = bpf_get_socket_cookie(skc);
@@ -96,7 +98,7 @@ static __always_inline int consider(struct sock_common *skc, __u8 proto)
 	struct sd_target *t;
 	__u16 family, rport, lport;
 	__u32 zero = 0;
-	__u8 state;
+	__u8 state, dir;
 
 	t = bpf_map_lookup_elem(&sd_target, &zero);
 	if (!t || !skc || BPF_CORE_READ(skc, skc_net.net, net_cookie) != t->netns_cookie)
@@ -111,10 +113,10 @@ static __always_inline int consider(struct sock_common *skc, __u8 proto)
 		return 0;	/* not connected: no peer to match */
 	family = BPF_CORE_READ(skc, skc_family);
 	if (family == AF_INET) {
-		BPF_CORE_READ_INTO(daddr, skc, skc_daddr);
+		bpf_core_read(daddr, 4, &skc->skc_daddr);
 		m.family = AF_INET;
 	} else if (family == AF_INET6) {
-		BPF_CORE_READ_INTO(daddr, skc, skc_v6_daddr);
+		bpf_core_read(daddr, 16, &skc->skc_v6_daddr);
 		m.family = AF_INET6;
 		/* ::ffff:a.b.c.d is an IPv4 peer: match it against IPv4 rules. */
 		if (!*(__u64 *)daddr && *(__u32 *)(daddr + 8) == bpf_htonl(0xffff)) {
@@ -124,7 +126,8 @@ static __always_inline int consider(struct sock_common *skc, __u8 proto)
 	} else {
 		return 0;
 	}
-	if (!rule_decides(t, &m, rport, lport))
+	dir = rule_decides(t, &m, rport, lport);
+	if (!dir)
 		return 0;
 	if (bpf_sock_destroy(skc))
 		return 0;
@@ -133,7 +136,7 @@ static __always_inline int consider(struct sock_common *skc, __u8 proto)
 	st = vigil_rule_stats_of(t->rule_id);
 	if (st)
 		st->hits++;
-	report(t, skc, m.family, proto, daddr, rport, lport);
+	report(t, skc, m.family, proto, dir, daddr, rport, lport);
 	return 0;
 }
 

@@ -3,7 +3,7 @@
 # hooks: attached only to a cgroup this test creates, exercised only inside
 # a network namespace it creates, on loopback.
 . "$(dirname "$0")/lib.sh"
-plan 13
+plan 15
 
 CG2=$(cgroup2_mount)
 [ -n "$CG2" ] || skip_all "no cgroup v2 mount"
@@ -90,6 +90,15 @@ list=$("$VIGIL" --pin-dir "$T_PIN" policy list)
 hits() { awk -v n="$1" '$2 == n { print $7 }' <<<"$list"; }
 is "$(hits tcp-deny) $(hits tcp-reject) $(hits udp-deny) $(hits udp-reject) $(hits v6-deny)" "1 2 1 1 1" \
 	"vigil policy list counts the hits per rule"
+
+# Each refusal is an event naming the rule, the destination and the process.
+ev_deny='.network_enforce | select(.action == "deny" and .reply == "connect_refused" and .protocol == "TCP"
+	and .destination_ip == "127.0.0.1" and .destination_port == 7001 and .rule_id == 0
+	and (.process.binary | contains("python3")))'
+ev_reject6='.network_enforce | select(.action == "reject" and .family == "AF_INET6" and .destination_ip == "::1"
+	and .destination_port == 7003 and .rule_id == 1 and .process.pid > 0)'
+wait_for 5 event_seen "$T_DIR/events.json" "$ev_deny"; ok $? "deny event: rule, destination, process"
+wait_for 5 event_seen "$T_DIR/events.json" "$ev_reject6"; ok $? "reject event over IPv6"
 
 # Stopping the agent leaves enforcement pinned; an agent restarted with the
 # policy keeps it; one started without a policy enforces nothing.

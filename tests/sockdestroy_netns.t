@@ -5,7 +5,7 @@
 # namespace (loopback, the test's own) are left alone. The iterators run only
 # in the namespace this test creates and names.
 . "$(dirname "$0")/lib.sh"
-plan 10
+plan 11
 
 PORT=38001
 NS_A=$(new_netns a) || exit 1
@@ -60,7 +60,7 @@ rules:
     action: reset
     direction: egress
     protocol: any
-    cidr: 127.0.0.0/8
+    cidr: 127.0.0.1   # exact: the peer address is read whole
     port: $PORT
     netns: $NS_A
 POL
@@ -77,6 +77,10 @@ is "$res_b$res_root" "client=ok server=ok udp=alive client=ok server=ok udp=aliv
 	"namespace B and the root namespace are untouched"
 hits=$("$VIGIL" --pin-dir "$T_PIN" policy list | awk '$2 == "reset-a" { print $7 }')
 is "$hits" 2 "the destroyed sockets are counted on the rule"
+ev='.network_enforce | select(.action == "reset" and .reply == "socket_destroyed" and .protocol == "TCP"
+	and .direction == "egress" and .destination_ip == "127.0.0.1" and .destination_port == '$PORT'
+	and .source_ip == "127.0.0.1" and .socket_cookie > 0)'
+wait_for 5 event_seen "$T_DIR/events.json" "$ev"; ok $? "each destroyed socket is an event"
 
 # The root namespace under another name than /proc/1/ns/net is refused when
 # the policy is read, before anything changes (nothing is destroyed there).
