@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
@@ -106,10 +107,20 @@ int vigil_bpf_load(struct vigil_bpf *b, const struct vigil_loader_opts *o)
 	int err;
 
 	memset(b, 0, sizeof(*b));
+	b->lock_fd = -1;
 	snprintf(b->pin_dir, sizeof(b->pin_dir), "%s", o->pin_dir);
 	err = vigil_bpffs_prepare(o->pin_dir);
 	if (err)
 		return err;
+	/* One agent per pin folder: two would each move the ring's consumer
+	 * position and lose each other's events. The lock goes with the
+	 * process, also when it is killed. */
+	b->lock_fd = open(o->pin_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (b->lock_fd < 0)
+		return vlog_err(-errno, "cannot open pin folder %s", o->pin_dir);
+	if (flock(b->lock_fd, LOCK_EX | LOCK_NB))
+		return vlog_err(errno == EWOULDBLOCK ? -EBUSY : -errno,
+				"another vigild is running on %s", o->pin_dir);
 	err = check_pins(o->pin_dir, &ring_size);
 	if (err)
 		return err;
@@ -186,4 +197,7 @@ void vigil_bpf_close(struct vigil_bpf *b, bool unpin)
 	b->inject = NULL;
 	if (unpin)
 		vigil_unpin_all(b->pin_dir);
+	if (b->lock_fd >= 0)
+		close(b->lock_fd);
+	b->lock_fd = -1;
 }

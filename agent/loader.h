@@ -29,6 +29,7 @@ struct vigil_bpf {
 	int seq_fd;
 	uint64_t ring_size;
 	uint64_t wakeup_bytes;
+	int lock_fd;	/* the pin folder, flock()ed: one agent per folder */
 	bool resumed;	/* links were pinned already: a restart */
 };
 

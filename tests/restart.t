@@ -3,7 +3,7 @@
 # down wait in the kernel and are written out by the next agent. A pinned
 # ring of another event schema is refused, not mixed.
 . "$(dirname "$0")/lib.sh"
-plan 6
+plan 7
 
 EV="$T_DIR/events.json"
 start_agent -o "$EV" --poll-ms 20 --no-procfs || exit 1
@@ -22,6 +22,9 @@ ok $? "the restarted agent says it resumed the pinned programs"
 wait_for 5 event_seen "$EV" ".process_exit.process.pid == $P"
 ok $? "events from while the agent was down are written out after restart"
 is "$(jq -r --argjson p $P 'select(.process_exit.process.pid == $p) | .process_exit.status' "$EV")" 3 "with their content"
+"$VIGILD" --pin-dir "$T_PIN" -o "$T_DIR/second.json" -d 1 2>"$T_DIR/err"
+[ $? -ne 0 ] && grep -q "another vigild is running" "$T_DIR/err"
+ok $? "a second agent on the same pins is refused (it would steal the first one's events)"
 stop_agent
 
 # A ring pinned by an agent of another schema.
