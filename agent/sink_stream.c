@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <time.h>
@@ -15,6 +16,7 @@
 #include "stream.h"
 
 #define SEND_MAX (4u << 20)	/* bytes per send: many records, bounded */
+#define SPOOL_READ (256u << 10)	/* bytes read back from the spool per send */
 #define BACKOFF_MIN_MS 100
 #define BACKOFF_MAX_MS 5000
 
@@ -39,7 +41,7 @@ static void arm(struct vigil_sink_stream *s, int fd, int op)
 static void down(struct vigil_sink_stream *s, int err, const char *what)
 {
 	if (s->state == STREAM_UP || !s->failures++)
-		vlog_info("stream %s: %s (%s); retrying, events wait in the ring", s->url, what,
+		vlog_info("stream %s: %s (%s); retrying, events wait in the ring", s->o.url, what,
 			  strerror(-err));
 	if (s->fd >= 0)
 		close(s->fd);	/* also leaves the pump's epoll */
@@ -61,12 +63,36 @@ static void start_connect(struct vigil_sink_stream *s)
 	s->state = STREAM_CONNECTING;
 }
 
+static bool in_spool(const struct vigil_sink_stream *s, uint64_t pos)
+{
+	return s->spool.nseg && pos >= vigil_spool_first(&s->spool) &&
+	       pos < vigil_spool_end(&s->spool);
+}
+
+/* Where the stream restarts: the acknowledged offset, unless what follows it
+ * was dropped (spool past its bound) or is gone from the ring. */
+static uint64_t resume_at(struct vigil_sink_stream *s, const struct vigil_ring *r)
+{
+	uint64_t at = s->acked, tail = vigil_ring_consumer(r);
+
+	if (s->spool.nseg && at < vigil_spool_first(&s->spool))
+		at = vigil_spool_first(&s->spool);
+	if (!in_spool(s, at) && at < tail && (!s->spool.nseg || at >= vigil_spool_end(&s->spool)))
+		at = tail;
+	if (s->spool.nseg && !in_spool(s, at) && at < vigil_spool_end(&s->spool))
+		at = vigil_spool_end(&s->spool);
+	if (at != s->acked)
+		s->skipped += at - s->acked;
+	return at;
+}
+
 /* Connected: say hello, starting where the collector last acknowledged. */
-static void finish_connect(struct vigil_sink_stream *s)
+static void finish_connect(struct vigil_sink_stream *s, const struct vigil_ring *r)
 {
 	struct pollfd p = { .fd = s->fd, .events = POLLOUT };
 	int err = 0;
 	socklen_t len = sizeof(err);
+	uint64_t at;
 	ssize_t n;
 
 	if (poll(&p, 1, 0) <= 0)
@@ -76,21 +102,22 @@ static void finish_connect(struct vigil_sink_stream *s)
 	/* io_uring sends on a blocking socket (its MSG_WAITALL retries);
 	 * our own calls pass MSG_DONTWAIT. */
 	fcntl(s->fd, F_SETFL, fcntl(s->fd, F_GETFL) & ~O_NONBLOCK);
+	at = resume_at(s, r);
 	s->hello.len = 0;
-	vigil_stream_hello_build(&s->hello, s->node_name, s->boot_id, s->ring_id,
-				 s->ring_size, s->sink.pos, s->realtime_offset_ns);
+	vigil_stream_hello_build(&s->hello, s->o.node_name, s->boot_id, s->ring_id,
+				 s->ring_size, at, s->o.realtime_offset_ns);
 	n = send(s->fd, s->hello.p, s->hello.len, MSG_DONTWAIT | MSG_NOSIGNAL);
 	if (n != (ssize_t)s->hello.len)
 		return down(s, n < 0 ? -errno : -EAGAIN, "cannot send the hello");
-	s->acked = s->sink.pos;
-	vigil_tx_connect(&s->tx, s->fd, s->sink.pos);
+	s->acked = at;
+	vigil_tx_connect(&s->tx, s->fd, at);
 	s->state = STREAM_UP;
 	s->connects++;
 	s->backoff_ms = BACKOFF_MIN_MS;
 	arm(s, s->fd, EPOLL_CTL_ADD);
 	if (!s->said_path || s->failures) {
-		vlog_info("stream %s: connected, sending from ring position %llu with %s", s->url,
-			  (unsigned long long)s->sink.pos, vigil_tx_path_name(s->tx.path));
+		vlog_info("stream %s: connected, sending from ring position %llu with %s", s->o.url,
+			  (unsigned long long)at, vigil_tx_path_name(s->tx.path));
 		s->said_path = true;
 		s->failures = 0;
 	}
@@ -115,6 +142,7 @@ static int read_acks(struct vigil_sink_stream *s)
 		if (vigil_stream_ack_check(&a) || a.offset < s->acked || a.offset > s->tx.sent)
 			return -EPROTO;
 		s->acked = a.offset;
+		vigil_spool_trim(&s->spool, s->acked);
 	}
 }
 
@@ -133,39 +161,103 @@ static uint64_t committed_end(const struct vigil_ring *r, uint64_t pos, uint64_t
 	return pos;
 }
 
+/* The ring position this sink still needs: what the collector may still
+ * ask for, less what the spool holds, and never pages the kernel holds. */
+static uint64_t needed_from(struct vigil_sink_stream *s, int64_t released)
+{
+	uint64_t need = s->acked, spooled = s->spool.nseg ? vigil_spool_end(&s->spool) : 0;
+
+	if (spooled > need)
+		need = spooled;
+	/* Only ring pages lent to the kernel hold the ring back; what is sent
+	 * from the spool was copied. */
+	if (s->state == STREAM_UP && (uint64_t)released < need && (uint64_t)released >= spooled)
+		need = released;
+	return need;
+}
+
+/* Degraded mode: the backlog past the high-water mark goes to the spool so
+ * the ring is free for the others and BPF never drops for this sink. */
+static void spill(struct vigil_sink_stream *s, const struct vigil_ring *r, uint64_t end)
+{
+	uint64_t from = s->spool.nseg ? vigil_spool_end(&s->spool) : s->acked;
+	uint64_t lost = s->spool.dropped_records;
+
+	if (end - s->sink.pos <= s->o.high_water)
+		return;
+	if (from < vigil_ring_consumer(r))
+		return;	/* cannot happen: the ring holds what we need */
+	while (from < end) {
+		uint64_t to = committed_end(r, from, end);
+
+		if (to == from || vigil_spool_append(&s->spool, r, from, to))
+			break;
+		from = to;
+	}
+	if (s->spool.dropped_records != lost)
+		vlog_info("stream %s: spool full, %llu records dropped so far (%llu bytes)",
+			  s->o.url, (unsigned long long)s->spool.dropped_records,
+			  (unsigned long long)s->spool.dropped_bytes);
+}
+
+/* Sends the next range: from the spool while the stream is behind its end,
+ * then from the ring as it lies. */
+static int send_next(struct vigil_sink_stream *s, const struct vigil_ring *r, uint64_t end)
+{
+	uint64_t cend;
+
+	if (!in_spool(s, s->tx.sent) && s->tx.sent < vigil_ring_consumer(r))
+		return -ESTALE;	/* the spool dropped what was due next: a new hello */
+	if (in_spool(s, s->tx.sent)) {
+		ssize_t n;
+
+		if (s->tx.in_flight)
+			return 0;
+		n = vigil_spool_read(&s->spool, s->tx.sent, s->spool_buf, SPOOL_READ);
+		if (n <= 0)
+			return vlog_err(n < 0 ? (int)-errno : -EIO, "cannot read the spool");
+		return vigil_tx_send_copy(&s->tx, s->spool_buf, n);
+	}
+	cend = committed_end(r, s->tx.sent, end);
+	if (cend == s->tx.sent)
+		return 0;
+	return vigil_tx_send(&s->tx, vigil_ring_at(r, s->tx.sent), cend - s->tx.sent);
+}
+
 static int offer(struct vigil_sink *sk, const struct vigil_ring *r, uint64_t end)
 {
 	struct vigil_sink_stream *s = (struct vigil_sink_stream *)sk;
-	int64_t released;
-	uint64_t cend;
+	int64_t released = INT64_MAX;
 	int err;
 
+	if (!s->started) {
+		s->started = true;
+		s->acked = s->spool.nseg ? vigil_spool_first(&s->spool) : sk->pos;
+	}
 	if (s->state == STREAM_DOWN && now_s() >= s->next_try)
 		start_connect(s);
 	if (s->state == STREAM_CONNECTING)
-		finish_connect(s);
-	if (s->state != STREAM_UP)
-		return 0;
-	if ((err = read_acks(s)))
-		return down(s, err, err == -EPROTO ? "bad ack from the collector" : "connection lost"), 0;
-	released = vigil_tx_poll(&s->tx);
-	if (released < 0)
-		return down(s, released, "send failed"), 0;
-	cend = committed_end(r, s->tx.sent, end);
-	if (cend > s->tx.sent) {
-		err = vigil_tx_send(&s->tx, vigil_ring_at(r, s->tx.sent), cend - s->tx.sent);
-		if (err)
-			return down(s, err, "send failed"), 0;
-		released = vigil_tx_poll(&s->tx);
-		if (released < 0)
-			return down(s, released, "send failed"), 0;
+		finish_connect(s, r);
+	if (s->state == STREAM_UP) {
+		if ((err = read_acks(s)))
+			down(s, err, err == -EPROTO ? "bad ack from the collector" : "connection lost");
+		else if ((released = vigil_tx_poll(&s->tx)) < 0 || (err = send_next(s, r, end)) ||
+			 (released = vigil_tx_poll(&s->tx)) < 0)
+			down(s, released < 0 ? released : err,
+			     err == -ESTALE ? "the spool dropped what was due next" : "send failed");
 	}
-	if (s->want == VIGIL_TX_AUTO && vigil_tx_copied_anyway(&s->tx))
+	if (s->state == STREAM_UP && s->o.path == VIGIL_TX_AUTO && vigil_tx_copied_anyway(&s->tx))
 		vlog_info("stream %s: the kernel copied every zero-copy send to this destination "
-			  "(loopback does): sending with plain send() instead", s->url);
-	sk->pos = (uint64_t)released < s->acked ? (uint64_t)released : s->acked;
-	arm(s, s->fd, EPOLL_CTL_MOD);
-	arm(s, s->tx.uring_fd, EPOLL_CTL_MOD);
+			  "(loopback does): sending with plain send() instead", s->o.url);
+	sk->pos = needed_from(s, released);
+	if (s->spooling) {
+		spill(s, r, end);
+		sk->pos = needed_from(s, released);
+	}
+	if (s->state == STREAM_UP) {
+		arm(s, s->fd, EPOLL_CTL_MOD);
+		arm(s, s->tx.uring_fd, EPOLL_CTL_MOD);
+	}
 	return 0;
 }
 
@@ -174,17 +266,18 @@ static void flush(struct vigil_sink *sk, const struct vigil_ring *r)
 	struct vigil_sink_stream *s = (struct vigil_sink_stream *)sk;
 
 	(void)r;
-	if (s->said_path)
-		vlog_info("stream %s: %llu sends, %llu bytes; zero-copy sends %llu, copied by the kernel %llu",
-			  s->url, (unsigned long long)s->tx.sends, (unsigned long long)s->tx.bytes,
-			  (unsigned long long)s->tx.zc_sends, (unsigned long long)s->tx.zc_copied);
+	vlog_info("stream %s: %llu sends, %llu bytes; zero-copy sends %llu, copied by the kernel %llu; "
+		  "spooled %llu bytes, dropped %llu records (%llu bytes)",
+		  s->o.url, (unsigned long long)s->tx.sends, (unsigned long long)s->tx.bytes,
+		  (unsigned long long)s->tx.zc_sends, (unsigned long long)s->tx.zc_copied,
+		  (unsigned long long)s->spool.spilled, (unsigned long long)s->spool.dropped_records,
+		  (unsigned long long)s->spool.dropped_bytes);
 }
 
 static const struct vigil_sink_ops stream_ops = { .offer = offer, .flush = flush };
 
-int vigil_sink_stream_init(struct vigil_sink_stream *s, const char *url, const char *node_name,
-			   int64_t realtime_offset_ns, int ring_fd, int epfd,
-			   enum vigil_tx_path want)
+int vigil_sink_stream_init(struct vigil_sink_stream *s, const struct vigil_stream_opts *o,
+			   int ring_fd, int epfd)
 {
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
@@ -192,26 +285,33 @@ int vigil_sink_stream_init(struct vigil_sink_stream *s, const char *url, const c
 
 	*s = (struct vigil_sink_stream){
 		.sink = { .name = "stream", .ops = &stream_ops },
-		.url = url,
+		.o = *o,
 		.fd = -1,
 		.epfd = epfd,
 		.backoff_ms = BACKOFF_MIN_MS,
-		.realtime_offset_ns = realtime_offset_ns,
-		.want = want,
 	};
-	snprintf(s->node_name, sizeof(s->node_name), "%s", node_name);
-	if ((err = vigil_stream_url(url, &s->socktype, &s->addr, &s->addrlen)))
+	if ((err = vigil_stream_url(o->url, &s->socktype, &s->addr, &s->addrlen)))
 		return err;
 	if (s->socktype != SOCK_STREAM)
-		return vlog_err(-EOPNOTSUPP, "--send %s: only tcp:// is supported yet", url);
+		return vlog_err(-EOPNOTSUPP, "--send %s: only tcp:// is supported yet", o->url);
 	if ((err = vigil_boot_id(s->boot_id)))
 		return vlog_err(err, "cannot read the boot id");
 	if (bpf_obj_get_info_by_fd(ring_fd, &info, &len))
 		return vlog_err(-errno, "cannot read the ring's map id");
 	s->ring_id = info.id;
 	s->ring_size = info.max_entries;
-	if ((err = vigil_tx_init(&s->tx, want)))
-		return vlog_err(err, "--send %s: cannot set up %s", url, vigil_tx_path_name(want));
+	if (!s->o.high_water || s->o.high_water > s->ring_size / 2)
+		s->o.high_water = s->ring_size / 2;
+	if (o->spool_dir) {
+		if ((err = vigil_spool_open(&s->spool, o->spool_dir, s->ring_id, o->spool_max)))
+			return err;
+		s->spool_buf = malloc(SPOOL_READ);
+		if (!s->spool_buf)
+			return -ENOMEM;
+		s->spooling = true;
+	}
+	if ((err = vigil_tx_init(&s->tx, o->path)))
+		return vlog_err(err, "--send %s: cannot set up %s", o->url, vigil_tx_path_name(o->path));
 	arm(s, s->tx.uring_fd, EPOLL_CTL_ADD);
 	return 0;
 }
@@ -222,5 +322,7 @@ void vigil_sink_stream_free(struct vigil_sink_stream *s)
 		close(s->fd);
 	s->fd = -1;
 	vigil_tx_free(&s->tx);
+	vigil_spool_close(&s->spool);
+	free(s->spool_buf);
 	vbuf_free(&s->hello);
 }

@@ -5,7 +5,8 @@
  * send. Its position (what the ring may release for it) is the lowest of
  * what the collector acknowledged and what the kernel released. A broken or
  * refused connection is retried with capped exponential backoff and the
- * stream restarts at that position; meanwhile events wait in the ring.
+ * stream restarts at the acknowledged offset; meanwhile events wait in the
+ * ring, and past a high-water mark in the spool (spool.h), if one is set.
  */
 #ifndef VIGIL_SINK_STREAM_H
 #define VIGIL_SINK_STREAM_H
@@ -16,11 +17,23 @@
 #include <linux/types.h>
 #include "buf.h"
 #include "pump.h"
+#include "spool.h"
 #include "stream_tx.h"
+
+struct vigil_stream_opts {
+	const char *url;
+	const char *node_name;
+	int64_t realtime_offset_ns;	/* the agent's, for the hello */
+	enum vigil_tx_path path;	/* AUTO: chosen by SEND_ZC usage reports */
+	const char *spool_dir;		/* NULL: no spool, the backlog waits in the ring */
+	uint64_t spool_max;		/* bytes */
+	uint64_t high_water;		/* backlog bytes past which the spool takes it;
+					 * 0: half the ring */
+};
 
 struct vigil_sink_stream {
 	struct vigil_sink sink;		/* first: the pump sees this */
-	const char *url;
+	struct vigil_stream_opts o;
 	struct sockaddr_storage addr;
 	unsigned addrlen;
 	int socktype;
@@ -28,26 +41,25 @@ struct vigil_sink_stream {
 	int epfd;			/* the pump's: acks and completions wake it */
 	enum { STREAM_DOWN, STREAM_CONNECTING, STREAM_UP } state;
 	struct vigil_tx tx;
-	enum vigil_tx_path want;	/* AUTO: chosen by the usage reports */
+	bool started;
 	uint64_t acked;			/* collector has written out up to here */
 	double next_try;		/* CLOCK_MONOTONIC s */
 	unsigned backoff_ms;
 	struct vigil_buf hello;
 	uint8_t ack[sizeof(uint64_t) * 2];
 	unsigned ack_len;
-	char node_name[256];
 	__u8 boot_id[16];
 	uint32_t ring_id;
 	uint64_t ring_size;
-	int64_t realtime_offset_ns;
-	uint64_t connects, failures;
+	struct vigil_spool spool;
+	bool spooling;			/* a spool folder was given */
+	void *spool_buf;		/* what is read back from the spool to send */
+	uint64_t connects, failures, skipped;
 	bool said_path;
 };
 
-/* want: VIGIL_TX_AUTO, or a path forced (for benchmarks and tests). */
-int vigil_sink_stream_init(struct vigil_sink_stream *s, const char *url, const char *node_name,
-			   int64_t realtime_offset_ns, int ring_fd, int epfd,
-			   enum vigil_tx_path want);
+int vigil_sink_stream_init(struct vigil_sink_stream *s, const struct vigil_stream_opts *o,
+			   int ring_fd, int epfd);
 void vigil_sink_stream_free(struct vigil_sink_stream *s);
 
 #endif

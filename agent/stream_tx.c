@@ -110,12 +110,12 @@ void vigil_tx_zc_done(struct vigil_tx *t, uint32_t lo, uint32_t hi)
 	}
 }
 
-static int send_plain(struct vigil_tx *t, const void *p, size_t len)
+static int send_plain(struct vigil_tx *t, const void *p, size_t len, bool zc)
 {
 	int flags = MSG_DONTWAIT | MSG_NOSIGNAL;
 	ssize_t n;
 
-	if (t->path == VIGIL_TX_MSG_ZC) {
+	if (zc) {
 		if (t->zc_count == VIGIL_TX_ZC_MAX)
 			return 0;	/* wait for notifications */
 		flags |= MSG_ZEROCOPY;
@@ -124,11 +124,11 @@ static int send_plain(struct vigil_tx *t, const void *p, size_t len)
 	if (n < 0) {
 		if (errno == EAGAIN || errno == EINTR)
 			return 0;
-		if (errno == ENOBUFS && t->path == VIGIL_TX_MSG_ZC)
+		if (errno == ENOBUFS && zc)
 			return 0;	/* optmem full: notifications due */
 		return -errno;
 	}
-	if (t->path == VIGIL_TX_MSG_ZC)
+	if (zc)
 		vigil_tx_zc_push(t, t->next_id++, t->sent, t->sent + n);
 	t->sent += n;
 	t->sends++;
@@ -140,7 +140,12 @@ int vigil_tx_send(struct vigil_tx *t, const void *p, size_t len)
 {
 	if (t->path == VIGIL_TX_URING_ZC)
 		return vigil_uring_send(t, p, len);
-	return send_plain(t, p, len);
+	return send_plain(t, p, len, t->path == VIGIL_TX_MSG_ZC);
+}
+
+int vigil_tx_send_copy(struct vigil_tx *t, const void *p, size_t len)
+{
+	return send_plain(t, p, len, false);
 }
 
 /* MSG_ZEROCOPY notifications: id ranges on the error queue. */

@@ -62,6 +62,8 @@ void vigil_tx_disconnect(struct vigil_tx *t);
  * (the connection is broken). May take only part, or nothing (socket full,
  * a send still in flight). */
 int vigil_tx_send(struct vigil_tx *t, const void *p, size_t len);
+/* The same from a buffer of ours (the spool's): always a plain send. */
+int vigil_tx_send_copy(struct vigil_tx *t, const void *p, size_t len);
 /* Reaps completions; returns the position before which the kernel holds no
  * page, or -errno when a send failed. */
 int64_t vigil_tx_poll(struct vigil_tx *t);

@@ -70,6 +70,28 @@ static void gap_event(struct collector *c, struct agent *a, const struct vigil_h
 	a->gap_events++;
 }
 
+void collector_agent_offset_gap(struct collector *c, struct agent *a, uint64_t from, uint64_t to)
+{
+	struct timespec now;
+	struct vigil_hdr h = {};
+	struct jw w;
+
+	/* Stamped now, in the agent's clock. */
+	clock_gettime(CLOCK_REALTIME, &now);
+	h.ktime = now.tv_sec * 1000000000ull + now.tv_nsec - a->fmt.realtime_offset_ns;
+	jw_begin(&w, &c->batch);
+	jw_obj(&w, NULL);
+	jw_obj(&w, "vigil_gap");
+	jw_cstr(&w, "boot_id", a->boot_str);
+	jw_u64(&w, "from_offset", from);
+	jw_u64(&w, "to_offset", to);
+	jw_u64(&w, "lost_bytes", to - from);
+	jw_end(&w);
+	vigil_json_envelope_end(&a->fmt, &w, &h);
+	a->gap_events++;
+	a->lost_bytes += to - from;
+}
+
 void collector_agent_record(struct collector *c, struct agent *a, const void *event)
 {
 	const struct vigil_hdr *h = event;
@@ -86,10 +108,10 @@ void collector_agent_record(struct collector *c, struct agent *a, const void *ev
 void collector_agent_report(const struct agent *a)
 {
 	vlog_info("agent %s (boot %s, ring %u): %llu records, %llu duplicates, %llu re-sent, "
-		  "%llu missing in sequence",
+		  "%llu missing in sequence, %llu bytes lost on its side",
 		  a->fmt.node_name, a->boot_str, a->ring_id, (unsigned long long)a->records,
 		  (unsigned long long)a->win.dups, (unsigned long long)a->resent,
-		  (unsigned long long)a->win.gaps);
+		  (unsigned long long)a->win.gaps, (unsigned long long)a->lost_bytes);
 }
 
 void collector_agents_free(struct collector *c)

@@ -34,7 +34,7 @@ struct agent {
 	struct vigil_seq_window win;
 	uint64_t written;		/* stream offset written out */
 	struct conn *conn;		/* live connection, if any */
-	uint64_t records, resent, gap_events;
+	uint64_t records, resent, gap_events, lost_bytes;
 	double last_seen;
 };
 
@@ -81,6 +81,9 @@ struct agent *collector_agent_get(struct collector *c, const struct vigil_stream
 /* Checks and formats one record of a's stream into c->batch (or drops a
  * duplicate). */
 void collector_agent_record(struct collector *c, struct agent *a, const void *event);
+/* The agent resumed past what was written: its records between were lost
+ * on its side (spool past its bound). Reported as an event. */
+void collector_agent_offset_gap(struct collector *c, struct agent *a, uint64_t from, uint64_t to);
 void collector_agent_report(const struct agent *a);
 void collector_agents_free(struct collector *c);
 

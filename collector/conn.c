@@ -135,6 +135,7 @@ static int take_hello(struct collector *c, struct conn *k, size_t *p)
 			  "between were dropped on its side",
 			  a->fmt.node_name, (unsigned long long)k->offset,
 			  (unsigned long long)a->written);
+		collector_agent_offset_gap(c, a, a->written, k->offset);
 		a->written = k->offset;
 	}
 	vlog_info("agent %s (boot %s, ring %u, pid %u, uid %u) connected from %s at offset %llu",

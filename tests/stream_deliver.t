@@ -37,6 +37,9 @@ vigil_unpin
 # 2. Two namespaces joined by a veth pair: the collector in one, the agent's
 # connection from the other.
 NA=$(new_netns a) && NB=$(new_netns b) || exit 1
+# new_netns runs in a subshell here: register the cleanup in this shell.
+on_exit "ip netns pids $NA | xargs -r kill -9; ip netns del $NA"
+on_exit "ip netns pids $NB | xargs -r kill -9; ip netns del $NB"
 VA="v4a$$"; VB="v4b$$"
 ip link add "$VA" netns "$NA" type veth peer name "$VB" netns "$NB"
 ip -n "$NA" addr add 10.44.0.1/24 dev "$VA"; ip -n "$NA" link set "$VA" up
