@@ -15,6 +15,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "enforce_tc.h"
+#include "flow_reset.h"
 #include "loader.h"
 #include "log.h"
 #include "netns.h"
@@ -40,6 +41,8 @@ struct vigil_enforce_tc {
 	struct enforce_xdp_bpf *xdp;
 	struct attachment at[ATTACH_MAX];
 	unsigned n;
+	bool track_flows;
+	struct vigil_flow_reset idle;	/* with track_flows: idle flows' resets */
 };
 
 int vigil_enforce_tc_open(struct vigil_enforce_tc **out, const struct vigil_enforce_tc_opts *o)
@@ -70,6 +73,14 @@ int vigil_enforce_tc_open(struct vigil_enforce_tc **out, const struct vigil_enfo
 		vlog_err(err, "cannot load BPF object enforce_xdp (run with -v for the verifier log)");
 		goto fail;
 	}
+	e->track_flows = o->track_flows;
+	e->idle = (struct vigil_flow_reset){
+		.build_fd = bpf_program__fd(e->tc->progs.vigil_tc_build),
+		.flows_fd = bpf_map__fd(e->tc->maps.vigil_flows),
+		.rules_fd = bpf_map__fd(e->tc->maps.vigil_rules),
+		.pol4_fd = bpf_map__fd(e->tc->maps.vigil_pol4),
+		.pol6_fd = bpf_map__fd(e->tc->maps.vigil_pol6),
+	};
 	*out = e;
 	return 0;
 fail:
@@ -161,6 +172,23 @@ static int detach(struct vigil_enforce_tc *e, struct attachment *a)
 	return err;
 }
 
+/* Idle flows of netns are reset too when a reset rule lands. The watcher
+ * is stopped while its list of namespaces changes. */
+static int watch_netns(struct vigil_enforce_tc *e, const char *netns)
+{
+	struct vigil_flow_reset *r = &e->idle;
+
+	for (unsigned i = 0; i < r->n_netns; i++)
+		if (!strcmp(r->netns[i], netns))
+			return 0;
+	if (r->n_netns == VIGIL_FLOW_RESET_NS_MAX)
+		return vlog_err(-E2BIG, "flow tracking in more than %d namespaces",
+				VIGIL_FLOW_RESET_NS_MAX);
+	vigil_flow_reset_stop(r);
+	r->netns[r->n_netns++] = netns;	/* an attachment's copy: lives as long */
+	return vigil_flow_reset_start(r);
+}
+
 int vigil_enforce_tc_attach(struct vigil_enforce_tc *e, const char *netns, const char *ifname,
 			    bool xdp)
 {
@@ -185,6 +213,8 @@ int vigil_enforce_tc_attach(struct vigil_enforce_tc *e, const char *netns, const
 		return err;
 	}
 	e->n++;
+	if (e->track_flows && (err = watch_netns(e, a->netns)))
+		return err;
 	vlog_info("enforcing on %s in %s (%s ingress, TC egress)", ifname, netns, xdp ? "XDP" : "TC");
 	return 0;
 }
@@ -214,6 +244,7 @@ void vigil_enforce_tc_close(struct vigil_enforce_tc *e)
 {
 	if (!e)
 		return;
+	vigil_flow_reset_stop(&e->idle);
 	while (e->n)
 		detach(e, &e->at[--e->n]);
 	enforce_tc_bpf__destroy(e->tc);

@@ -152,9 +152,17 @@ static __noinline void report(const struct decision *d)
 	vigil_enforce_report(&d->p, d->r, d->id, d->reply, d->dir, d->ifindex);
 }
 
-static __noinline struct vigil_flow *track(const struct decision *d)
+/* The namespace the packet is in, as SO_NETNS_COOKIE names it to the agent. */
+static __always_inline __u64 netns_cookie(struct __sk_buff *skb)
 {
-	return vigil_flow_track(&d->p, d->ifindex, bpf_ktime_get_ns());
+	struct sk_buff *k = bpf_cast_to_kern_ctx(skb);
+
+	return k->dev->nd_net.net->net_cookie;
+}
+
+static __noinline struct vigil_flow *track(struct __sk_buff *skb, const struct decision *d)
+{
+	return vigil_flow_track(&d->p, netns_cookie(skb), d->ifindex, bpf_ktime_get_ns());
 }
 
 static __always_inline bool acts(const struct vigil_pol_rule *r)
@@ -171,7 +179,7 @@ static __always_inline int enforce(struct __sk_buff *skb, __u8 dir)
 	if (vigil_pkt_parse(skb, false, &d.p))
 		return TC_ACT_OK;
 	if (vigil_track_flows && dir == VIGIL_DIR_INGRESS)
-		f = track(&d);
+		f = track(skb, &d);
 	d.r = vigil_pkt_rule(&d.p, dir, &d.id);
 	if (!acts(d.r))
 		d.r = reset_flow_rule(f, &d.id);
@@ -201,10 +209,15 @@ int vigil_tc_egress(struct __sk_buff *skb)
 /*
  * The builder alone, for BPF_PROG_TEST_RUN: the input frame is a trigger,
  * the output the reply vigil would send for it (RST to the sender for TCP,
- * to the receiver when skb->mark is 1; ICMP port unreachable for UDP), with
- * a complete checksum. Returns 1 when a reply was built, 0 when none is due
- * (RST, fragment, bad checksum, group address), 2 when a helper refused.
+ * to the receiver when skb->mark has BUILD_TO_RECEIVER; ICMP port
+ * unreachable for UDP), with a complete checksum. Returns 1 when a reply was
+ * built, 0 when none is due (RST, fragment, bad checksum, group address), 2
+ * when a helper refused. BUILD_TRUSTED skips the checksum check: the agent's
+ * own triggers, made from flow state for idle flows, carry none.
  */
+#define BUILD_TO_RECEIVER 1
+#define BUILD_TRUSTED 2
+
 SEC("tc")
 int vigil_tc_build(struct __sk_buff *skb)
 {
@@ -212,10 +225,10 @@ int vigil_tc_build(struct __sk_buff *skb)
 
 	if (vigil_pkt_parse(skb, false, &p) || !vigil_reply_addr_ok(&p))
 		return 0;
-	if (!vigil_l4_csum_verify(skb, false, &p))
+	if (!(skb->mark & BUILD_TRUSTED) && !vigil_l4_csum_verify(skb, false, &p))
 		return 0;
 	if (vigil_rst_eligible(&p))
-		return vigil_tc_build_rst(skb, &p, skb->mark != 1, false) ? 2 : 1;
+		return vigil_tc_build_rst(skb, &p, !(skb->mark & BUILD_TO_RECEIVER), false) ? 2 : 1;
 	if (vigil_icmp_eligible(&p))
 		return vigil_tc_build_icmp(skb, &p) ? 2 : 1;
 	return 0;

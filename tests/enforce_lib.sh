@@ -55,3 +55,23 @@ rsts() {
 	tshark -n -r "$1" -Y "tcp.flags.reset == 1${2:+ && tcp.srcport == $2}" -T fields -e tcp.dstport -e tcp.seq_raw \
 		-e tcp.ack_raw -e tcp.flags -e tcp.window_size_value 2>/dev/null | sort -n
 }
+
+# enf_router A R B: A -- R -- B, R routing between them (A 10.78.1.1
+# fd78:1::1 on va, R ra/rb, B 10.78.2.1 fd78:2::1 on vb). Sets NS_<A> ...
+enf_router() {
+	local a r b
+	a=$(new_netns "$1") && r=$(new_netns "$2") && b=$(new_netns "$3") || return 1
+	ip link add va netns "$a" type veth peer name ra netns "$r" || return 1
+	ip link add vb netns "$b" type veth peer name rb netns "$r" || return 1
+	ip -n "$a" addr add 10.78.1.1/24 dev va && ip -n "$a" addr add fd78:1::1/64 dev va nodad
+	ip -n "$r" addr add 10.78.1.254/24 dev ra && ip -n "$r" addr add fd78:1::254/64 dev ra nodad
+	ip -n "$r" addr add 10.78.2.254/24 dev rb && ip -n "$r" addr add fd78:2::254/64 dev rb nodad
+	ip -n "$b" addr add 10.78.2.1/24 dev vb && ip -n "$b" addr add fd78:2::1/64 dev vb nodad
+	ip -n "$a" link set va up && ip -n "$b" link set vb up &&
+		ip -n "$r" link set ra up && ip -n "$r" link set rb up || return 1
+	ip -n "$a" route add default via 10.78.1.254 && ip -n "$a" -6 route add default via fd78:1::254
+	ip -n "$b" route add default via 10.78.2.254 && ip -n "$b" -6 route add default via fd78:2::254
+	ip netns exec "$r" sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1
+	eval "NS_$1=$a; NS_$2=$r; NS_$3=$b"
+	v6_settled "$a" && v6_settled "$r" && v6_settled "$b"
+}

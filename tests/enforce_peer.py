@@ -10,6 +10,8 @@
   hold ADDR PORT DIR          an established connection, kept idle; DIR/state
                               gets "up", then how it ended ("ECONNRESET MS")
   busy ADDR PORT DIR          the same, sending a little every 20 ms
+  serve1 PORT DIR             accepts one connection and holds it (DIR/state)
+  serve1-busy PORT DIR        the same, sending a little every 20 ms
 """
 import errno
 import os
@@ -140,9 +142,26 @@ def flood(iface, dmac, src, dst, dport, n, rate):
     print("sent", n, "in", ms_since(t0), "ms")
 
 
+def serve1(port, d, busy):
+    """Accepts one connection on PORT, then behaves as hold() on it."""
+    t = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+    t.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    t.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+    t.bind(("::", int(port)))
+    t.listen(1)
+    open(os.path.join(d, "listening"), "w").close()
+    s, _ = t.accept()
+    t.close()
+    watch(s, d, busy)
+
+
 def hold(addr, port, d, busy):
     s = socket.socket(family(addr), socket.SOCK_STREAM)
     s.connect((addr, int(port)))
+    watch(s, d, busy)
+
+
+def watch(s, d, busy):
     s.settimeout(0.02)
     st = os.path.join(d, "state")
     with open(st + ".tmp", "w") as f:
@@ -182,6 +201,8 @@ def main():
         flood(*a)
     elif cmd in ("hold", "busy"):
         hold(a[0], a[1], a[2], cmd == "busy")
+    elif cmd in ("serve1", "serve1-busy"):
+        serve1(a[0], a[1], cmd == "serve1-busy")
     else:
         sys.exit("unknown command " + cmd)
 

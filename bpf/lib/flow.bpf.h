@@ -30,17 +30,28 @@ static __always_inline bool vigil_end_lower(const __u8 *a, __u16 pa, const __u8 
 }
 
 /* The flow's key, and which side (0 or 1) p's sender is. */
-static __always_inline int vigil_flow_key_of(const struct vigil_pkt *p, struct vigil_flow_key *k)
+static __always_inline int vigil_flow_key_of(const struct vigil_pkt *p, __u64 netns_cookie,
+					     struct vigil_flow_key *k)
 {
 	int s = vigil_end_lower(p->saddr, p->sport, p->daddr, p->dport) ? 0 : 1;
 
 	__builtin_memset(k, 0, sizeof(*k));
 	k->family = p->family;
 	k->proto = p->proto;
-	k->port[s] = p->sport;
-	k->port[!s] = p->dport;
-	__builtin_memcpy(k->addr[s], p->saddr, 16);
-	__builtin_memcpy(k->addr[!s], p->daddr, 16);
+	k->netns_cookie = netns_cookie;
+	/* Branches, not k->port[s]: clang turns an indexed stack address into
+	 * a pointer OR the verifier refuses. */
+	if (s == 0) {
+		k->port[0] = p->sport;
+		k->port[1] = p->dport;
+		__builtin_memcpy(k->addr[0], p->saddr, 16);
+		__builtin_memcpy(k->addr[1], p->daddr, 16);
+	} else {
+		k->port[1] = p->sport;
+		k->port[0] = p->dport;
+		__builtin_memcpy(k->addr[1], p->saddr, 16);
+		__builtin_memcpy(k->addr[0], p->daddr, 16);
+	}
 	return s;
 }
 
@@ -52,7 +63,8 @@ static __always_inline bool vigil_seq_after(__u32 a, __u32 b)
 /* Records what p's sender sent, seen arriving on ifindex; returns the flow
  * (NULL when untracked). A bare SYN starts over: a new flow on old ports. */
 static __always_inline struct vigil_flow *vigil_flow_track(const struct vigil_pkt *p,
-							   __u32 ifindex, __u64 now)
+							   __u64 netns_cookie, __u32 ifindex,
+							   __u64 now)
 {
 	struct vigil_flow_key k;
 	struct vigil_flow *f;
@@ -62,7 +74,7 @@ static __always_inline struct vigil_flow *vigil_flow_track(const struct vigil_pk
 
 	if (p->proto != VIGIL_IPPROTO_TCP || p->frag != VIGIL_FRAG_NONE)
 		return NULL;
-	s = vigil_flow_key_of(p, &k);
+	s = vigil_flow_key_of(p, netns_cookie, &k);
 	if ((p->tcp_flags & (VIGIL_TCP_SYN | VIGIL_TCP_ACK)) == VIGIL_TCP_SYN) {
 		bpf_map_delete_elem(&vigil_flows, &k);
 		return NULL;

@@ -172,7 +172,8 @@ struct vigil_enforce {
  * Per-flow TCP sequence state, kept by the TC program for flows it forwards,
  * so a reset rule can end an idle flow without a trigger packet (the agent
  * injects RSTs from it). Key: the two ends ordered so that side 0 has the
- * lower (address, port); both directions of a flow find one entry.
+ * lower (address, port); both directions of a flow find one entry. The
+ * namespace is part of the key: the same addresses may be reused in another.
  */
 struct vigil_flow_key {
 	__u8 family;
@@ -180,6 +181,7 @@ struct vigil_flow_key {
 	__u16 pad;
 	__u16 port[2];		/* network order */
 	__u8 addr[2][16];	/* network order, IPv4 in the first 4 bytes */
+	__u64 netns_cookie;	/* of the namespace the packets were seen in */
 };
 
 /* What one end sends, seen where its packets enter the host running vigil. */
@@ -233,7 +235,7 @@ VIGIL_STATIC_ASSERT(sizeof(struct vigil_pol_rule) == 32, "vigil_pol_rule layout"
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_rule_stats) == 40, "vigil_rule_stats layout");
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_pol_cgroup) == 16, "vigil_pol_cgroup layout");
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_enforce) == 136, "vigil_enforce layout");
-VIGIL_STATIC_ASSERT(sizeof(struct vigil_flow_key) == 40, "vigil_flow_key layout");
+VIGIL_STATIC_ASSERT(sizeof(struct vigil_flow_key) == 48, "vigil_flow_key layout");
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_flow_side) == 32, "vigil_flow_side layout");
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_flow) == 80, "vigil_flow layout");
 VIGIL_STATIC_ASSERT(VIGIL_CNT_ENF_INJECTED < VIGIL_CNT_ENF_SOCK_FIRST, "packet-path counters fit");

@@ -1,0 +1,53 @@
+#!/bin/bash
+# reset from a host in the middle: namespaces A -- R -- B, vigil's TC on R's
+# two interfaces with per-flow sequence state. An established A-B
+# connection, once busy (the dropped trigger becomes RSTs both ways) and
+# once idle (no trigger: RSTs built from the flow state and injected): when
+# a reset rule lands on R, both ends see ECONNRESET promptly. IPv4 and IPv6.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/enforce_lib.sh"
+plan 10
+
+enf_router a r b || exit 1
+rule() { # rule PORT: a reset rule for TCP to PORT, as policy YAML
+	printf '  - name: reset-%s\n    action: reset\n    direction: ingress\n    protocol: tcp\n    port: %s\n' "$1" "$1"
+}
+printf 'rules:\n  - name: keep\n    action: allow\n    protocol: udp\n' >"$T_DIR/policy.yaml"
+start_agent --no-procfs -o "$T_DIR/events.json" --policy "$T_DIR/policy.yaml" \
+	--enforce-on "$NS_r/ra" --enforce-on "$NS_r/rb" --track-flows || exit 1
+
+# flow NAME PORT ADDR MODE: a connection A -> B:PORT held by both ends.
+flow() {
+	local d="$T_DIR/$1"
+	mkdir -p "$d/a" "$d/b"
+	ip netns exec "$NS_b" "$PY" "$EPEER" "serve1$([ "$4" = busy ] && echo -busy)" "$2" "$d/b" &
+	wait_for 5 test -e "$d/b/listening" || return 1
+	ip netns exec "$NS_a" "$PY" "$EPEER" "$([ "$4" = busy ] && echo busy || echo hold)" "$3" "$2" "$d/a" &
+	wait_for 5 test -e "$d/a/state" && wait_for 5 test -e "$d/b/state"
+}
+state() { cut -d' ' -f1 "$T_DIR/$1/$2/state"; }
+reset_seen() { [ "$(state "$1" a)" = ECONNRESET ] && [ "$(state "$1" b)" = ECONNRESET ]; }
+
+ports=""
+for c in "busy 7100 10.78.2.1" "idle 7101 10.78.2.1" "idle 7102 fd78:2::1"; do
+	set -- $c
+	name="$1-$2"
+	check "$name: connection up through R" -- flow "$name" "$2" "$3" "$1"
+	sleep 0.3	# idle: nothing crosses R from here on
+	ports="$ports $2"
+	{ echo rules:; for p in $ports; do rule "$p"; done; } >"$T_DIR/policy.yaml"
+	t0=$(date +%s%3N)
+	"$VIGIL" --pin-dir "$T_PIN" policy load "$T_DIR/policy.yaml" >/dev/null
+	if wait_for 3 reset_seen "$name"; then
+		ta=$(cut -d' ' -f2 "$T_DIR/$name/a/state"); tb=$(cut -d' ' -f2 "$T_DIR/$name/b/state")
+		diag "$name: A reset after $((ta - t0)) ms, B after $((tb - t0)) ms from the policy load"
+		ok 0 "$name: both ends see ECONNRESET"
+		check "$name: within a second" -- test $((ta - t0)) -lt 1000 -a $((tb - t0)) -lt 1000
+	else
+		ok 1 "$name: both ends see ECONNRESET (A: $(state "$name" a), B: $(state "$name" b))"
+		ok 1 "$name: within a second"
+	fi
+done
+check "events: the busy flow's trigger answered with RSTs both ways" -- \
+	grep -q '"action":"reset","reply":"rst_to_both"' "$T_DIR/events.json"
+done_testing
