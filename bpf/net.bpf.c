@@ -56,7 +56,8 @@ static __always_inline void emit_conn(__u16 type, const struct vigil_sk *s,
 /* Counts an established connection for its owner and its remote end. */
 static __always_inline void count_open(const struct vigil_sk *s, const struct vigil_tuple *t)
 {
-	struct vigil_report_counts *c = vigil_report_proc(&s->owner);
+	__u32 slot = vigil_report_slot();
+	struct vigil_report_counts *c = vigil_report_proc(&s->owner, slot);
 	struct vigil_report_remote_val *r;
 	struct vigil_remote rem = {};
 
@@ -67,7 +68,7 @@ static __always_inline void count_open(const struct vigil_sk *s, const struct vi
 			vigil_report_add(c->accepts, 1);
 	}
 	remote_of(&rem, t, s->dir);
-	r = vigil_report_remote(&rem);
+	r = vigil_report_remote(&rem, slot);
 	if (r)
 		vigil_report_add(r->connections, 1);
 }
@@ -75,7 +76,8 @@ static __always_inline void count_open(const struct vigil_sk *s, const struct vi
 static __always_inline void count_bytes(const struct vigil_sk *s, const struct vigil_tuple *t,
 					__u64 sent, __u64 received)
 {
-	struct vigil_report_counts *c = vigil_report_proc(&s->owner);
+	__u32 slot = vigil_report_slot();
+	struct vigil_report_counts *c = vigil_report_proc(&s->owner, slot);
 	struct vigil_report_remote_val *r;
 	struct vigil_remote rem = {};
 
@@ -84,7 +86,7 @@ static __always_inline void count_bytes(const struct vigil_sk *s, const struct v
 		vigil_report_add(c->bytes_received, received);
 	}
 	remote_of(&rem, t, s->dir);
-	r = vigil_report_remote(&rem);
+	r = vigil_report_remote(&rem, slot);
 	if (r) {
 		vigil_report_add(r->bytes_sent, sent);
 		vigil_report_add(r->bytes_received, received);
@@ -99,8 +101,8 @@ static __always_inline void set_reason(struct vigil_sk *s, __u8 reason)
 
 static __always_inline void on_close(const struct sock *sk, struct vigil_sk *s, int oldstate)
 {
-	const struct tcp_sock *tp = (const struct tcp_sock *)sk;
-	__u32 err = BPF_CORE_READ(sk, sk_err);
+	struct tcp_sock *tp = bpf_skc_to_tcp_sock((void *)sk);
+	__u32 err = sk->sk_err;
 	__u64 now = bpf_ktime_get_ns(), sent, received;
 	struct vigil_tuple t = {};
 	struct vigil_close *ev;
@@ -114,7 +116,7 @@ static __always_inline void on_close(const struct sock *sk, struct vigil_sk *s, 
 	if (oldstate == TCP_SYN_SENT) {
 		/* A connect that never completed: its caller gets sk_err,
 		 * or gave up itself. */
-		struct vigil_report_counts *c = vigil_report_proc(&s->owner);
+		struct vigil_report_counts *c = vigil_report_proc(&s->owner, vigil_report_slot());
 
 		if (c)
 			vigil_report_add(c->connect_errors, 1);
@@ -133,6 +135,8 @@ static __always_inline void on_close(const struct sock *sk, struct vigil_sk *s, 
 			 * CLOSE first and sends its RST right after. */
 			s->reason = VIGIL_CLOSE_LOCAL_RST;
 	}
+	if (!tp)
+		return;
 	sent = vigil_tcp_data_sent(tp);
 	received = vigil_tcp_data_received(tp);
 	if (oldstate != TCP_LISTEN)
@@ -147,7 +151,7 @@ static __always_inline void on_close(const struct sock *sk, struct vigil_sk *s, 
 	ev->bytes_sent = sent;
 	ev->bytes_received = received;
 	ev->duration_ns = s->start_ktime ? now - s->start_ktime : 0;
-	ev->retransmits = BPF_CORE_READ(tp, total_retrans);
+	ev->retransmits = tp->total_retrans;
 	ev->reason = s->reason;
 	ev->direction = s->dir;
 	ev->state = oldstate;
@@ -183,9 +187,9 @@ int BPF_PROG(net_state, const struct sock *sk, int oldstate, int newstate)
 	struct vigil_sk *s;
 	__u16 family;
 
-	if (BPF_CORE_READ(sk, sk_protocol) != IPPROTO_TCP)
+	if (sk->sk_protocol != IPPROTO_TCP)
 		return 0;
-	family = BPF_CORE_READ(sk, __sk_common.skc_family);
+	family = sk->__sk_common.skc_family;
 	if (family != AF_INET && family != AF_INET6)
 		return 0;
 
@@ -224,6 +228,9 @@ int BPF_PROG(net_state, const struct sock *sk, int oldstate, int newstate)
 		return 0;
 	}
 
+	if (newstate != TCP_ESTABLISHED && newstate != TCP_FIN_WAIT1 &&
+	    newstate != TCP_CLOSE_WAIT && newstate != TCP_CLOSE)
+		return 0;	/* FIN_WAIT2, LAST_ACK, CLOSING: nothing to learn */
 	s = vigil_sk_get(sk, false);
 	if (!s)
 		return 0;
@@ -263,7 +270,7 @@ static __always_inline void emit_reset(const struct vigil_sk *s, const struct vi
 	struct vigil_proc nobody = {};
 	struct vigil_reset *ev;
 
-	c = vigil_report_proc(s ? &s->owner : &nobody);
+	c = vigil_report_proc(s ? &s->owner : &nobody, vigil_report_slot());
 	if (c) {
 		if (dir == VIGIL_RESET_SENT)
 			vigil_report_add(c->resets_sent, 1);
@@ -304,7 +311,7 @@ int BPF_PROG(net_rst_in, struct sock *sk)
 		if (t.sport)
 			s->sport = t.sport;	/* a refused connect's only chance */
 	}
-	emit_reset(s, &t, VIGIL_RESET_RECEIVED, BPF_CORE_READ(sk, __sk_common.skc_state), 0);
+	emit_reset(s, &t, VIGIL_RESET_RECEIVED, sk->__sk_common.skc_state, 0);
 	return 0;
 }
 
@@ -325,7 +332,7 @@ int BPF_PROG(net_rst_out, const struct sock *sk, const struct sk_buff *skb, int 
 			if (s)
 				set_reason(s, VIGIL_CLOSE_LOCAL_RST);
 		}
-		state = BPF_CORE_READ(sk, __sk_common.skc_state);
+		state = sk->__sk_common.skc_state;
 		vigil_tuple_from_sk(&t, &sk->__sk_common);
 		if (s && !t.sport)
 			t.sport = s->sport;	/* a RST sent after CLOSE */

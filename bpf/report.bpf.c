@@ -166,7 +166,7 @@ int BPF_PROG(report_exec, struct task_struct *p)
 
 	vigil_proc_fill(&pp, parent,
 			vigil_exec_key_get(ppid, BPF_CORE_READ(parent, group_leader, start_time)));
-	c = vigil_report_proc(&pp);
+	c = vigil_report_proc(&pp, vigil_report_slot());
 	if (c)
 		vigil_report_add(c->execs, 1);
 	return 0;

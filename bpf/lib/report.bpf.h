@@ -93,14 +93,13 @@ static __always_inline __u32 vigil_report_slot(void)
 	return s ? vigil_slot_of(*(volatile __u64 *)&s->period) : 0;
 }
 
-/* Finds or adds the entry; NULL (counted as a loss) when the table is full. */
-static __always_inline void *vigil_report_entry(void *map, const void *key, const void *init)
+/* Adds an entry that a lookup missed; NULL (counted as a loss) when the
+ * table is full. Two CPUs may add the same key at once: one wins, both use
+ * it. */
+static __always_inline void *vigil_report_add_entry(void *map, const void *key, const void *init)
 {
-	void *v = bpf_map_lookup_elem(map, key);
+	void *v;
 
-	if (v)
-		return v;
-	/* Two CPUs may add the same key at once: one wins, both use it. */
 	bpf_map_update_elem(map, key, init, BPF_NOEXIST);
 	v = bpf_map_lookup_elem(map, key);
 	if (!v)
@@ -108,25 +107,33 @@ static __always_inline void *vigil_report_entry(void *map, const void *key, cons
 	return v;
 }
 
-static __always_inline struct vigil_report_counts *vigil_report_proc(const struct vigil_proc *p)
+/* slot: vigil_report_slot(), read once per event that counts. */
+static __always_inline struct vigil_report_counts *vigil_report_proc(const struct vigil_proc *p,
+								     __u32 slot)
 {
 	struct vigil_report_proc_key k = {
 		.pid = p->pid,
-		.slot = vigil_report_slot(),
+		.slot = slot,
 		.exec_ktime = p->exec_ktime,
 	};
-	struct vigil_report_proc_val init = { .proc = *p };
-	struct vigil_report_proc_val *v = vigil_report_entry(&vigil_report_procs, &k, &init);
+	struct vigil_report_proc_val *v = bpf_map_lookup_elem(&vigil_report_procs, &k);
 
+	if (!v) {	/* once per process and period: the copy is paid here only */
+		struct vigil_report_proc_val init = { .proc = *p };
+
+		v = vigil_report_add_entry(&vigil_report_procs, &k, &init);
+	}
 	return v ? &v->c : NULL;
 }
 
-static __always_inline struct vigil_report_remote_val *vigil_report_remote(const struct vigil_remote *r)
+static __always_inline struct vigil_report_remote_val *vigil_report_remote(const struct vigil_remote *r,
+									  __u32 slot)
 {
-	struct vigil_report_remote_key k = { .remote = *r, .slot = vigil_report_slot() };
+	struct vigil_report_remote_key k = { .remote = *r, .slot = slot };
+	struct vigil_report_remote_val *v = bpf_map_lookup_elem(&vigil_report_remotes, &k);
 	struct vigil_report_remote_val init = {};
 
-	return vigil_report_entry(&vigil_report_remotes, &k, &init);
+	return v ?: vigil_report_add_entry(&vigil_report_remotes, &k, &init);
 }
 
 #define vigil_report_add(field, n) __sync_fetch_and_add(&(field), (n))

@@ -84,19 +84,25 @@ static __always_inline void vigil_owner_current(struct vigil_proc *p)
 	vigil_proc_fill(p, t, vigil_exec_key_get(t->tgid, BPF_CORE_READ(t, group_leader, start_time)));
 }
 
+/*
+ * Sockets are read through the BTF pointers the tracepoints and iterators
+ * give (direct, CO-RE relocated loads) rather than with a probe-read helper
+ * per field: these run about ten times per connection.
+ */
+
 /* Data bytes, each counted once: the socket's own counters also count
- * sequence space (SYN, FIN) and retransmissions. */
+ * sequence space (SYN, FIN) and retransmissions. tp from bpf_skc_to_tcp_sock. */
 static __always_inline __u64 vigil_tcp_data_sent(const struct tcp_sock *tp)
 {
-	return BPF_CORE_READ(tp, bytes_sent) - BPF_CORE_READ(tp, bytes_retrans);
+	return tp->bytes_sent - tp->bytes_retrans;
 }
 
 static __always_inline __u64 vigil_tcp_data_received(const struct tcp_sock *tp)
 {
-	__u64 n = BPF_CORE_READ(tp, bytes_received);
+	__u64 n = tp->bytes_received;
 
 	/* tcp_fin() sets SOCK_DONE; the FIN took one byte of sequence. */
-	if (n && (BPF_CORE_READ(&tp->inet_conn.icsk_inet.sk, __sk_common.skc_flags) & (1UL << SOCK_DONE)))
+	if (n && (tp->inet_conn.icsk_inet.sk.__sk_common.skc_flags & (1UL << SOCK_DONE)))
 		n--;
 	return n;
 }
@@ -104,19 +110,21 @@ static __always_inline __u64 vigil_tcp_data_received(const struct tcp_sock *tp)
 /* Any socket (full, request or timewait): its sock_common says its ends. */
 static __always_inline void vigil_tuple_from_sk(struct vigil_tuple *t, const struct sock_common *skc)
 {
-	__u16 family = BPF_CORE_READ(skc, skc_family);
+	__u16 family = skc->skc_family;
 
 	t->family = family;
 	t->protocol = IPPROTO_TCP;
-	t->sport = BPF_CORE_READ(skc, skc_num);
-	t->dport = bpf_ntohs(BPF_CORE_READ(skc, skc_dport));
-	t->netns = BPF_CORE_READ(skc, skc_net.net, ns.inum);
+	t->sport = skc->skc_num;
+	t->dport = bpf_ntohs(skc->skc_dport);
+	t->netns = skc->skc_net.net->ns.inum;
 	if (family == AF_INET6) {
-		bpf_core_read(t->saddr, sizeof(t->saddr), &skc->skc_v6_rcv_saddr);
-		bpf_core_read(t->daddr, sizeof(t->daddr), &skc->skc_v6_daddr);
+		*(__u64 *)t->saddr = *(__u64 *)&skc->skc_v6_rcv_saddr;
+		*(__u64 *)(t->saddr + 8) = *((__u64 *)&skc->skc_v6_rcv_saddr + 1);
+		*(__u64 *)t->daddr = *(__u64 *)&skc->skc_v6_daddr;
+		*(__u64 *)(t->daddr + 8) = *((__u64 *)&skc->skc_v6_daddr + 1);
 	} else {
-		BPF_CORE_READ_INTO((__u32 *)t->saddr, skc, skc_rcv_saddr);
-		BPF_CORE_READ_INTO((__u32 *)t->daddr, skc, skc_daddr);
+		*(__u32 *)t->saddr = skc->skc_rcv_saddr;
+		*(__u32 *)t->daddr = skc->skc_daddr;
 	}
 }
 

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Cost of watching TCP: a connect/transfer/close storm over loopback inside a
+# network namespace made for it (bench/net_storm.c: one thread, rate-capped),
+# timed without the agent, with it (per-event mode) and with it in
+# --report-only mode, in interleaved rounds; medians compared (target: ratio
+# at most 1.05). Also what each mode ships per connection: events, JSON
+# bytes, ring bytes (the storm's own records: its namespace, its process).
+#   bench/net.sh [CONNECTIONS_PER_ROUND] [BYTES] [ROUNDS]
+set -eu
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+N=${1:-10000}
+BYTES=${2:-1000}
+ROUNDS=${3:-5}
+NS=vigil-bench-net-$$
+PIN=/sys/fs/bpf/vigil-bench-net-$$
+OUT=$(mktemp -d /tmp/vigil-bench-net.XXXX)
+AGENT=
+cleanup() {
+	[ -n "$AGENT" ] && kill -TERM "$AGENT" 2>/dev/null && wait "$AGENT" 2>/dev/null
+	"$BUILD/vigil" --pin-dir "$PIN" unpin >/dev/null 2>&1 || true
+	ip netns pids "$NS" 2>/dev/null | xargs -r kill -9
+	ip netns del "$NS" 2>/dev/null || true
+	rm -rf "$OUT"
+}
+trap cleanup EXIT
+
+ip netns add "$NS"
+ip -n "$NS" link set lo up
+NSINO=$(stat -L -c %i "/run/netns/$NS")
+
+# The storm's pid (in $OUT/pid) names its process reports.
+storm() { ip netns exec "$NS" sh -c 'echo $$ >"$1"; shift; exec "$@"' sh "$OUT/pid" \
+	"$BUILD/bench/net_storm" "$N" "$BYTES"; }
+median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+
+start() {
+	: >"$OUT/agent.err"
+	rm -f "$OUT/events.json"
+	"$BUILD/vigild" --pin-dir "$PIN" --unpin-on-exit -o "$OUT/events.json" --export-file-max-size-mb 0 \
+		--report-interval 1 "$@" \
+		2>>"$OUT/agent.err" &
+	AGENT=$!
+	until grep -qs 'attached\|resumed' "$OUT/agent.err"; do
+		kill -0 "$AGENT" 2>/dev/null || { cat "$OUT/agent.err" >&2; exit 1; }
+		sleep 0.05
+	done
+}
+stop() { kill -TERM "$AGENT"; wait "$AGENT" || true; AGENT=; }
+
+# shipped MODE: the storm's records in events.json: "events json_bytes ring_bytes".
+shipped() {
+	jq -R -r --argjson ns "$NSINO" --argjson pid "$(cat "$OUT/pid")" 'fromjson? | to_entries[0] as $e
+		| select(($e.value.netns? // $e.value.remote.netns?) == $ns
+			or ($e.key == "process_report" and $e.value.process.pid? == $pid))
+		| [$e.key, (tojson | length + 1)] | @tsv' "$OUT/events.json" |
+	awk -F'\t' 'BEGIN { size["process_connect"] = size["process_accept"] = size["process_listen"] = 136;
+			    size["process_close"] = 160; size["process_reset"] = 128;
+			    size["process_report"] = 160; size["remote_report"] = 104 }
+		    { n++; j += $2; r += size[$1] + 8 } END { printf "%d %d %d\n", n, j, r }' >>"$OUT/shipped.$1"
+}
+
+storm >/dev/null	# warm caches
+for r in $(seq "$ROUNDS"); do
+	storm >>"$OUT/base"
+	start
+	storm >>"$OUT/event"
+	stop
+	shipped event
+	start --report-only
+	storm >>"$OUT/report"
+	sleep 2.5	# the period that holds the storm is reported one tick late
+	stop
+	shipped report
+done
+
+base=$(median <"$OUT/base"); event=$(median <"$OUT/event"); report=$(median <"$OUT/report")
+echo "net: $N connections of $BYTES bytes per round over loopback in a namespace, $ROUNDS rounds, medians"
+printf '  without agent     %.3f s (%.0f connections/s)\n' "$base" "$(awk -v b="$base" -v n="$N" 'BEGIN {print n / b}')"
+printf '  per-event mode    %.3f s\n  report-only mode  %.3f s\n' "$event" "$report"
+awk -v a="$event" -v r="$report" -v b="$base" \
+	'BEGIN {printf "  ratio             %.3f per-event, %.3f report-only (target <= 1.05)\n", a / b, r / b}'
+for m in event report; do
+	awk -v n="$N" -v m="$m" '{e += $1; j += $2; r += $3; k++}
+		END {printf "  shipped, %-6s   %.5f events, %.2f JSON bytes, %.2f ring bytes per connection" \
+			    " (%d events a round)\n", m, e / k / n, j / k / n, r / k / n, e / k}' "$OUT/shipped.$m"
+done
