@@ -82,7 +82,7 @@ static __always_inline int emit_exec(struct exec_scratch *s, struct task_struct 
 
 	ev->hdr.type = VIGIL_EV_EXEC;
 	ev->hdr.ktime = bpf_ktime_get_ns();
-	vigil_proc_fill(&ev->proc, t, exec_ktime ? exec_ktime : ev->hdr.ktime);
+	vigil_proc_fill_btf(&ev->proc, t, exec_ktime ? exec_ktime : ev->hdr.ktime);
 	vigil_exec_key_set(&ev->proc);
 	fs = BPF_CORE_READ(t, fs);
 
@@ -169,7 +169,7 @@ int BPF_PROG(process_fork, struct task_struct *parent, struct task_struct *child
 	ev = vigil_reserve(VIGIL_EV_FORK, sizeof(*ev));
 	if (!ev)
 		return 0;
-	vigil_proc_fill(&ev->proc, child, child->start_time);
+	vigil_proc_fill_btf(&ev->proc, child, child->start_time);
 	vigil_exec_key_set(&ev->proc);
 	vigil_submit(ev);
 	return 0;
@@ -189,7 +189,7 @@ int BPF_PROG(process_exit, struct task_struct *p, bool group_dead)
 	}
 	ev = vigil_reserve(VIGIL_EV_EXIT, sizeof(*ev));
 	if (ev) {
-		vigil_proc_fill(&ev->proc, p, vigil_exec_key_get(tgid, p->start_time));
+		vigil_proc_fill_btf(&ev->proc, p, vigil_exec_key_get(tgid, p->start_time));
 		ev->exit_code = p->exit_code;
 		ev->pad = 0;
 		vigil_submit(ev);

@@ -61,6 +61,8 @@ static __always_inline struct kernfs_node *vigil_task_cgroup_kn(struct task_stru
 	return BPF_CORE_READ(t, cgroups, dfl_cgrp, kn);
 }
 
+/* Fills p for any task pointer (one from bpf_get_current_task(), or read
+ * from kernel memory). */
 static __always_inline void vigil_proc_fill(struct vigil_proc *p, struct task_struct *t,
 					    __u64 exec_ktime)
 {
@@ -78,6 +80,29 @@ static __always_inline void vigil_proc_fill(struct vigil_proc *p, struct task_st
 	p->exec_ktime = exec_ktime;
 	p->parent_exec_ktime = ppid ? vigil_exec_key_get(ppid, BPF_CORE_READ(parent, start_time)) : 0;
 	p->cgroup_id = BPF_CORE_READ(vigil_task_cgroup_kn(t), id);
+}
+
+/* The same for a BTF pointer t (a tp_btf argument, an iterator's task):
+ * fields are loaded directly instead of through bpf_probe_read_kernel,
+ * which was most of the fork and exit programs' time. */
+static __always_inline void vigil_proc_fill_btf(struct vigil_proc *p, struct task_struct *t,
+					    __u64 exec_ktime)
+{
+	struct task_struct *parent = t->real_parent;
+	const struct cred *cred = t->real_cred;
+	__u32 ppid = parent->tgid;
+
+	p->pid = t->tgid;
+	p->tid = t->pid;
+	p->ppid = ppid;
+	p->uid = cred->uid.val;
+	p->gid = cred->gid.val;
+	p->auid = (__u32)-1;
+	if (bpf_core_field_exists(t->loginuid))
+		p->auid = t->loginuid.val;
+	p->exec_ktime = exec_ktime;
+	p->parent_exec_ktime = ppid ? vigil_exec_key_get(ppid, parent->start_time) : 0;
+	p->cgroup_id = t->cgroups->dfl_cgrp->kn->id;
 }
 
 struct vigil_cgroup_walk {
