@@ -9,6 +9,7 @@
 #   bench/connect_refuse.sh [CONNECTS] [ROUNDS]
 set -eu
 cd "$(dirname "$0")/.."
+. bench/lib.bash
 BUILD=${BUILD:-build}
 N=${1:-5000}
 ROUNDS=${2:-3}
@@ -60,19 +61,13 @@ per_connect 39001 >/dev/null	# warm up
 for r in $(seq "$ROUNDS"); do
 	per_connect 39001 >>"$OUT/allowed.base"
 	per_connect 39002 >>"$OUT/closed.base"
-	"$BUILD/vigild" --pin-dir "$PIN" --unpin-on-exit -o /dev/null --no-procfs \
-		--policy "$OUT/policy.yaml" 2>"$OUT/agent.err" &
-	AGENT=$!
-	until grep -q 'attached\|resumed' "$OUT/agent.err"; do
-		kill -0 "$AGENT" 2>/dev/null || { cat "$OUT/agent.err" >&2; exit 1; }
-		sleep 0.05
-	done
+	bench_agent "$OUT/agent.err" --pin-dir "$PIN" --unpin-on-exit -o /dev/null --no-procfs \
+		--policy "$OUT/policy.yaml"
 	per_connect 39001 >>"$OUT/allowed.hook"
 	per_connect 39004 >>"$OUT/reject.hook"
 	per_connect 39003 >>"$OUT/deny.hook"
 	kill -TERM "$AGENT"; wait "$AGENT" || true; AGENT=
 done
-median() { sort -n "$1" | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 echo "connect_refuse: $N connect() calls per measure, $ROUNDS rounds, median us per call"
 printf '  %-46s %8s\n' "allowed, no vigild" "$(median "$OUT/allowed.base")" \
 	"allowed, vigild's hook on the cgroup" "$(median "$OUT/allowed.hook")" \

@@ -7,6 +7,7 @@
 #   bench/sock_destroy.sh [CONNECTIONS] [ROUNDS]
 set -eu
 cd "$(dirname "$0")/.."
+. bench/lib.bash
 BUILD=${BUILD:-build}
 N=${1:-2000}
 ROUNDS=${2:-3}
@@ -72,14 +73,9 @@ round() {
 	[ "$1" = vigil ] && "$BUILD/vigil" --pin-dir "$PIN" policy load "$OUT/empty.yaml" >/dev/null
 	awk -v a="$t0" -v b="$t1" -v c="$tc" 'BEGIN { printf "%.2f %.2f\n", (c - a) * 1000, (b - a) * 1000 }'
 }
-median() { cut -d' ' -f"$1" | sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+column() { cut -d' ' -f"$1" | median; }
 
-"$BUILD/vigild" --pin-dir "$PIN" --unpin-on-exit -o /dev/null --no-procfs 2>"$OUT/agent.err" &
-AGENT=$!
-until grep -q 'attached\|resumed' "$OUT/agent.err"; do
-	kill -0 "$AGENT" 2>/dev/null || { cat "$OUT/agent.err" >&2; exit 1; }
-	sleep 0.05
-done
+bench_agent "$OUT/agent.err" --pin-dir "$PIN" --unpin-on-exit -o /dev/null --no-procfs
 for r in $(seq "$ROUNDS"); do
 	round ss >>"$OUT/ss"
 	round vigil >>"$OUT/vigil"
@@ -88,7 +84,7 @@ echo "sock_destroy: $N established connections, $ROUNDS rounds, medians in ms"
 echo "                             command   last ECONNABORTED seen"
 for k in ss vigil; do
 	printf '  %-26s %8s %10s\n' "$([ $k = ss ] && echo 'ss -K (sock_diag)' || echo 'vigil policy load (reset)')" \
-		"$(median 1 <"$OUT/$k")" "$(median 2 <"$OUT/$k")"
+		"$(column 1 <"$OUT/$k")" "$(column 2 <"$OUT/$k")"
 done
-awk -v a="$(median 1 <"$OUT/vigil")" -v b="$(median 1 <"$OUT/ss")" \
+awk -v a="$(column 1 <"$OUT/vigil")" -v b="$(column 1 <"$OUT/ss")" \
 	'BEGIN { printf "  ratio vigil/ss (command)   %.2f\n", a / b }'

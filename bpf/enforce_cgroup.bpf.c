@@ -86,18 +86,25 @@ static __always_inline int decide(struct bpf_sock_addr *ctx, const struct vigil_
 	return SOCK_REFUSE;	/* EPERM unless a retval was set */
 }
 
-static __always_inline int decide4(struct bpf_sock_addr *ctx)
+/* The destination as the hooks see it: user_ip4/6 and user_port. */
+static __always_inline int decide_to(struct bpf_sock_addr *ctx, __u8 family, const void *daddr)
 {
-	__u32 daddr = ctx->user_ip4;
 	struct vigil_match m = {
-		.family = 2 /* AF_INET */,
+		.family = family,
 		.proto = ctx->protocol,
 		.dir = VIGIL_DIR_EGRESS,
 		.dport = bpf_ntohs(ctx->user_port),
-		.peer = (const __u8 *)&daddr,
+		.peer = daddr,
 	};
 
 	return decide(ctx, &m);
+}
+
+static __always_inline int decide4(struct bpf_sock_addr *ctx)
+{
+	__u32 daddr = ctx->user_ip4;
+
+	return decide_to(ctx, 2 /* AF_INET */, &daddr);
 }
 
 static __always_inline int decide6(struct bpf_sock_addr *ctx)
@@ -105,15 +112,8 @@ static __always_inline int decide6(struct bpf_sock_addr *ctx)
 	__u32 daddr[4] = {
 		ctx->user_ip6[0], ctx->user_ip6[1], ctx->user_ip6[2], ctx->user_ip6[3],
 	};
-	struct vigil_match m = {
-		.family = 10 /* AF_INET6 */,
-		.proto = ctx->protocol,
-		.dir = VIGIL_DIR_EGRESS,
-		.dport = bpf_ntohs(ctx->user_port),
-		.peer = (const __u8 *)daddr,
-	};
 
-	return decide(ctx, &m);
+	return decide_to(ctx, 10 /* AF_INET6 */, daddr);
 }
 
 SEC("cgroup/connect4")
