@@ -292,14 +292,14 @@ int vigil_sink_stream_init(struct vigil_sink_stream *s, const struct vigil_strea
 	};
 	if ((err = vigil_stream_url(o->url, &s->socktype, &s->addr, &s->addrlen)))
 		return err;
-	if (s->socktype != SOCK_STREAM)
-		return vlog_err(-EOPNOTSUPP, "--send %s: only tcp:// is supported yet", o->url);
 	if ((err = vigil_boot_id(s->boot_id)))
 		return vlog_err(err, "cannot read the boot id");
 	if (bpf_obj_get_info_by_fd(ring_fd, &info, &len))
 		return vlog_err(-errno, "cannot read the ring's map id");
 	s->ring_id = info.id;
 	s->ring_size = info.max_entries;
+	if (s->socktype == SOCK_DGRAM)
+		return vigil_sink_stream_udp_init(s);
 	if (!s->o.high_water || s->o.high_water > s->ring_size / 2)
 		s->o.high_water = s->ring_size / 2;
 	if (o->spool_dir) {

@@ -54,12 +54,14 @@ struct vigil_sink_stream {
 	struct vigil_spool spool;
 	bool spooling;			/* a spool folder was given */
 	void *spool_buf;		/* what is read back from the spool to send */
-	uint64_t connects, failures, skipped;
+	uint64_t connects, failures, skipped, udp_errors;
 	bool said_path;
 };
 
 int vigil_sink_stream_init(struct vigil_sink_stream *s, const struct vigil_stream_opts *o,
 			   int ring_fd, int epfd);
 void vigil_sink_stream_free(struct vigil_sink_stream *s);
+/* udp://: the sink sends datagrams instead (agent/sink_stream_udp.c). */
+int vigil_sink_stream_udp_init(struct vigil_sink_stream *s);
 
 #endif

@@ -15,6 +15,17 @@ double collector_now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+struct agent *collector_agent_find(struct collector *c, const __u8 boot_id[16], uint32_t ring_id)
+{
+	for (unsigned i = 0; i < c->max_agents; i++) {
+		struct agent *x = &c->agents[i];
+
+		if (x->used && x->ring_id == ring_id && !memcmp(x->boot_id, boot_id, 16))
+			return x;
+	}
+	return NULL;
+}
+
 struct agent *collector_agent_get(struct collector *c, const struct vigil_stream_peer *p)
 {
 	struct agent *a = NULL, *spare = NULL;

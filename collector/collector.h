@@ -35,6 +35,8 @@ struct agent {
 	uint64_t written;		/* stream offset written out */
 	struct conn *conn;		/* live connection, if any */
 	uint64_t records, resent, gap_events, lost_bytes;
+	bool udp;			/* heard over UDP: peer holds its hello */
+	struct vigil_stream_peer peer;
 	double last_seen;
 };
 
@@ -67,6 +69,8 @@ struct collector {
 	unsigned ndead;
 	double hello_timeout, frame_timeout;
 	uint64_t closed_hostile, refused;
+	uint8_t *udp_buf;		/* one datagram */
+	uint64_t udp_datagrams, udp_bad, udp_unknown;
 };
 
 int collector_conn_open(struct collector *c, int fd, const struct sockaddr *sa);
@@ -78,6 +82,9 @@ void collector_conn_reap(struct collector *c);
 void collector_conn_timeouts(struct collector *c, double now);
 
 struct agent *collector_agent_get(struct collector *c, const struct vigil_stream_peer *p);
+/* The agent of a stream already known, or NULL. */
+struct agent *collector_agent_find(struct collector *c, const __u8 boot_id[16], uint32_t ring_id);
+void collector_udp_readable(struct collector *c, int fd);
 /* Checks and formats one record of a's stream into c->batch (or drops a
  * duplicate). */
 void collector_agent_record(struct collector *c, struct agent *a, const void *event);

@@ -36,8 +36,9 @@ static const char usage_text[] =
 	"Usage: vigil-collector --listen tcp://HOST:PORT [OPTION]...\n"
 	"Receive event streams from vigild agents (vigild --send) and write them as JSON lines.\n"
 	"\n"
-	"  -l, --listen URL                 where agents connect: tcp://HOST:PORT (repeatable;\n"
-	"                                   port 0 picks one, printed on stderr)\n"
+	"  -l, --listen URL                 where agents connect: tcp://HOST:PORT or\n"
+	"                                   udp://HOST:PORT (repeatable; port 0 picks one,\n"
+	"                                   printed on stderr)\n"
 	"  -o, --export-file PATH           JSON lines appended to PATH, rotated by size\n"
 	"                                   (default: stdout); PATH.state records what was\n"
 	"                                   written, so a restart neither loses nor doubles\n"
@@ -159,14 +160,18 @@ static int listen_on(struct collector *c, const char *url, struct listener *l)
 
 	if ((err = vigil_stream_url(url, &type, &ss, &len)))
 		return err;
-	if (type != SOCK_STREAM)
-		return vlog_err(-EOPNOTSUPP, "--listen %s: only tcp:// is supported yet", url);
-	l->kind = EP_LISTEN_TCP;
-	l->fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	l->kind = type == SOCK_STREAM ? EP_LISTEN_TCP : EP_LISTEN_UDP;
+	l->fd = socket(ss.ss_family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (l->fd < 0)
 		return vlog_err(-errno, "--listen %s: socket", url);
 	setsockopt(l->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(l->fd, (struct sockaddr *)&ss, len) || listen(l->fd, 128))
+	if (type == SOCK_DGRAM) {
+		int rcvbuf = 8 << 20;	/* bursts of datagrams wait here */
+
+		setsockopt(l->fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+	}
+	if (bind(l->fd, (struct sockaddr *)&ss, len) ||
+	    (type == SOCK_STREAM && listen(l->fd, 128)))
 		return vlog_err(-errno, "--listen %s: cannot listen", url);
 	if (epoll_ctl(c->epfd, EPOLL_CTL_ADD, l->fd, &ev))
 		return vlog_err(-errno, "--listen %s: epoll", url);
@@ -175,8 +180,9 @@ static int listen_on(struct collector *c, const char *url, struct listener *l)
 		inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, host, sizeof(host));
 	else
 		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, host, sizeof(host));
-	vlog_info(ss.ss_family == AF_INET ? "listening on tcp://%s:%u" : "listening on tcp://[%s]:%u",
-		  host, ntohs(((struct sockaddr_in *)&ss)->sin_port));
+	vlog_info(ss.ss_family == AF_INET ? "listening on %s://%s:%u" : "listening on %s://[%s]:%u",
+		  type == SOCK_STREAM ? "tcp" : "udp", host,
+		  ntohs(((struct sockaddr_in *)&ss)->sin_port));
 	return 0;
 }
 
@@ -208,6 +214,8 @@ static void run(struct collector *c)
 
 			if (kind == EP_LISTEN_TCP) {
 				accept_all(c, evs[i].data.ptr);
+			} else if (kind == EP_LISTEN_UDP) {
+				collector_udp_readable(c, ((struct listener *)evs[i].data.ptr)->fd);
 			} else {
 				struct conn *k = evs[i].data.ptr;
 
@@ -246,7 +254,8 @@ int main(int argc, char **argv)
 	c.agents = calloc(c.max_agents, sizeof(*c.agents));
 	c.conns = calloc(c.max_conns, sizeof(*c.conns));
 	c.dead = calloc(c.max_conns, sizeof(*c.dead));
-	if (!c.agents || !c.conns || !c.dead) {
+	c.udp_buf = malloc(VIGIL_STREAM_DGRAM_MAX + 1);
+	if (!c.agents || !c.conns || !c.dead || !c.udp_buf) {
 		err = vlog_err(-ENOMEM, "cannot allocate tables");
 		goto out;
 	}
@@ -273,8 +282,11 @@ int main(int argc, char **argv)
 		if ((err = listen_on(&c, o.listen[i], &listeners[i])))
 			goto out;
 	run(&c);
-	vlog_info("stopping: %llu connections closed for bad input, %llu refused",
-		  (unsigned long long)c.closed_hostile, (unsigned long long)c.refused);
+	vlog_info("stopping: %llu connections closed for bad input, %llu refused; "
+		  "%llu datagrams, %llu bad, %llu from agents not yet known",
+		  (unsigned long long)c.closed_hostile, (unsigned long long)c.refused,
+		  (unsigned long long)c.udp_datagrams, (unsigned long long)c.udp_bad,
+		  (unsigned long long)c.udp_unknown);
 out:
 	while (c.nconns)
 		collector_conn_close(&c, c.conns[0], NULL);
@@ -292,5 +304,6 @@ out:
 	free(c.agents);
 	free(c.conns);
 	free(c.dead);
+	free(c.udp_buf);
 	return err ? 1 : 0;
 }

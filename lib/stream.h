@@ -69,6 +69,25 @@ VIGIL_STATIC_ASSERT(sizeof(struct vigil_stream_hello) == 80, "hello layout");
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_stream_type) == 8, "type layout");
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_stream_ack) == 16, "ack layout");
 
+/*
+ * UDP: each datagram is whole. A hello datagram is a hello as above, sent at
+ * the start and every second; a data datagram is this header then whole
+ * records, the first at ring offset `offset`. Nothing is acknowledged: a
+ * receiver counts what is missing from the offsets and sequence numbers.
+ */
+#define VIGIL_STREAM_DGRAM_MAGIC 0x44474956u	/* "VIGD" little-endian */
+#define VIGIL_STREAM_DGRAM_MAX 65000	/* header and records */
+struct vigil_stream_dgram {
+	__u32 magic;
+	__u16 version;
+	__u16 flags;
+	__u8 boot_id[16];
+	__u32 ring_id;
+	__u32 len;	/* bytes of records that follow */
+	__u64 offset;
+};
+VIGIL_STATIC_ASSERT(sizeof(struct vigil_stream_dgram) == 40, "dgram layout");
+
 /* A parsed hello: what a receiver keeps. */
 struct vigil_stream_peer {
 	__u8 boot_id[16];

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The UDP variant: whole records in datagrams, no acknowledgement. Events
+# arrive in order and once; datagrams lost on the way (dropped here by an
+# nftables rule in the test's own namespace) show at the collector as a gap
+# event and in its counters, and the stream goes on after them.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/stream_lib.sh"
+plan 9
+OUT="$T_DIR/out.json"
+NS=$(new_netns u) || exit 1
+on_exit "ip netns pids $NS | xargs -r kill -9; ip netns del $NS"
+
+start_collector c "$NS" --listen udp://127.0.0.1:0 -o "$OUT" || exit 1
+UPORT=$(grep -o 'listening on udp://[^ ]*' "$T_DIR/c.err" | sed 's/.*://')
+nsenter --net="/run/netns/$NS" "$VIGILD" --pin-dir "$T_PIN" --send "udp://127.0.0.1:$UPORT" \
+	--no-procfs --poll-ms 20 2>"$T_DIR/agent.err" &
+A=$!
+on_exit "kill -TERM $A; wait $A"
+wait_for 20 grep -q 'sends datagrams' "$T_DIR/c.err"
+ok $? "the collector learns the agent from its hello datagram"
+
+TAG="u1$$"
+run_markers "$TAG" 1 300
+wait_for 20 sh -c "grep -q '\"$TAG-300\"' '$OUT'"
+check "udp: 300 events arrive, in order, each once" -- markers_in_order "$TAG" 300 "$OUT"
+
+# Datagrams dropped on the way out, in the test's namespace only.
+ip netns exec "$NS" nft -f - <<NFT
+table inet vt_udp_drop {
+	chain out { type filter hook output priority 0; udp dport $UPORT drop; }
+}
+NFT
+ok $? "an nftables rule drops the stream's datagrams (in the test namespace)"
+TAG2="u2$$"
+run_markers "$TAG2" 1 100
+sleep 0.3
+ip netns exec "$NS" nft delete table inet vt_udp_drop
+TAG3="u3$$"
+run_markers "$TAG3" 1 100
+wait_for 20 sh -c "grep -q '\"$TAG3-100\"' '$OUT'"
+check "after the loss, events arrive again, in order, each once" -- markers_in_order "$TAG3" 100 "$OUT"
+is "$(marker_count "$TAG2" "$OUT")" 0 "what was dropped did not arrive"
+jq -c 'select(.vigil_gap.lost_bytes > 0)' "$OUT" | grep -q .
+ok $? "the collector reports the lost datagrams as a gap event"
+check "no sequence number twice" -- no_dup_seq "$OUT"
+kill -TERM $A; wait $A
+grep -q 'datagrams, .* bytes, [1-9][0-9]* not sent' "$T_DIR/agent.err"
+ok $? "the agent counts the datagrams it could not send"
+kill -TERM $COLL_PID; wait $COLL_PID
+grep -q '[1-9][0-9]* bytes lost on its side' "$T_DIR/c.err"
+ok $? "the collector's counters show the loss"
+done_testing
