@@ -134,6 +134,8 @@ static void owner_json(struct vigil_formatter *f, struct jw *w, const struct vig
 		jw_bool(w, "owner_unknown", true);
 	else
 		vigil_json_process(f, w, "process", p);
+	if (flags & VIGIL_CONN_REFINED)
+		jw_bool(w, "owner_refined", true);
 	if (flags & VIGIL_CONN_PREEXISTING)
 		jw_bool(w, "preexisting", true);
 }

@@ -5,7 +5,7 @@
 # right process, tuple, bytes and close reason.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/net_lib.sh"
-plan 44
+plan 45
 
 EV="$T_DIR/events.json"
 net_pair || { diag "cannot create the namespaces"; exit 1; }
@@ -167,6 +167,8 @@ is "$(field '.process_close | [.preexisting, .stats.bytes_sent, .stats.bytes_rec
 	"true 100 150 8100" "pre-existing server socket: the same"
 is "$(field .process_close.closed_by "$PC")/$(field .process_close.closed_by "$PS")" local_fin/peer_fin \
 	"pre-existing: who closed"
+is "$(field .process_close.owner_refined "$PC")/$(field .process_close.process.binary "$PS")" \
+	"true/$(readlink -f /usr/bin/python3)" "pre-existing: the owner is named by its first send or receive"
 is "$(nev process_connect "$C")$(nev process_accept "$S")" 00 "pre-existing: no connect or accept invented"
 
 # 8. Every line is JSON and nothing was lost.
