@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Connections that time out: a connect whose SYNs are dropped, and an
+# established connection whose segments start being dropped, both with
+# TCP_USER_TIMEOUT so the kernel gives up within about a second. nftables
+# drops them inside the server namespace this test creates.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/net_lib.sh"
+plan 5
+
+EV="$T_DIR/events.json"
+net_pair || { diag "cannot create the namespaces"; exit 1; }
+ip netns exec "$NS_S" nft -f - <<'NFT' || { diag "nft refused the rules"; exit 1; }
+table inet vigil_test {
+	set dropped { type inet_service; }
+	chain input { type filter hook input priority 0; tcp dport @dropped drop; }
+}
+NFT
+ip netns exec "$NS_S" nft add element inet vigil_test dropped '{ 8002 }'
+start_agent -o "$EV" --poll-ms 20 || exit 1
+
+ev() { jq -c -R --argjson pid "$2" "fromjson? | select(.$1.process.pid == \$pid)" "$EV"; }
+flushed() { wait_for 10 grep -q "\"$1\":{\"process\":{\"exec_id\":\"[^\"]*\",\"pid\":$2," "$EV"; }
+
+cat >"$T_DIR/to.py" <<'PY'
+import os, socket, sys, time
+mode, addr, port, d = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+open(os.path.join(d, mode + ".pid"), "w").write(str(os.getpid()))
+s = socket.socket()
+s.setsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT, 1000)
+if mode == "syn":
+    try:
+        s.connect((addr, port))
+    except OSError as e:
+        print(e.errno)
+    sys.exit(0)
+s.connect((addr, port))
+s.sendall(b"a" * 100)
+open(os.path.join(d, "established"), "w").close()
+while not os.path.exists(os.path.join(d, "dropping")):
+    time.sleep(0.02)
+try:
+    s.sendall(b"b" * 100)
+    s.recv(1)  # blocks until the kernel gives up
+except OSError as e:
+    print(e.errno)
+PY
+
+# 1. The SYNs are dropped.
+ERR=$(ip netns exec "$NS_C" /usr/bin/python3 "$T_DIR/to.py" syn "$NET_S" 8002 "$T_DIR")
+P=$(cat "$T_DIR/syn.pid")
+flushed process_connect "$P"
+is "$ERR" 110 "the caller got ETIMEDOUT"
+is "$(jq -r '.process_connect.error' <<<"$(ev process_connect "$P")")" ETIMEDOUT \
+	"process_connect says ETIMEDOUT"
+
+# 2. An established connection whose peer goes silent.
+mkdir -p "$T_DIR/est"
+ip netns exec "$NS_S" /usr/bin/python3 -c '
+import socket, sys, time
+ls = socket.socket(); ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+ls.bind(("0.0.0.0", 8003)); ls.listen(); open(sys.argv[1], "w").close()
+s, _ = ls.accept(); time.sleep(8)' "$T_DIR/est/ready" &
+SRV=$!
+on_exit "kill -9 $SRV"
+wait_for 5 test -e "$T_DIR/est/ready"
+ip netns exec "$NS_C" /usr/bin/python3 "$T_DIR/to.py" est "$NET_S" 8003 "$T_DIR/est" >"$T_DIR/est/err" &
+CLI=$!
+wait_for 5 test -e "$T_DIR/est/established"
+ip netns exec "$NS_S" nft add element inet vigil_test dropped '{ 8003 }'
+touch "$T_DIR/est/dropping"
+wait $CLI
+P=$(cat "$T_DIR/est/est.pid")
+flushed process_close "$P"
+is "$(cat "$T_DIR/est/err")" 110 "the caller got ETIMEDOUT"
+is "$(jq -r '.process_close | [.closed_by, .error, .stats.bytes_sent] | join(" ")' <<<"$(ev process_close "$P")")" \
+	"timeout ETIMEDOUT 200" "process_close: closed_by timeout, 200 bytes sent (each once, dropped or not)"
+
+stop_agent
+grep -q ' 0 gaps and 0 duplicates' "$T_DIR/agent.err"
+ok $? "no gap and no duplicate in the sequence numbers"
+done_testing
