@@ -12,6 +12,7 @@ extern const char *cli_pin_dir;
 
 int do_status(int argc, char **argv);
 int do_unpin(int argc, char **argv);
+int do_drain(int argc, char **argv);
 int do_policy(int argc, char **argv);
 
 #endif

@@ -23,6 +23,7 @@ static int do_help(int argc, char **argv);
 static const struct cmd cmds[] = {
 	{ "status", do_status, "show the ring, sequence and loss counters" },
 	{ "unpin", do_unpin, "remove vigil's pins: detach its programs, free its ring" },
+	{ "drain", do_drain, "read the events waiting in the pinned ring out to a file (-o FILE)" },
 	{ "policy", do_policy, "check, load or list policies (check FILE | load FILE | list)" },
 	{ "help", do_help, "this text" },
 	{ NULL, NULL, NULL },

@@ -16,7 +16,7 @@ start_collector() {
 		"$COLLECTOR" "$@" 2>>"$err" &
 	fi
 	COLL_PID=$!
-	on_exit "kill -9 $COLL_PID"
+	on_exit "kill -9 $COLL_PID; wait $COLL_PID"
 	wait_for 10 grep -q 'listening on' "$err" || { diag "collector did not start:"; sed 's/^/#   /' "$err"; return 1; }
 	COLL_PORT=$(grep -o 'listening on tcp://[^ ]*' "$err" | tail -1 | sed 's/.*://')
 }
