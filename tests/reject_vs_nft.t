@@ -5,13 +5,16 @@
 # answer) are sent with scapy to a rejected port behind vigil's TC program,
 # and, in a twin pair of namespaces, behind nftables `reject with tcp reset`.
 # The RSTs captured with tshark must agree in port, seq, ack, flags and
-# window, IPv4 and IPv6.
+# window, IPv4 and IPv6; vigil's XDP program (a third pair) answers alike.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/enforce_lib.sh"
-plan 6
+plan 10
 
 enf_pair c s || exit 1	# vigil's
 enf_pair c2 s2 || exit 1	# nftables'
+enf_pair c3 s3 || exit 1	# vigil's XDP
+# XDP_TX over veth reaches the peer only when it runs NAPI: an XDP program.
+ip netns exec "$NS_c3" "$TOP/$BUILD/bench/xdp_pass" vc || exit 1
 cat >"$T_DIR/policy.yaml" <<'YAML'
 rules:
   - name: reject-7000
@@ -21,7 +24,7 @@ rules:
     port: 7000
 YAML
 start_agent --no-procfs -o "$T_DIR/events.json" --policy "$T_DIR/policy.yaml" \
-	--enforce-on "$NS_s/vs" || exit 1
+	--enforce-on "$NS_s/vs" --enforce-on "$NS_s3/vs:xdp" || exit 1
 ip netns exec "$NS_s2" nft -f - <<'NFT' || exit 1
 table inet vigil_test {
 	chain input {
@@ -45,11 +48,14 @@ for fam in 4 6; do
 	if [ $fam = 4 ]; then src=10.77.0.1 dst=10.77.0.2; else src=fd77::1 dst=fd77::2; fi
 	v=$(answers "$NS_c" "$NS_s" $src $dst)
 	n=$(answers "$NS_c2" "$NS_s2" $src $dst)
+	x=$(answers "$NS_c3" "$NS_s3" $src $dst)
 	diag "IPv$fam vigil:"; echo "$v" | sed 's/^/#   /'
 	diag "IPv$fam nftables:"; echo "$n" | sed 's/^/#   /'
 	is "$(echo "$n" | wc -l)" 6 "IPv$fam: nftables answers the 6 triggers that want an answer"
 	is "$v" "$n" "IPv$fam: vigil's RSTs match nftables' in port, seq, ack, flags, window"
 	check "IPv$fam: no answer to RST, bad checksum or fragment (ports 40007-40009)" -- \
 		test -z "$(echo "$v" | awk '$1 >= 40007')"
+	is "$x" "$n" "IPv$fam: vigil's XDP RSTs match nftables' too"
+	is "$(echo "$x" | awk '$1 >= 40007')" "" "IPv$fam: XDP: no answer to RST, bad checksum or fragment"
 done
 done_testing
