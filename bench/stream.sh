@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# The stream benchmark (docs/stream.md, "Stream benchmark"): one BPF producer
+# (bpf/bench_producer.bpf.c, on getppid from the harness only, bursts of 128
+# with bpf_loop) and consumers a-f side by side (bench/stream/consumers.c),
+# then the collector's own speed. Prints each run and the ratios. Run on a
+# shared 2-vCPU machine: figures are indicative; compare ratios, not values.
+set -u
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+SECS=${SECS:-2}
+B="$BUILD/bench/stream_consumers"
+mkdir -p "$BUILD/bench"
+[ -f "$BUILD/bench_producer.skel.h" ] || make "$BUILD/bench_producer.skel.h" >/dev/null || exit 1
+cc -O2 -g -Wall -Wextra -Wno-missing-field-initializers -std=gnu11 -D_GNU_SOURCE \
+	-Iinclude -Ilib -Iagent -I"$BUILD" -o "$B" bench/stream/consumers.c \
+	"$BUILD"/agent/{pump,sink_stream,sink_stream_udp,spool,stream_tx,uring_tx}.o \
+	"$BUILD"/lib/*.o -lbpf -lelf -lz -luring -lyaml -lpthread || exit 1
+
+run() { "$B" "$@" 2>/dev/null; }
+val() { sed -n "s/.*\\b$1=\\([^ ]*\\).*/\\1/p" <<<"$2"; }
+declare -A EPS CPU
+for size in 64 512; do
+	for m in a b c d e f; do
+		r=$(run $m $size "$SECS" 0 nowake); echo "$r"
+		EPS[$m$size]=$(val eps "$r")
+	done
+done
+r=$(run a 64 "$SECS" 0 default); echo "$r"; EPS[adef]=$(val eps "$r")
+r=$(run b 64 "$SECS" 0 default); echo "$r"; EPS[bdef]=$(val eps "$r")
+echo "# agent CPU at a fixed offered rate of 1 M events/s, 64 B"
+for m in a b c d e f; do
+	r=$(run $m 64 "$SECS" 1000000 nowake); echo "$r"
+	CPU[$m]=$(val cpu_pct "$r")
+done
+
+ratio() { awk -v x="$1" -v y="$2" 'BEGIN { printf (y > 0 ? "%.2f" : "n/a"), x / y }'; }
+for size in 64 512; do
+	echo "# ratios, ${size} B (d = SEND_ZC, e = send, f = default path):"
+	echo "#   d/a $(ratio "${EPS[d$size]}" "${EPS[a$size]}")  f/a $(ratio "${EPS[f$size]}" "${EPS[a$size]}")" \
+		" d/b $(ratio "${EPS[d$size]}" "${EPS[b$size]}")  f/b $(ratio "${EPS[f$size]}" "${EPS[b$size]}")" \
+		" d/c $(ratio "${EPS[d$size]}" "${EPS[c$size]}")  f/c $(ratio "${EPS[f$size]}" "${EPS[c$size]}")" \
+		" e/d $(ratio "${EPS[e$size]}" "${EPS[d$size]}")"
+done
+echo "# wakeups, 64 B: a nowake/default $(ratio "${EPS[a64]}" "${EPS[adef]}"), b nowake/default $(ratio "${EPS[b64]}" "${EPS[bdef]}")"
+echo "# CPU at 1 M/s: c/f $(ratio "${CPU[c]}" "${CPU[f]}")  c/d $(ratio "${CPU[c]}" "${CPU[d]}")  c/e $(ratio "${CPU[c]}" "${CPU[e]}")"
+
+# The collector's own speed: decode, de-duplicate, JSON-encode, on one core.
+# A synthetic agent sends N exit events and waits for the last ack; the
+# collector's CPU time over that is the figure.
+N=${COLLECTOR_EVENTS:-300000}
+"$BUILD/vigil-collector" --listen tcp://127.0.0.1:0 -o /dev/null 2>"$BUILD/bench/collector.err" &
+CP=$!
+for _ in $(seq 50); do grep -q listening "$BUILD/bench/collector.err" && break; sleep 0.1; done
+PORT=$(grep -o 'listening on tcp://[^ ]*' "$BUILD/bench/collector.err" | sed 's/.*://')
+/usr/bin/python3 - "$PORT" "$N" "$CP" <<'PY'
+import os, socket, struct, sys
+port, n, pid = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+types = [(1, 1, 88), (2, 0, 80), (3, 0, 72), (64, 0, 48)]
+table = b''.join(struct.pack('<HHI', *t) for t in types)
+name = b'bench-node'
+body = 80 + len(table) + len(name); pad = (-body) % 8
+hello = struct.pack('<8sHHI16sIIQQqIIIHH', b'VIGILSTR', 1, body + pad, 1, os.urandom(16), 1, 1, 0,
+                    1 << 24, 0, 0, 0, 0, len(name), len(types)) + table + name + b'\0' * pad
+recs = bytearray()
+for i in range(n):
+    proc = struct.pack('<6I3Q', 1000 + i % 5000, 1000 + i % 5000, 1, 0, 0, 0xffffffff, 5, 0, 1)
+    recs += struct.pack('<II', 80, 0) + struct.pack('<HHIQQ', 2, 80, 0, i + 1, 1000 + i) + proc + b'\0' * 8
+def cpu():
+    f = open('/proc/%s/stat' % pid).read().rsplit(')', 1)[1].split()
+    return (int(f[11]) + int(f[12])) / os.sysconf('SC_CLK_TCK')
+s = socket.create_connection(('127.0.0.1', port))
+c0 = cpu()
+s.sendall(hello + recs)
+acked, buf = 0, b''
+while acked < len(recs):
+    b = s.recv(4096)
+    if not b:
+        break
+    buf += b
+    while len(buf) >= 16:
+        acked = struct.unpack('<IIQ', buf[:16])[2]; buf = buf[16:]
+t = cpu() - c0
+print('collector: %d exit events (%s acked) decoded, de-duplicated, JSON-encoded in %.2f s of CPU: '
+      '%.0f events/s on one core' % (n, 'all' if acked == len(recs) else 'NOT all', t, n / t if t else 0))
+PY
+kill -TERM $CP; wait $CP
