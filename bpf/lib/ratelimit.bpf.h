@@ -57,6 +57,9 @@ static __always_inline bool vigil_gcra(__u64 *tat, __u64 now, __u32 rate, __u32 
 	__u64 limit = interval * (burst ? burst : 1);
 	int i;
 
+	if (!interval)
+		return true;	/* 1e9/s or more: no limit */
+
 	for (i = 0; i < 4; i++) {
 		__u64 old = *(volatile __u64 *)tat;
 		__u64 next = (old > now ? old : now) + interval;
