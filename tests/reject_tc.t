@@ -4,10 +4,11 @@
 # fails with ECONNREFUSED within milliseconds (a drop times out), connected
 # UDP gets ECONNREFUSED from ICMP port unreachable, IPv4 and IPv6; each
 # decision is an event; a flood of spoofed SYNs gets no more RSTs than the
-# per-source limit allows.
+# per-source limit allows. An egress rule on the client's own interface
+# refuses a local connect at once: the RST goes up the client's stack.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/enforce_lib.sh"
-plan 16
+plan 19
 
 enf_pair c s || exit 1
 cat >"$T_DIR/policy.yaml" <<'YAML'
@@ -32,12 +33,18 @@ rules:
     direction: ingress
     protocol: tcp
     port: 9090
+  - name: local-out
+    action: reject
+    direction: egress
+    protocol: tcp
+    port: 8082
 YAML
-enf_listen "$NS_s" 8080 8081 5353 9090 8000 || exit 1
+enf_listen "$NS_s" 8080 8081 8082 5353 9090 8000 || exit 1
 start_agent --no-procfs -o "$T_DIR/events.json" --policy "$T_DIR/policy.yaml" \
-	--enforce-on "$NS_s/vs" || exit 1
+	--enforce-on "$NS_s/vs" --enforce-on "$NS_c/vc" || exit 1
 
 cl() { ip netns exec "$NS_c" "$PY" "$EPEER" "$@"; }
+ev() { wait_for 5 grep -q "$1" "$T_DIR/events.json"; }
 fast() { # fast RESULT-LINE: "refused MS" with MS < 100
 	[ "${1%% *}" = refused ] && [ "${1##* }" -lt 100 ]
 }
@@ -50,9 +57,11 @@ r=$(cl connect fd77::2 8081 1); is "$r" timeout "IPv6 drop: connect times out"
 r=$(cl udp 10.77.0.2 5353 2); check "IPv4 UDP reject: connected socket gets ECONNREFUSED ($r)" -- fast "$r"
 r=$(cl udp fd77::2 5353 2); check "IPv6 UDP reject: connected socket gets ECONNREFUSED ($r)" -- fast "$r"
 r=$(cl udp 10.77.0.2 8000 2); is "$r" answered "UDP to a port no rule names is answered"
+r=$(cl connect 10.77.0.2 8082 2); check "IPv4 egress reject: local connect refused at once ($r)" -- fast "$r"
+r=$(cl connect fd77::2 8082 2); check "IPv6 egress reject: local connect refused at once ($r)" -- fast "$r"
+check "event: egress reject" -- ev '"action":"reject","reply":"rst_to_sender","direction":"egress"'
 
 # Events: each decision, with its rule, reply and 5-tuple.
-ev() { wait_for 5 grep -q "$1" "$T_DIR/events.json"; }
 check "event: reject of TCP with a RST to the sender" -- \
 	ev '"network_enforce":{"rule_id":0,"action":"reject","reply":"rst_to_sender","direction":"ingress","family":"AF_INET","protocol":"TCP","source_ip":"10.77.0.1"'
 check "event: IPv6 reject" -- ev '"family":"AF_INET6","protocol":"TCP","source_ip":"fd77::1"'
