@@ -43,8 +43,15 @@ void json_escape(struct vigil_buf *b, const char *str, size_t n)
 		return;
 	while (i < n) {
 		unsigned c = s[i];
-		size_t len = utf8_seq(s + i, n - i);
+		size_t len;
 		char esc[7];
+
+		if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+			i++;	/* the common case: plain ASCII */
+			run++;
+			continue;
+		}
+		len = utf8_seq(s + i, n - i);
 
 		if (len && c >= 0x20 && c != '"' && c != '\\') {
 			i += len;
