@@ -92,7 +92,7 @@ static void list_rules(struct vigil_control *c, struct vigil_buf *out)
 			snprintf(port, sizeof(port), r->port_lo == r->port_hi ? "%u" : "%u-%u",
 				 r->port_lo, r->port_hi);
 		vbuf_printf(out, "%-3u %-20s %-7s %-8s %-5s %-11s %10" PRIu64 " %10" PRIu64
-			    " %10" PRIu64 " ", i, r->name, vigil_policy_action_name(r->action),
+			    " %10" PRIu64 " ", c->policy.slot[i], r->name, vigil_policy_action_name(r->action),
 			    vigil_policy_dir_name(r->direction), vigil_policy_proto_name(r->protocol),
 			    port, (uint64_t)st.hits, (uint64_t)st.replies,
 			    (uint64_t)(st.replies_suppressed + st.events_suppressed));

@@ -7,11 +7,16 @@
  * scoped to a cgroup.
  *
  * A reload is compiled, and every cgroup and namespace it names resolved, in
- * user space first; only then are maps written, in an order that never lets
- * a packet meet a half-written rule: rule slots whose content changes are
- * switched off, the tries and cgroup scopes written, the new rules switched
- * on, and stale prefixes removed last. Between the first and the third
- * step a changed rule matches nothing (for the time of a few map writes).
+ * user space first; only then do maps change. Rule ids are slots: while the
+ * rules in force and the new ones fit in the 64 slots together, the new rules
+ * go into free slots (in policy order, so the lowest id still wins), then
+ * each prefix is switched to the new slots' bits by one map update, stale
+ * prefixes removed, and the old slots switched off. Every packet is decided
+ * wholly by the old policy or wholly by the new one. When they do not fit,
+ * the slots are rewritten in place, in an order that never lets a packet
+ * meet a half-written rule (changed slots off, tries written, slots on): for
+ * those few map writes a changed rule matches nothing. A reload that changes
+ * nothing writes nothing, and a rule that stays keeps its hit counters.
  */
 #include <errno.h>
 #include <sys/socket.h>
@@ -141,12 +146,14 @@ static int compile_rule(struct compiled *c, const struct vigil_rule *r, unsigned
 	return 0;
 }
 
-static int compile(const struct vigil_policy *p, struct compiled *c, char *err, size_t errlen)
+/* Compiles p into c (zeroed) with rule i in slot slot[i]. */
+static int compile(const struct vigil_policy *p, const uint8_t *slot, struct compiled *c, char *err,
+		   size_t errlen)
 {
 	int ret;
 
 	for (unsigned i = 0; i < p->n_rules; i++)
-		if ((ret = compile_rule(c, &p->rules[i], i, err, errlen)))
+		if ((ret = compile_rule(c, &p->rules[i], slot[i], err, errlen)))
 			return ret;
 	for (unsigned i = 0; i < c->n_lpm; i++) {
 		c->lpm[i].rules = c->lpm[i].own;
@@ -212,176 +219,29 @@ static int remove_stale(int fd, uint8_t family, const struct compiled *c)
 	return err;
 }
 
-static int zero_stats(struct vigil_policy_state *s, unsigned id)
+/* Zeroes what a slot counts (stats, and the rate limiter's state) before a
+ * rule takes it. */
+static int zero_slot(struct vigil_policy_state *s, unsigned id)
 {
+	struct bpf_map *maps[] = { s->cg->maps.vigil_rule_stats, s->cg->maps.vigil_rule_rl };
 	int ncpu = libbpf_num_possible_cpus();
-	struct vigil_rule_stats *z = calloc(ncpu > 0 ? ncpu : 1, sizeof(*z));
-	int err;
+	int err = 0;
 
-	if (!z)
-		return -ENOMEM;
-	err = bpf_map_update_elem(s->stats_fd, &id, z, 0) ? -errno : 0;
-	free(z);
+	for (unsigned i = 0; i < sizeof(maps) / sizeof(maps[0]) && !err; i++) {
+		size_t size = bpf_map__value_size(maps[i]) *
+			      (bpf_map__type(maps[i]) == BPF_MAP_TYPE_PERCPU_ARRAY ? ncpu : 1);
+		void *z = calloc(1, size);
+
+		if (!z)
+			return -ENOMEM;
+		if (bpf_map_update_elem(bpf_map__fd(maps[i]), &id, z, 0))
+			err = vlog_err(-errno, "cannot reset the counters of rule %u", id);
+		free(z);
+	}
 	return err;
 }
 
-/* Returns how many rule slots changed, or -errno. */
-static int write_maps(struct vigil_policy_state *s, const struct vigil_policy *np,
-		      const struct compiled *c)
-{
-	struct vigil_pol_rule off;
-	struct vigil_pol_key6 key;
-	int err, changed = 0;
-
-	/* 1: switch off the slots that change; their counters restart. */
-	for (unsigned id = 0; id < VIGIL_RULES_MAX; id++) {
-		struct vigil_pol_rule old = {};
-		bool same_name = id < np->n_rules && id < s->in_force.n_rules &&
-				 !strcmp(np->rules[id].name, s->in_force.rules[id].name);
-
-		bpf_map_lookup_elem(s->rules_fd, &id, &old);
-		if (!memcmp(&old, &c->rules[id], sizeof(old)) && (same_name || !(old.flags & VIGIL_RULE_ACTIVE)))
-			continue;
-		changed++;
-		off = old;
-		off.flags &= ~VIGIL_RULE_ACTIVE;
-		if (bpf_map_update_elem(s->rules_fd, &id, &off, 0))
-			return vlog_err(-errno, "cannot update policy rule %u", id);
-		if ((err = zero_stats(s, id)))
-			return vlog_err(err, "cannot reset counters of rule %u", id);
-	}
-	/* 2: cgroup scopes and prefixes. */
-	for (unsigned id = 0; id < VIGIL_RULES_MAX; id++)
-		if (bpf_map_update_elem(s->cgroup_fd, &id, &c->cgroups[id], 0))
-			return vlog_err(-errno, "cannot update the cgroup of rule %u", id);
-	for (unsigned i = 0; i < c->n_lpm; i++) {
-		int fd = c->lpm[i].family == AF_INET ? s->pol4_fd : s->pol6_fd;
-		struct vigil_pol_set set = { .rules = c->lpm[i].rules };
-
-		lpm_key(&c->lpm[i], &key);
-		if (bpf_map_update_elem(fd, &key, &set, 0))
-			return vlog_err(-errno, "cannot write a policy prefix");
-	}
-	/* 3: the new rules on. */
-	for (unsigned id = 0; id < VIGIL_RULES_MAX; id++)
-		if (bpf_map_update_elem(s->rules_fd, &id, &c->rules[id], 0))
-			return vlog_err(-errno, "cannot update policy rule %u", id);
-	/* 4: prefixes no rule names any more. */
-	if ((err = remove_stale(s->pol4_fd, AF_INET, c)) || (err = remove_stale(s->pol6_fd, AF_INET6, c)))
-		return err;
-	return changed;
-}
-
-/* Is rule r of the new policy in force already, unchanged? */
-static bool in_force(const struct vigil_policy_state *s, const struct compiled *c, unsigned id,
-		     const struct vigil_rule *r)
-{
-	struct vigil_pol_rule old = {};
-
-	if (id >= s->in_force.n_rules || strcmp(s->in_force.rules[id].name, r->name))
-		return false;
-	bpf_map_lookup_elem(s->rules_fd, &id, &old);
-	return !memcmp(&old, &c->rules[id], sizeof(old));
-}
-
-/* Reads files into np and compiles them into c, resolving every cgroup and
- * namespace they name; nothing in the kernel changes. */
-static int prepare(char *const *files, unsigned n, struct vigil_policy *np, struct compiled *c,
-		   char *err, size_t errlen)
-{
-	int ret = 0;
-
-	if (n > VIGIL_POLICY_FILES_MAX) {
-		snprintf(err, errlen, "at most %d policy files", VIGIL_POLICY_FILES_MAX);
-		return -E2BIG;
-	}
-	for (unsigned i = 0; i < n && !ret; i++)
-		ret = vigil_policy_add_file(np, files[i], err, errlen);
-	if (!ret)
-		ret = compile(np, c, err, errlen);
-	return ret;
-}
-
-int vigil_policy_check(char *const *files, unsigned n, char *err, size_t errlen)
-{
-	struct vigil_policy np = {};
-	struct compiled c = {};
-	int ret = prepare(files, n, &np, &c, err, errlen);
-
-	vigil_policy_free(&np);
-	free(c.lpm);
-	return ret;
-}
-
-int vigil_policy_apply(struct vigil_policy_state *s, char *const *files, unsigned n, char *err,
-		       size_t errlen)
-{
-	struct vigil_policy np = {};
-	struct compiled c = {};
-	bool landing[VIGIL_RULES_MAX] = {};
-	char *names[VIGIL_POLICY_FILES_MAX] = {};
-	int changed = 0, ret = prepare(files, n, &np, &c, err, errlen);
-
-	for (unsigned i = 0; i < n && !ret; i++)
-		if (!(names[i] = strdup(files[i])))
-			ret = -ENOMEM, snprintf(err, errlen, "out of memory");
-	/* Everything is checked: from here on the kernel side changes. */
-	for (unsigned i = 0; i < np.n_rules && !ret; i++)
-		landing[i] = np.rules[i].action == VIGIL_ACT_RESET && !in_force(s, &c, i, &np.rules[i]);
-	if (!ret && (ret = vigil_cgroup_attach(s, c.refs, c.n_refs)))
-		snprintf(err, errlen, "cannot attach the cgroup hooks (see vigild's log)");
-	if (!ret && (changed = write_maps(s, &np, &c)) < 0) {
-		ret = changed;
-		snprintf(err, errlen, "cannot write the policy maps (see vigild's log)");
-	}
-	if (ret) {
-		vigil_policy_free(&np);
-		for (unsigned i = 0; i < n; i++)
-			free(names[i]);
-		free(c.lpm);
-		return ret;
-	}
-	vigil_cgroup_detach_others(s, c.refs, c.n_refs);
-	vigil_policy_free(&s->in_force);
-	s->in_force = np;
-	for (unsigned i = 0; i < s->n_files; i++)
-		free(s->files[i]);
-	memcpy(s->files, names, sizeof(names));
-	s->n_files = n;
-	free(c.lpm);
-	err[0] = 0;
-	if (n || changed)
-		vlog_info("policy: %u rules from %u files in force", np.n_rules, n);
-	/* Live sockets that a new reset rule covers go now. */
-	for (unsigned i = 0; i < s->in_force.n_rules; i++)
-		if (landing[i])
-			vigil_sock_destroy_rule(s, &s->in_force.rules[i], i);
-	return 0;
-}
-
-int vigil_policy_reload(struct vigil_policy_state *s, char *err, size_t errlen)
-{
-	char *files[VIGIL_POLICY_FILES_MAX];
-	unsigned n = s->n_files;
-	int ret;
-
-	/* apply() replaces s->files: work on copies of the names. */
-	for (unsigned i = 0; i < n; i++) {
-		files[i] = strdup(s->files[i]);
-		if (!files[i]) {
-			n = i;
-			ret = -ENOMEM;
-			goto out;
-		}
-	}
-	ret = vigil_policy_apply(s, files, n, err, errlen);
-out:
-	for (unsigned i = 0; i < n; i++)
-		free(files[i]);
-	return ret;
-}
-
-int vigil_policy_rule_stats(struct vigil_policy_state *s, unsigned id, struct vigil_rule_stats *sum)
+static int slot_stats(struct vigil_policy_state *s, unsigned id, struct vigil_rule_stats *sum)
 {
 	int ncpu = libbpf_num_possible_cpus();
 	struct vigil_rule_stats *v;
@@ -406,6 +266,326 @@ int vigil_policy_rule_stats(struct vigil_policy_state *s, unsigned id, struct vi
 	}
 	free(v);
 	return err;
+}
+
+static void stats_add(struct vigil_rule_stats *a, const struct vigil_rule_stats *b)
+{
+	a->hits += b->hits;
+	a->replies += b->replies;
+	a->replies_suppressed += b->replies_suppressed;
+	a->events += b->events;
+	a->events_suppressed += b->events_suppressed;
+}
+
+int vigil_policy_rule_stats(struct vigil_policy_state *s, unsigned pos, struct vigil_rule_stats *sum)
+{
+	int err = slot_stats(s, s->slot[pos], sum);
+
+	stats_add(sum, &s->base[pos]);
+	return err;
+}
+
+static bool same_str(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+/* The same rule: what it matches and does (the file it came from aside). */
+static bool rule_same(const struct vigil_rule *a, const struct vigil_rule *b)
+{
+	if (strcmp(a->name, b->name) || a->action != b->action || a->direction != b->direction ||
+	    a->protocol != b->protocol || a->port_lo != b->port_lo || a->port_hi != b->port_hi ||
+	    a->n_cidrs != b->n_cidrs || a->n_netns != b->n_netns || !same_str(a->cgroup, b->cgroup) ||
+	    (a->n_cidrs && memcmp(a->cidrs, b->cidrs, a->n_cidrs * sizeof(*a->cidrs))))
+		return false;
+	for (unsigned i = 0; i < a->n_netns; i++)
+		if (strcmp(a->netns[i], b->netns[i]))
+			return false;
+	return true;
+}
+
+/* The slots whose rules are switched on in the maps. */
+static uint64_t active_slots(struct vigil_policy_state *s)
+{
+	uint64_t used = 0;
+
+	for (unsigned id = 0; id < VIGIL_RULES_MAX; id++) {
+		struct vigil_pol_rule r = {};
+
+		if (!bpf_map_lookup_elem(s->rules_fd, &id, &r) && (r.flags & VIGIL_RULE_ACTIVE))
+			used |= 1ull << id;
+	}
+	return used;
+}
+
+/* Does slot id hold c's rule and cgroup scope for it already? */
+static bool slot_holds(struct vigil_policy_state *s, unsigned id, const struct compiled *c)
+{
+	struct vigil_pol_rule r = {};
+	struct vigil_pol_cgroup cg = {};
+
+	bpf_map_lookup_elem(s->rules_fd, &id, &r);
+	bpf_map_lookup_elem(s->cgroup_fd, &id, &cg);
+	return !memcmp(&r, &c->rules[id], sizeof(r)) && !memcmp(&cg, &c->cgroups[id], sizeof(cg));
+}
+
+/* Do the maps hold exactly c already? */
+static bool same_as_maps(struct vigil_policy_state *s, const struct compiled *c)
+{
+	struct vigil_pol_key6 key, next;
+	int fds[2] = { s->pol4_fd, s->pol6_fd };
+	unsigned found = 0;
+
+	for (unsigned id = 0; id < VIGIL_RULES_MAX; id++)
+		if (!slot_holds(s, id, c))
+			return false;
+	/* Every key in the tries is compiled, with the same set; as many. */
+	for (int f = 0; f < 2; f++) {
+		uint8_t family = f ? AF_INET6 : AF_INET;
+		void *prev = NULL;
+
+		while (!bpf_map_get_next_key(fds[f], prev, &next)) {
+			struct vigil_pol_set set = {};
+			struct vigil_pol_key6 want;
+			unsigned i;
+
+			for (i = 0; i < c->n_lpm; i++)
+				if (c->lpm[i].family == family &&
+				    !memcmp(&want, &next, lpm_key(&c->lpm[i], &want)))
+					break;
+			if (i == c->n_lpm || bpf_map_lookup_elem(fds[f], &next, &set) ||
+			    set.rules != c->lpm[i].rules)
+				return false;
+			found++;
+			key = next;
+			prev = &key;
+		}
+	}
+	return found == c->n_lpm;
+}
+
+static int write_prefixes(struct vigil_policy_state *s, const struct compiled *c)
+{
+	struct vigil_pol_key6 key;
+
+	for (unsigned i = 0; i < c->n_lpm; i++) {
+		int fd = c->lpm[i].family == AF_INET ? s->pol4_fd : s->pol6_fd;
+		struct vigil_pol_set set = { .rules = c->lpm[i].rules };
+
+		lpm_key(&c->lpm[i], &key);
+		if (bpf_map_update_elem(fd, &key, &set, 0))
+			return vlog_err(-errno, "cannot write a policy prefix");
+	}
+	if (remove_stale(s->pol4_fd, AF_INET, c) || remove_stale(s->pol6_fd, AF_INET6, c))
+		return -EIO;
+	return 0;
+}
+
+static int write_slot(struct vigil_policy_state *s, unsigned id, const struct compiled *c)
+{
+	if (bpf_map_update_elem(s->cgroup_fd, &id, &c->cgroups[id], 0) ||
+	    bpf_map_update_elem(s->rules_fd, &id, &c->rules[id], 0))
+		return vlog_err(-errno, "cannot write policy rule %u", id);
+	return 0;
+}
+
+static int switch_off(struct vigil_policy_state *s, unsigned id)
+{
+	struct vigil_pol_rule r = {};
+
+	bpf_map_lookup_elem(s->rules_fd, &id, &r);
+	r.flags &= ~VIGIL_RULE_ACTIVE;
+	if (bpf_map_update_elem(s->rules_fd, &id, &r, 0))
+		return vlog_err(-errno, "cannot switch off policy rule %u", id);
+	return 0;
+}
+
+/* The new rules into free slots, then the prefixes, then the old slots off:
+ * no prefix ever holds bits of both, so a lookup meets one policy whole. */
+static int write_swap(struct vigil_policy_state *s, const struct compiled *c, uint64_t old,
+		      uint64_t new)
+{
+	int err;
+
+	for (unsigned id = 0; id < VIGIL_RULES_MAX; id++)
+		if ((new & (1ull << id)) && ((err = zero_slot(s, id)) || (err = write_slot(s, id, c))))
+			return err;
+	if ((err = write_prefixes(s, c)))
+		return err;
+	for (unsigned id = 0; id < VIGIL_RULES_MAX; id++)
+		if ((old & (1ull << id)) && (err = switch_off(s, id)))
+			return err;
+	return 0;
+}
+
+/* Too many rules for two policies side by side: rewrite the slots in place.
+ * keep[id]: the slot's rule stays (its counters too). */
+static int write_in_place(struct vigil_policy_state *s, const struct compiled *c, const bool *keep)
+{
+	int err;
+
+	for (unsigned id = 0; id < VIGIL_RULES_MAX; id++)
+		if (!keep[id] && ((err = switch_off(s, id)) || (err = zero_slot(s, id))))
+			return err;
+	for (unsigned id = 0; id < VIGIL_RULES_MAX; id++)
+		if ((err = write_slot(s, id, c)))
+			return err;
+	return write_prefixes(s, c);
+}
+
+/* What the old slot of each rule that stays but moves has counted. */
+static void moved_stats(struct vigil_policy_state *s, const struct vigil_policy *np,
+			const int *old_of, const uint8_t *slot, struct vigil_rule_stats *moved)
+{
+	for (unsigned i = 0; i < np->n_rules; i++)
+		if (old_of[i] >= 0 && s->slot[old_of[i]] != slot[i])
+			slot_stats(s, s->slot[old_of[i]], &moved[i]);
+}
+
+/* Reads files into np and compiles them into c, resolving every cgroup and
+ * namespace they name; nothing in the kernel changes. */
+static int prepare(char *const *files, unsigned n, struct vigil_policy *np, struct compiled *c,
+		   char *err, size_t errlen)
+{
+	uint8_t ident[VIGIL_RULES_MAX];
+	int ret = 0;
+
+	if (n > VIGIL_POLICY_FILES_MAX) {
+		snprintf(err, errlen, "at most %d policy files", VIGIL_POLICY_FILES_MAX);
+		return -E2BIG;
+	}
+	for (unsigned i = 0; i < VIGIL_RULES_MAX; i++)
+		ident[i] = i;
+	for (unsigned i = 0; i < n && !ret; i++)
+		ret = vigil_policy_add_file(np, files[i], err, errlen);
+	if (!ret)
+		ret = compile(np, ident, c, err, errlen);
+	return ret;
+}
+
+int vigil_policy_check(char *const *files, unsigned n, char *err, size_t errlen)
+{
+	struct vigil_policy np = {};
+	struct compiled c = {};
+	int ret = prepare(files, n, &np, &c, err, errlen);
+
+	vigil_policy_free(&np);
+	free(c.lpm);
+	return ret;
+}
+
+int vigil_policy_apply(struct vigil_policy_state *s, char *const *files, unsigned n, char *err,
+		       size_t errlen)
+{
+	enum { UNCHANGED, SWAP, IN_PLACE } how = UNCHANGED;
+	struct vigil_rule_stats base[VIGIL_RULES_MAX] = {}, moved[VIGIL_RULES_MAX] = {};
+	struct vigil_policy np = {};
+	struct compiled c = {}, placed = {}, *final = &c;
+	char *names[VIGIL_POLICY_FILES_MAX] = {};
+	int old_of[VIGIL_RULES_MAX];	/* the same rule's position in force, or -1 */
+	uint8_t slot[VIGIL_RULES_MAX];
+	bool keep[VIGIL_RULES_MAX] = {};
+	uint64_t used = 0, fresh = 0;
+	int ret = prepare(files, n, &np, &c, err, errlen);
+
+	for (unsigned i = 0; i < n && !ret; i++)
+		if (!(names[i] = strdup(files[i])))
+			ret = -ENOMEM, snprintf(err, errlen, "out of memory");
+	for (unsigned i = 0; i < VIGIL_RULES_MAX; i++)
+		slot[i] = i;
+	for (unsigned i = 0; i < np.n_rules; i++) {
+		old_of[i] = -1;
+		for (unsigned j = 0; j < s->in_force.n_rules && old_of[i] < 0; j++)
+			if (rule_same(&np.rules[i], &s->in_force.rules[j]))
+				old_of[i] = j;
+	}
+	if (!ret && !same_as_maps(s, &c)) {
+		used = active_slots(s);
+		how = IN_PLACE;
+		if ((unsigned)__builtin_popcountll(~used) >= np.n_rules) {
+			how = SWAP;
+			for (unsigned i = 0, id = 0; i < np.n_rules; i++, id++) {
+				while (used & (1ull << id))
+					id++;
+				slot[i] = id;
+				fresh |= 1ull << id;
+			}
+			final = &placed;
+			ret = compile(&np, slot, &placed, err, errlen);
+		}
+		for (unsigned i = 0; i < np.n_rules && how == IN_PLACE; i++)
+			keep[i] = old_of[i] >= 0 && s->slot[old_of[i]] == i && slot_holds(s, i, &c);
+	}
+	/* A rule that stays and moves takes along what its old slot counted:
+	 * read before an in-place rewrite zeroes it, after a swap switched it
+	 * off. */
+	if (!ret && how == IN_PLACE)
+		moved_stats(s, &np, old_of, slot, moved);
+	/* Everything is checked: from here on the kernel side changes. */
+	if (!ret && (ret = vigil_cgroup_attach(s, final->refs, final->n_refs)))
+		snprintf(err, errlen, "cannot attach the cgroup hooks (see vigild's log)");
+	if (!ret && how == SWAP && (ret = write_swap(s, final, used, fresh)))
+		snprintf(err, errlen, "cannot write the policy maps (see vigild's log)");
+	if (!ret && how == IN_PLACE && (ret = write_in_place(s, final, keep)))
+		snprintf(err, errlen, "cannot write the policy maps (see vigild's log)");
+	if (ret) {
+		vigil_policy_free(&np);
+		for (unsigned i = 0; i < n; i++)
+			free(names[i]);
+		free(c.lpm);
+		free(placed.lpm);
+		return ret;
+	}
+	if (how == SWAP)
+		moved_stats(s, &np, old_of, slot, moved);
+	for (unsigned i = 0; i < np.n_rules; i++) {
+		if (old_of[i] < 0)
+			continue;
+		base[i] = s->base[old_of[i]];
+		stats_add(&base[i], &moved[i]);
+	}
+	vigil_cgroup_detach_others(s, final->refs, final->n_refs);
+	vigil_policy_free(&s->in_force);
+	s->in_force = np;
+	memcpy(s->slot, slot, sizeof(slot));
+	memcpy(s->base, base, sizeof(base));
+	for (unsigned i = 0; i < s->n_files; i++)
+		free(s->files[i]);
+	memcpy(s->files, names, sizeof(names));
+	s->n_files = n;
+	free(c.lpm);
+	free(placed.lpm);
+	err[0] = 0;
+	if (n || how != UNCHANGED)
+		vlog_info("policy: %u rules from %u files in force%s", np.n_rules, n,
+			  how == SWAP ? "" : how == IN_PLACE ? " (slots rewritten in place)" : " (unchanged)");
+	/* Live sockets that a new reset rule covers go now. */
+	for (unsigned i = 0; i < s->in_force.n_rules; i++)
+		if (s->in_force.rules[i].action == VIGIL_ACT_RESET && old_of[i] < 0)
+			vigil_sock_destroy_rule(s, &s->in_force.rules[i], s->slot[i]);
+	return 0;
+}
+
+int vigil_policy_reload(struct vigil_policy_state *s, char *err, size_t errlen)
+{
+	char *files[VIGIL_POLICY_FILES_MAX];
+	unsigned n = s->n_files;
+	int ret;
+
+	/* apply() replaces s->files: work on copies of the names. */
+	for (unsigned i = 0; i < n; i++) {
+		files[i] = strdup(s->files[i]);
+		if (!files[i]) {
+			n = i;
+			ret = -ENOMEM;
+			goto out;
+		}
+	}
+	ret = vigil_policy_apply(s, files, n, err, errlen);
+out:
+	for (unsigned i = 0; i < n; i++)
+		free(files[i]);
+	return ret;
 }
 
 int vigil_policy_init(struct vigil_policy_state *s, const char *pin_dir, uint64_t ring_size)

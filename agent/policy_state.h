@@ -25,6 +25,8 @@ struct vigil_policy_state {
 	struct enforce_sockdestroy_bpf *sd;
 	int rules_fd, pol4_fd, pol6_fd, stats_fd, cgroup_fd;
 	struct vigil_policy in_force;
+	uint8_t slot[VIGIL_RULES_MAX];	/* rule i of in_force is rule id slot[i] */
+	struct vigil_rule_stats base[VIGIL_RULES_MAX];	/* counted in slots it left */
 	char *files[VIGIL_POLICY_FILES_MAX];	/* what --policy and load named */
 	unsigned n_files;
 };
@@ -41,8 +43,9 @@ int vigil_policy_apply(struct vigil_policy_state *s, char *const *files, unsigne
 int vigil_policy_check(char *const *files, unsigned n, char *err, size_t errlen);
 /* Re-reads the files in force (SIGHUP). */
 int vigil_policy_reload(struct vigil_policy_state *s, char *err, size_t errlen);
-/* Sums rule id's counters over the CPUs. */
-int vigil_policy_rule_stats(struct vigil_policy_state *s, unsigned id, struct vigil_rule_stats *sum);
+/* The counters of rule pos of the policy in force (summed over the CPUs,
+ * and over the slots the rule has had). */
+int vigil_policy_rule_stats(struct vigil_policy_state *s, unsigned pos, struct vigil_rule_stats *sum);
 void vigil_policy_close(struct vigil_policy_state *s);
 
 /* agent/policy_cgroup.c: cgroup hooks attached to the cgroups rules name. */

@@ -5,7 +5,7 @@
 # the cgroup sendmsg hook (unconnected UDP), in a cgroup and a network
 # namespace this test creates.
 . "$(dirname "$0")/lib.sh"
-plan 19
+plan 21
 
 [ -n "$(cgroup2_mount)" ] || skip_all "no cgroup v2 mount"
 CG=$(new_cgroup client) || exit 1
@@ -71,6 +71,32 @@ is "$(send_to 7001) $(send_to 7002)" "ok EPERM" "and enforced, the old ones gone
 # Hit counters survive a reload that keeps the rule.
 hup_and_wait "policy: 1 rules from 1 files in force"
 is "$(hits udp-7002)" 1 "a rule unchanged by a reload keeps its hit counter"
+
+# Reloads swap policies whole: rules shift position back and forth while a
+# process keeps sending to the port a rule denies throughout; not one send
+# may pass. The rule's hits follow it across the slots it takes.
+udp_rule udp-7002 7002 >"$T_DIR/a.yaml"
+{ printf 'rules:\n  - {name: first, action: deny, protocol: udp, port: 7010, cgroup: %s}\n' "$CG"
+  udp_rule udp-7002 7002 | tail -n +2; } >"$T_DIR/b.yaml"
+sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' sh "$CG" ip netns exec "$NS" \
+	/usr/bin/python3 -c '
+import socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); n = passed = 0; end = time.time() + 3
+while time.time() < end:
+    n += 1
+    try: s.sendto(b"x", ("127.0.0.1", 7002)); passed += 1
+    except OSError: pass
+    time.sleep(0.0001)	# a few thousand a second: a probe, not a load
+print(n, passed)' >"$T_DIR/sends" &
+sender=$!
+for i in $(seq 15); do
+	"$VIGIL" --pin-dir "$T_PIN" policy load "$T_DIR/b.yaml" >/dev/null
+	"$VIGIL" --pin-dir "$T_PIN" policy load "$T_DIR/a.yaml" >/dev/null
+done
+wait $sender
+read -r sent passed <"$T_DIR/sends"
+is "$passed" 0 "30 reloads moving the rule: none of $sent sends passed"
+is "$(hits udp-7002)" "$((sent + 1))" "its hit counter kept every refusal across the moves"
 
 # Several files at once, rule ids in file order; no cgroup named, no hooks.
 printf 'rules:\n  - {name: r1, action: drop, port: 1}\n' >"$T_DIR/one.yaml"
