@@ -7,6 +7,7 @@
   udp ADDR PORT TIMEOUT       connected UDP: "refused MS" | "timeout" | "answered"
   triggers IFACE DSTMAC SRC DST DPORT   the trigger packets, one per source port
   flood IFACE DSTMAC SRC DST DPORT N RATE   N SYNs, spoofed sources, at most RATE/s
+  ack IFACE DSTMAC SRC DST SPORT DPORT   one ACK in a flow, as its end sends it
   hold ADDR PORT DIR          an established connection, kept idle; DIR/state
                               gets "up", then how it ended ("ECONNRESET MS")
   busy ADDR PORT DIR          the same, sending a little every 20 ms
@@ -155,6 +156,14 @@ def serve1(port, d, busy):
     watch(s, d, busy)
 
 
+def ack(iface, dmac, src, dst, sport, dport):
+    """One ACK in an existing flow, as its end would retransmit it."""
+    from scapy.all import Ether, TCP, sendp
+    sendp(Ether(dst=dmac) / l3(src, dst) / TCP(sport=int(sport), dport=int(dport), flags="A",
+                                               seq=12345, ack=67890), iface=iface, verbose=False)
+    print("sent")
+
+
 def hold(addr, port, d, busy):
     s = socket.socket(family(addr), socket.SOCK_STREAM)
     s.connect((addr, int(port)))
@@ -199,6 +208,8 @@ def main():
         triggers(*a)
     elif cmd == "flood":
         flood(*a)
+    elif cmd == "ack":
+        ack(*a)
     elif cmd in ("hold", "busy"):
         hold(a[0], a[1], a[2], cmd == "busy")
     elif cmd in ("serve1", "serve1-busy"):

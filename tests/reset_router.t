@@ -6,7 +6,7 @@
 # a reset rule lands on R, both ends see ECONNRESET promptly. IPv4 and IPv6.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/enforce_lib.sh"
-plan 10
+plan 12
 
 enf_router a r b || exit 1
 rule() { # rule PORT: a reset rule for TCP to PORT, as policy YAML
@@ -34,6 +34,8 @@ for c in "busy 7100 10.78.2.1" "idle 7101 10.78.2.1" "idle 7102 fd78:2::1"; do
 	name="$1-$2"
 	check "$name: connection up through R" -- flow "$name" "$2" "$3" "$1"
 	sleep 0.3	# idle: nothing crosses R from here on
+	ip netns exec "$NS_a" ss -Htn state established "( dport = :$2 )" |
+		awk '{n = split($3, l, ":"); print l[n]}' >"$T_DIR/$name/aport"
 	ports="$ports $2"
 	{ echo rules:; for p in $ports; do rule "$p"; done; } >"$T_DIR/policy.yaml"
 	t0=$(date +%s%3N)
@@ -48,6 +50,16 @@ for c in "busy 7100 10.78.2.1" "idle 7101 10.78.2.1" "idle 7102 fd78:2::1"; do
 		ok 1 "$name: within a second"
 	fi
 done
+# A reset flow stays reset: B's next segment in the idle IPv4 flow (the rule
+# matches A's direction only) is answered by vigil on R, not forwarded:
+# the RST comes back to B with R's TTL 64 (A's own RST would arrive with 63).
+aport=$(cat "$T_DIR/idle-7101/aport")
+capture "$NS_b" vb "$T_DIR/stay.pcap" || diag "capture did not start"
+ip netns exec "$NS_b" "$PY" "$EPEER" ack vb "$(mac_of "$NS_r" rb)" 10.78.2.1 10.78.1.1 7101 "$aport" >/dev/null
+stop_capture
+got=$(tshark -n -r "$T_DIR/stay.pcap" -Y "tcp.flags.reset == 1 && tcp.dstport == 7101" -T fields -e ip.ttl -e tcp.seq_raw 2>/dev/null)
+is "$(echo "$got" | cut -f1)" 64 "reset flow stays reset: B's retransmission is answered by R (TTL 64)"
+is "$(echo "$got" | cut -f2)" 67890 "  with seq = the segment's ack (B's RCV.NXT)"
 check "events: the busy flow's trigger answered with RSTs both ways" -- \
 	grep -q '"action":"reset","reply":"rst_to_both"' "$T_DIR/events.json"
 done_testing
