@@ -10,6 +10,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 #include "buf.h"
+#include "json.h"
 #include "control.h"
 #include "log.h"
 /* lib/control.h and agent/control.h share a name: take the lib one by path. */
@@ -116,6 +117,62 @@ static void list_rules(struct vigil_control *c, struct vigil_buf *out)
 		vbuf_puts(out, "no rules in force\n");
 }
 
+/* Appends ,"key":["a","b"] to the object w has open (not its first member). */
+static void json_list(struct vigil_buf *out, const char *key, char **items, unsigned n)
+{
+	vbuf_printf(out, ",\"%s\":[", key);
+	for (unsigned i = 0; i < n; i++) {
+		vbuf_puts(out, i ? ",\"" : "\"");
+		json_escape(out, items[i], strlen(items[i]));
+		vbuf_putc(out, '"');
+	}
+	vbuf_putc(out, ']');
+}
+
+/* The same as list_rules, one JSON object a line, for scripts. */
+static void list_rules_json(struct vigil_control *c, struct vigil_buf *out)
+{
+	const struct vigil_policy *p = &c->policy.in_force;
+
+	for (unsigned i = 0; i < p->n_rules; i++) {
+		const struct vigil_rule *r = &p->rules[i];
+		struct vigil_rule_stats st;
+		struct jw w;
+
+		vigil_policy_rule_stats(&c->policy, i, &st);
+		jw_begin(&w, out);
+		jw_obj(&w, NULL);
+		jw_u64(&w, "id", c->policy.slot[i]);
+		jw_cstr(&w, "name", r->name);
+		jw_cstr(&w, "action", vigil_policy_action_name(r->action));
+		jw_cstr(&w, "direction", vigil_policy_dir_name(r->direction));
+		jw_cstr(&w, "protocol", vigil_policy_proto_name(r->protocol));
+		jw_u64(&w, "port_lo", r->port_lo);
+		jw_u64(&w, "port_hi", r->port_hi);
+		if (r->cgroup)
+			jw_cstr(&w, "cgroup", r->cgroup);
+		jw_cstr(&w, "file", r->file);
+		jw_u64(&w, "line", r->line);
+		jw_u64(&w, "hits", st.hits);
+		jw_u64(&w, "replies", st.replies);
+		jw_u64(&w, "replies_suppressed", st.replies_suppressed);
+		jw_u64(&w, "events", st.events);
+		jw_u64(&w, "events_suppressed", st.events_suppressed);
+		vbuf_puts(out, ",\"cidr\":[");	/* addresses need no escaping */
+		for (unsigned j = 0; j < r->n_cidrs; j++) {
+			char cidr[64];
+
+			vigil_cidr_format(&r->cidrs[j], cidr, sizeof(cidr));
+			vbuf_printf(out, "%s\"%s\"", j ? "," : "", cidr);
+		}
+		vbuf_putc(out, ']');
+		json_list(out, "interfaces", r->interfaces, r->n_interfaces);
+		json_list(out, "netns", r->netns, r->n_netns);
+		jw_end(&w);
+		vbuf_putc(out, '\n');
+	}
+}
+
 /* Serves one request on conn; the reply goes in out (status byte first). */
 static void serve(struct vigil_control *c, const char *req, size_t len, struct vigil_buf *out)
 {
@@ -132,9 +189,9 @@ static void serve(struct vigil_control *c, const char *req, size_t len, struct v
 		vbuf_printf(out, "1at most %d policy files\n", VIGIL_POLICY_FILES_MAX);
 		return;
 	}
-	if (!strcmp(verb, "list")) {
+	if (!strcmp(verb, "list") || !strcmp(verb, "list-json")) {
 		vbuf_putc(out, '0');
-		list_rules(c, out);
+		(verb[4] ? list_rules_json : list_rules)(c, out);
 		return;
 	}
 	if (!strcmp(verb, "load") && n)

@@ -116,5 +116,7 @@ int do_policy(int argc, char **argv)
 		return request("load", argc - 2, argv + 2);
 	if ((!strcmp(verb, "list") || !strcmp(verb, "reload")) && argc == 2)
 		return request(verb, 0, NULL);
-	return vlog_err(-EINVAL, "usage: vigil policy check FILE... | load FILE... | reload | list");
+	if (!strcmp(verb, "list") && argc == 3 && (!strcmp(argv[2], "-j") || !strcmp(argv[2], "--json")))
+		return request("list-json", 0, NULL);
+	return vlog_err(-EINVAL, "usage: vigil policy check FILE... | load FILE... | reload | list [--json]");
 }

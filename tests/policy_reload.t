@@ -5,7 +5,7 @@
 # the cgroup sendmsg hook (unconnected UDP), in a cgroup and a network
 # namespace this test creates.
 . "$(dirname "$0")/lib.sh"
-plan 21
+plan 22
 
 [ -n "$(cgroup2_mount)" ] || skip_all "no cgroup v2 mount"
 CG=$(new_cgroup client) || exit 1
@@ -104,6 +104,9 @@ printf 'rules:\n  - {name: r2, action: reject, protocol: tcp, port: 2}\n' >"$T_D
 out=$("$VIGIL" --pin-dir "$T_PIN" policy load "$T_DIR/one.yaml" "$T_DIR/two.yaml")
 is "$out" "2 rules in force" "vigil policy load FILE FILE"
 is "$(names)" "r1 r2 " "rules from both files, in order"
+out=$("$VIGIL" --pin-dir "$T_PIN" policy list --json | jq -c '{name, action, protocol, port_lo, port_hi, cidr, file: (.file | split("/") | last)}' | tr '\n' ' ')
+is "$out" '{"name":"r1","action":"drop","protocol":"any","port_lo":1,"port_hi":1,"cidr":[],"file":"one.yaml"} {"name":"r2","action":"reject","protocol":"tcp","port_lo":2,"port_hi":2,"cidr":[],"file":"two.yaml"} ' \
+	"vigil policy list --json: one object a rule"
 is "$(ls "$T_PIN" | grep -c '^cgroup_')" 0 "cgroups no rule names any more are detached"
 
 # A second agent whose pin folder has the same name is refused the control
