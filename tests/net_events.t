@@ -49,7 +49,7 @@ ip netns exec "$NS_C" /usr/bin/python3 "$T_DIR/pre.py" client "$T_DIR/pre" "$NET
 PRE_C=$!
 wait_for 5 test -e "$T_DIR/pre/client.open" -a -e "$T_DIR/pre/server.open"
 
-start_agent -o "$EV" --poll-ms 20 || exit 1
+start_agent -o "$EV" --export-file-max-size-mb 0 --poll-ms 20 || exit 1
 
 # ev KIND PID [FILTER]: that process's events of that kind, one a line
 # (lines are read as text first: the agent may be writing the last one).

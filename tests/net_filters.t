@@ -9,7 +9,7 @@ plan 10
 
 EV="$T_DIR/events.json"
 net_pair || { diag "cannot create the namespaces"; exit 1; }
-start_agent -o "$EV" --poll-ms 20 --no-listen-events --no-loopback-events || exit 1
+start_agent -o "$EV" --export-file-max-size-mb 0 --poll-ms 20 --no-listen-events --no-loopback-events || exit 1
 
 ev() { jq -c -R --argjson pid "$2" "fromjson? | select(.$1.process.pid == \$pid)${3:+ | select($3)}" "$EV"; }
 nev() { ev "$@" | wc -l; }

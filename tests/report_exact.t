@@ -28,7 +28,7 @@ sum() { local k=$1 pid=$2; shift 2
 remote_sum() { local k=$1 ip=$2 dir=$3 ns=$4; shift 4
 	q "map(select(.remote_report.remote | .ip == \"$ip\" and .port == 8000 and .direction == \"$dir\" and .netns == $ns) | .remote_report.$k // 0) | add // 0" "$@"; }
 
-start_agent -o "$EV1" --poll-ms 20 --report-interval 1 || exit 1
+start_agent -o "$EV1" --export-file-max-size-mb 0 --poll-ms 20 --report-interval 1 || exit 1
 
 # 1. K connections of B bytes, 0.2 s apart: they span several periods.
 K=12
@@ -73,7 +73,7 @@ K2=5
 net_run w2 client_fin $B 0 $K2 0.1
 C2=$(pid_of w2 client)
 sleep 1.5	# the timer runs on: a report or two wait in the ring
-start_agent -o "$EV2" --poll-ms 20 --report-interval 1 --report-only || exit 1
+start_agent -o "$EV2" --export-file-max-size-mb 0 --poll-ms 20 --report-interval 1 --report-only || exit 1
 grep -q resumed "$T_DIR/agent.err"
 ok $? "the second agent resumed the pinned programs"
 K3=4
