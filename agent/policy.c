@@ -336,9 +336,16 @@ static bool same_as_maps(struct vigil_policy_state *s, const struct compiled *c)
 	int fds[2] = { s->pol4_fd, s->pol6_fd };
 	unsigned found = 0;
 
-	for (unsigned id = 0; id < VIGIL_RULES_MAX; id++)
+	for (unsigned id = 0; id < VIGIL_RULES_MAX; id++) {
+		struct vigil_pol_rule r = {};
+
+		/* A slot off stays off, whatever it held before. */
+		bpf_map_lookup_elem(s->rules_fd, &id, &r);
+		if (!(r.flags & VIGIL_RULE_ACTIVE) && !(c->rules[id].flags & VIGIL_RULE_ACTIVE))
+			continue;
 		if (!slot_holds(s, id, c))
 			return false;
+	}
 	/* Every key in the tries is compiled, with the same set; as many. */
 	for (int f = 0; f < 2; f++) {
 		uint8_t family = f ? AF_INET6 : AF_INET;
@@ -442,6 +449,18 @@ static void moved_stats(struct vigil_policy_state *s, const struct vigil_policy 
 			slot_stats(s, s->slot[old_of[i]], &moved[i]);
 }
 
+/* Does np hold the rules in force, all of them, in the same order? */
+static bool same_order(const struct vigil_policy_state *s, const struct vigil_policy *np,
+		       const int *old_of)
+{
+	if (np->n_rules != s->in_force.n_rules)
+		return false;
+	for (unsigned i = 0; i < np->n_rules; i++)
+		if (old_of[i] != (int)i)
+			return false;
+	return true;
+}
+
 /* Reads files into np and compiles them into c, resolving every cgroup and
  * namespace they name; nothing in the kernel changes. */
 static int prepare(char *const *files, unsigned n, struct vigil_policy *np, struct compiled *c,
@@ -484,7 +503,7 @@ int vigil_policy_apply(struct vigil_policy_state *s, char *const *files, unsigne
 	char *names[VIGIL_POLICY_FILES_MAX] = {};
 	int old_of[VIGIL_RULES_MAX];	/* the same rule's position in force, or -1 */
 	uint8_t slot[VIGIL_RULES_MAX];
-	bool keep[VIGIL_RULES_MAX] = {};
+	bool keep[VIGIL_RULES_MAX] = {}, unchanged = false;
 	uint64_t used = 0, fresh = 0;
 	int ret = prepare(files, n, &np, &c, err, errlen);
 
@@ -499,7 +518,18 @@ int vigil_policy_apply(struct vigil_policy_state *s, char *const *files, unsigne
 			if (rule_same(&np.rules[i], &s->in_force.rules[j]))
 				old_of[i] = j;
 	}
-	if (!ret && !same_as_maps(s, &c)) {
+	if (!ret && same_order(s, &np, old_of)) {
+		/* The same rules as in force: unchanged if the maps say so where
+		 * they are (their slots), rather than where a first load puts them. */
+		struct compiled cur = {};
+
+		if (!compile(&np, s->slot, &cur, err, errlen) && same_as_maps(s, &cur)) {
+			memcpy(slot, s->slot, sizeof(slot));
+			unchanged = true;
+		}
+		free(cur.lpm);
+	}
+	if (!ret && !unchanged && !same_as_maps(s, &c)) {
 		used = active_slots(s);
 		how = IN_PLACE;
 		if ((unsigned)__builtin_popcountll(~used) >= np.n_rules) {

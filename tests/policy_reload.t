@@ -5,7 +5,7 @@
 # the cgroup sendmsg hook (unconnected UDP), in a cgroup and a network
 # namespace this test creates.
 . "$(dirname "$0")/lib.sh"
-plan 22
+plan 23
 
 [ -n "$(cgroup2_mount)" ] || skip_all "no cgroup v2 mount"
 CG=$(new_cgroup client) || exit 1
@@ -97,6 +97,10 @@ wait $sender
 read -r sent passed <"$T_DIR/sends"
 is "$passed" 0 "30 reloads moving the rule: none of $sent sends passed"
 is "$(hits udp-7002)" "$((sent + 1))" "its hit counter kept every refusal across the moves"
+ids() { "$VIGIL" --pin-dir "$T_PIN" policy list --json | jq -r .id | tr '\n' ' '; }
+"$VIGIL" --pin-dir "$T_PIN" policy load "$T_DIR/b.yaml" >/dev/null
+before=$(ids); hup_and_wait "policy: 2 rules from 1 files in force (unchanged)"
+is "$(ids)" "$before" "a reload that changes nothing leaves every rule id where it is"
 
 # Several files at once, rule ids in file order; no cgroup named, no hooks.
 printf 'rules:\n  - {name: r1, action: drop, port: 1}\n' >"$T_DIR/one.yaml"
