@@ -62,6 +62,10 @@ int vigil_net_load(struct vigil_net *n, const struct vigil_bpf *b, const struct 
 		return err;
 	n->net->rodata->vigil_wakeup_bytes = b->wakeup_bytes;
 	n->report->rodata->vigil_wakeup_bytes = b->wakeup_bytes;
+	err = libbpf_num_possible_cpus();
+	if (err < 0)
+		return vlog_err(err, "cannot count the possible CPUs");
+	n->report->rodata->vigil_nr_cpus = err;
 	if ((err = net_bpf__load(n->net)))
 		return vlog_err(err, "cannot load BPF object net (run with -v for the verifier log)");
 	if ((err = report_bpf__load(n->report)))

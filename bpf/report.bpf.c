@@ -23,6 +23,8 @@ char LICENSE[] SEC("license") = "GPL";
 #define CLOCK_MONOTONIC 1
 #define EBUSY 16
 
+const volatile __u32 vigil_nr_cpus = 1;	/* possible CPUs, set by the agent */
+
 struct report_timer {
 	struct bpf_timer timer;
 	__u64 interval_ns;
@@ -86,11 +88,22 @@ static long drain_remote(struct bpf_map *map, struct vigil_report_remote_key *k,
 	return 0;
 }
 
+static long add_cpu_table_full(__u32 cpu, __u64 *sum)
+{
+	__u32 slot = VIGIL_CNT_REPORT_FULL;
+	__u64 *v = bpf_map_lookup_percpu_elem(&vigil_counters, &slot, cpu);
+
+	if (v)
+		*sum += *v;
+	return 0;
+}
+
 static int report_tick(void *map, __u32 *key, struct report_timer *rt)
 {
 	struct vigil_report_state *st;
 	struct vigil_report_end *end;
 	struct drain d = {};
+	__u64 table_full = 0;
 	__u32 zero = 0;
 	__u64 old, now = bpf_ktime_get_ns();
 
@@ -111,6 +124,7 @@ static int report_tick(void *map, __u32 *key, struct report_timer *rt)
 	d.period.end_ktime = st->start_ktime[vigil_slot_of(old)];
 	bpf_for_each_map_elem(&vigil_report_procs, drain_proc, &d, 0);
 	bpf_for_each_map_elem(&vigil_report_remotes, drain_remote, &d, 0);
+	bpf_loop(vigil_nr_cpus, add_cpu_table_full, &table_full, 0);
 	end = vigil_reserve(VIGIL_EV_REPORT_END, sizeof(*end));
 	if (end) {
 		end->period = d.period;
@@ -119,6 +133,7 @@ static int report_tick(void *map, __u32 *key, struct report_timer *rt)
 		end->lost = d.lost;
 		end->pad = 0;
 		end->interval_ns = rt->interval_ns;
+		end->table_full = table_full;
 		vigil_submit(end);
 	}
 rearm:

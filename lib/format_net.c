@@ -377,6 +377,7 @@ static void format_report_end(struct vigil_formatter *f, const struct vigil_repo
 		jw_u64(&w, "remotes", ev->remotes);
 		count_json(&w, "lost", ev->lost);
 		jw_u64(&w, "interval_ns", ev->interval_ns);
+		count_json(&w, "table_full", ev->table_full);
 		jw_end(&w);
 		vigil_json_envelope_end(f, &w, &ev->hdr);
 	}

@@ -6,7 +6,7 @@
 # --report-only drops the per-connection events in BPF and still counts.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/net_lib.sh"
-plan 24
+plan 25
 
 EV1="$T_DIR/run1.json"
 EV2="$T_DIR/run2.json"
@@ -63,6 +63,8 @@ is "$(jq -c '. == (sort | unique) and (length == (last - first + 1))' <<<"$P1")"
 	"periods come one after another, each once ($(jq -c 'first, last' <<<"$P1" | paste -sd-))"
 is "$(q 'map(select(.report_end) | .report_end.interval_ns) | unique' "$EV1" | jq -c .)" "[1000000000]" \
 	"interval is the one asked for"
+is "$(q 'map(select(.report_end) | .report_end | (.table_full // 0) + (.lost // 0)) | add' "$EV1")" 0 \
+	"no count lost to a full table, no report record to a full ring"
 
 # 2. Restart: the agent stops (pins kept), connections happen meanwhile, it
 # comes back in --report-only mode and more happen.

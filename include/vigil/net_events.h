@@ -179,6 +179,8 @@ struct vigil_report_end {
 	__u32 lost;		/* records the full ring refused */
 	__u32 pad;
 	__u64 interval_ns;
+	__u64 table_full;	/* counts lost to a full table, all time (all CPUs'
+				 * VIGIL_CNT_REPORT_FULL): a change is a loss */
 };
 
 /* Counter slots (per CPU, in vigil_counters). */
@@ -216,7 +218,7 @@ VIGIL_STATIC_ASSERT(sizeof(struct vigil_reset) == 128, "vigil_reset layout");
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_report_proc) == 160, "vigil_report_proc layout");
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_remote) == 32, "vigil_remote layout");
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_report_remote) == 104, "vigil_report_remote layout");
-VIGIL_STATIC_ASSERT(sizeof(struct vigil_report_end) == 72, "vigil_report_end layout");
+VIGIL_STATIC_ASSERT(sizeof(struct vigil_report_end) == 80, "vigil_report_end layout");
 VIGIL_STATIC_ASSERT(VIGIL_EV_RESET <= VIGIL_EV_NET_LAST, "net ids in range");
 VIGIL_STATIC_ASSERT(VIGIL_EV_REPORT_END <= VIGIL_EV_REPORT_LAST, "report ids in range");
 VIGIL_STATIC_ASSERT((int)VIGIL_CNT_NET_LAST_USED <= (int)VIGIL_CNT_ENFORCE_FIRST, "net counters fit");
