@@ -111,10 +111,12 @@ struct ns_pass {
 static int send_rst(struct vigil_flow_reset *r, int pfd, const struct vigil_flow_key *k,
 		    const struct vigil_flow *f, int s)
 {
-	uint8_t in[128], out[128];
+	/* Frames 2 bytes past a 4-byte boundary: their IP headers aligned. */
+	struct { uint16_t align; uint8_t f[128]; } __attribute__((aligned(4))) in_buf, out_buf;
+	uint8_t *in = in_buf.f, *out = out_buf.f;
 	struct __sk_buff ctx = { .mark = BUILD_TRUSTED };
 	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = in, .data_out = out,
-		    .data_size_out = sizeof(out), .ctx_in = &ctx, .ctx_size_in = sizeof(ctx));
+		    .data_size_out = sizeof(out_buf.f), .ctx_in = &ctx, .ctx_size_in = sizeof(ctx));
 	struct sockaddr_ll to = {
 		.sll_family = AF_PACKET,
 		.sll_ifindex = f->side[s].ifindex,

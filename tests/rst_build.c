@@ -178,15 +178,26 @@ static size_t craft(const struct trig *t, uint8_t *f)
 	return len;
 }
 
+/* Frames start 2 bytes past a 4-byte boundary, so their IP headers are
+ * aligned as the header structs want (UBSan checks). */
+#define FRAME_ALIGN 2
+
 struct reply {
 	int ret;
-	uint8_t f[2048];
 	uint32_t len;
+	uint16_t align;
+	uint8_t f[2048];	/* at offset 10: 2 past a boundary */
 };
+
+struct frame_buf {
+	uint16_t align;
+	uint8_t f[2048];
+} __attribute__((aligned(4)));
 
 static int run(const struct trig *t, bool to_receiver, struct reply *r)
 {
-	static uint8_t in[2048];
+	static struct frame_buf buf;
+	uint8_t *in = buf.f;
 	struct __sk_buff ctx = { .mark = to_receiver ? 1 : 0 };
 	size_t len = craft(t, in);
 	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = in, .data_size_in = len, .data_out = r->f,
@@ -299,7 +310,8 @@ static void icmp_case(const char *name, struct trig t)
 {
 	struct reply r;
 	char what[160];
-	uint8_t in[2048];
+	struct frame_buf buf;
+	uint8_t *in = buf.f;
 	size_t in_len = craft(&t, in);
 	bool v4 = t.family == AF_INET;
 	size_t hl = ETH_HLEN + (v4 ? 20 : 40);
