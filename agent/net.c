@@ -81,11 +81,12 @@ int vigil_net_load(struct vigil_net *n, const struct vigil_bpf *b, const struct 
 
 #define NETNS_MAX 4096
 
+/* A namespace that cannot be scanned is logged once and skipped: its old
+ * sockets are then reported as they close only if they do I/O first. */
 struct netns_scan {
 	int link_fd;
 	ino_t seen[NETNS_MAX];
-	unsigned nseen, scanned;
-	int err;
+	unsigned nseen, scanned, failed;
 };
 
 /* Runs the iterator in the namespace path names, once per namespace. */
@@ -104,21 +105,23 @@ static void scan_one(struct netns_scan *s, const char *path)
 		if (s->seen[i] == st.st_ino)
 			goto out;
 	if (s->nseen == NETNS_MAX) {
-		if (!s->err)
-			s->err = vlog_err(-E2BIG, "more than %d network namespaces: "
-					  "sockets of the others are not marked", NETNS_MAX);
+		if (!s->failed++)
+			vlog_err(-E2BIG, "more than %d network namespaces: "
+				 "sockets of the others are not marked", NETNS_MAX);
 		goto out;
 	}
 	s->seen[s->nseen++] = st.st_ino;
 	/* setns moves this thread only; the iterator reads the namespace of
 	 * the thread that creates it. */
 	if (setns(fd, CLONE_NEWNET)) {
-		vlog_err(-errno, "cannot enter network namespace %s", path);
+		if (!s->failed++)
+			vlog_err(-errno, "cannot enter network namespace %s", path);
 		goto out;
 	}
 	it = bpf_iter_create(s->link_fd);
 	if (it < 0) {
-		s->err = vlog_err(-errno, "cannot create the TCP socket iterator in %s", path);
+		if (!s->failed++)
+			vlog_err(-errno, "cannot create the TCP socket iterator in %s", path);
 		goto out;
 	}
 	while (read(it, buf, sizeof(buf)) > 0)
@@ -176,8 +179,8 @@ int vigil_net_scan_sockets(struct vigil_net *n)
 		err = vlog_err(-err, "cannot start the socket scan thread");
 	} else {
 		pthread_join(th, NULL);
-		err = s->err;
-		vlog_debug("marked pre-existing TCP sockets in %u network namespaces", s->scanned);
+		vlog_debug("marked pre-existing TCP sockets in %u network namespaces (%u not scanned)",
+			   s->scanned, s->failed);
 	}
 	free(s);
 	bpf_link__destroy(link);
