@@ -113,6 +113,10 @@ static __always_inline int decide6(struct bpf_sock_addr *ctx)
 		ctx->user_ip6[0], ctx->user_ip6[1], ctx->user_ip6[2], ctx->user_ip6[3],
 	};
 
+	/* ::ffff:a.b.c.d from a dual-stack socket is IPv4 on the wire: it
+	 * meets the IPv4 rules, or an IPv6 socket would walk around them. */
+	if (!daddr[0] && !daddr[1] && daddr[2] == bpf_htonl(0xffff))
+		return decide_to(ctx, 2 /* AF_INET */, &daddr[3]);
 	return decide_to(ctx, 10 /* AF_INET6 */, daddr);
 }
 

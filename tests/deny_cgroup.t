@@ -3,7 +3,7 @@
 # hooks: attached only to a cgroup this test creates, exercised only inside
 # a network namespace it creates, on loopback.
 . "$(dirname "$0")/lib.sh"
-plan 15
+plan 16
 
 CG2=$(cgroup2_mount)
 [ -n "$CG2" ] || skip_all "no cgroup v2 mount"
@@ -79,6 +79,8 @@ is "$(in_cg tcp 127.0.0.1 7001)" EPERM "deny: TCP connect refused with EPERM"
 is "$(in_cg tcp 127.0.0.1 7003)" ECONNREFUSED "reject: TCP connect refused with ECONNREFUSED"
 is "$(in_cg tcp ::1 7003)" ECONNREFUSED "reject: TCP connect over IPv6 refused with ECONNREFUSED"
 is "$(in_cg tcp ::1 7005)" EPERM "deny: TCP connect over IPv6 refused with EPERM"
+is "$(in_cg tcp ::ffff:127.0.0.1 7001) $(in_cg udp ::ffff:127.0.0.1 7002)" "EPERM EPERM" \
+	"IPv4 through an IPv6 socket (::ffff:127.0.0.1) meets the IPv4 rules"
 is "$(in_cg udp 127.0.0.1 7002)" EPERM "deny: unconnected UDP sendto refused with EPERM"
 is "$(in_cg udp 127.0.0.1 7004)" ECONNREFUSED "reject: unconnected UDP sendto refused with ECONNREFUSED"
 is "$(in_cg tcp 127.0.0.1 7009)" ok "a port no rule names connects"
@@ -88,7 +90,7 @@ is "$(outside udp 127.0.0.1 7002)" ok "and sends"
 # Each refusal is counted on its rule.
 list=$("$VIGIL" --pin-dir "$T_PIN" policy list)
 hits() { awk -v n="$1" '$2 == n { print $7 }' <<<"$list"; }
-is "$(hits tcp-deny) $(hits tcp-reject) $(hits udp-deny) $(hits udp-reject) $(hits v6-deny)" "1 2 1 1 1" \
+is "$(hits tcp-deny) $(hits tcp-reject) $(hits udp-deny) $(hits udp-reject) $(hits v6-deny)" "2 2 2 1 1" \
 	"vigil policy list counts the hits per rule"
 
 # Each refusal is an event naming the rule, the destination and the process.
