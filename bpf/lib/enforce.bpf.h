@@ -65,45 +65,60 @@ static __always_inline void vigil_reply_count(__u32 id, __u8 reply)
 	}
 }
 
-/* One decision: counted always, an event when the rule's event bucket
- * allows (else held, and reported by the rule's next event). */
+/* An enforce event for rule id, reserved if the rule's event bucket allows
+ * (else held, counted, and reported by the rule's next event): everything
+ * past the header zeroed, suppressed filled in. NULL when none is due.
+ * Every enforcing hook writes its events through here; submit with
+ * vigil_submit and count st->events. */
+static __always_inline struct vigil_enforce *vigil_enforce_event(const struct vigil_pol_rule *r,
+								__u32 id,
+								struct vigil_rule_stats *st)
+{
+	struct vigil_enforce *ev;
+	__u32 held = 0;
+
+	if (!vigil_event_allowed(r, id, bpf_ktime_get_ns(), &held)) {
+		vigil_count(VIGIL_CNT_ENF_EVENT_SUPPRESSED);
+		if (st)
+			st->events_suppressed++;
+		return NULL;
+	}
+	ev = vigil_reserve(VIGIL_EV_ENFORCE, sizeof(*ev));
+	if (!ev)
+		return NULL;
+	__builtin_memset(&ev->proc, 0, sizeof(*ev) - sizeof(ev->hdr));
+	ev->rule_id = id;
+	ev->action = r->action;
+	ev->suppressed = held;
+	return ev;
+}
+
+/* One decision on a packet: counted always, an event when the rule's event
+ * bucket allows. */
 static __always_inline void vigil_enforce_report(const struct vigil_pkt *p,
 						 const struct vigil_pol_rule *r, __u32 id,
 						 __u8 reply, __u8 dir, __u32 ifindex)
 {
 	struct vigil_rule_stats *st = vigil_rule_stats_of(id);
 	struct vigil_enforce *ev;
-	__u32 held = 0;
 
 	vigil_action_count(r->action);
 	vigil_reply_count(id, reply);
 	if (st)
 		st->hits++;
-	if (!vigil_event_allowed(r, id, bpf_ktime_get_ns(), &held)) {
-		vigil_count(VIGIL_CNT_ENF_EVENT_SUPPRESSED);
-		if (st)
-			st->events_suppressed++;
-		return;
-	}
-	ev = vigil_reserve(VIGIL_EV_ENFORCE, sizeof(*ev));
+	ev = vigil_enforce_event(r, id, st);
 	if (!ev)
 		return;
-	__builtin_memset(&ev->proc, 0, sizeof(ev->proc));
-	ev->rule_id = id;
-	ev->action = r->action;
 	ev->reply = reply;
 	ev->dir = dir;
 	ev->family = p->family;
 	ev->proto = p->proto;
 	ev->tcp_flags = p->proto == VIGIL_IPPROTO_TCP ? p->tcp_flags : 0;
-	ev->flags = 0;
 	ev->ifindex = ifindex;
 	ev->sport = bpf_ntohs(p->sport);
 	ev->dport = bpf_ntohs(p->dport);
-	ev->suppressed = held;
 	__builtin_memcpy(ev->saddr, p->saddr, 16);
 	__builtin_memcpy(ev->daddr, p->daddr, 16);
-	ev->cookie = 0;
 	vigil_submit(ev);
 	if (st)
 		st->events++;
