@@ -36,19 +36,14 @@ vigil_unpin
 
 # 2. Two namespaces joined by a veth pair: the collector in one, the agent's
 # connection from the other.
-NA=$(new_netns a) && NB=$(new_netns b) || exit 1
-# new_netns runs in a subshell here: register the cleanup in this shell.
-on_exit "ip netns pids $NA | xargs -r kill -9; ip netns del $NA"
-on_exit "ip netns pids $NB | xargs -r kill -9; ip netns del $NB"
+stream_netns a && NA=$STREAM_NS && stream_netns b && NB=$STREAM_NS || exit 1
 VA="v4a$$"; VB="v4b$$"
 ip link add "$VA" netns "$NA" type veth peer name "$VB" netns "$NB"
 ip -n "$NA" addr add 10.44.0.1/24 dev "$VA"; ip -n "$NA" link set "$VA" up
 ip -n "$NB" addr add 10.44.0.2/24 dev "$VB"; ip -n "$NB" link set "$VB" up
 start_collector c2 "$NA" --listen tcp://10.44.0.1:0 -o "$T_DIR/c2.json" || exit 1
-nsenter --net="/run/netns/$NB" "$VIGILD" --pin-dir "$T_PIN" --send "tcp://10.44.0.1:$COLL_PORT" \
-	--no-procfs --poll-ms 20 2>"$T_DIR/agent2.err" &
-A2=$!
-on_exit "kill -TERM $A2; wait $A2"
+agent_in_netns "$NB" "$T_DIR/agent2.err" --send "tcp://10.44.0.1:$COLL_PORT"
+A2=$AGENT_NS_PID
 wait_for 20 grep -q 'connected' "$T_DIR/agent2.err"
 ok $? "agent in one namespace connects to the collector in the other"
 TAG="ns$$"

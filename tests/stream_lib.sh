@@ -21,6 +21,24 @@ start_collector() {
 	COLL_PORT=$(grep -o 'listening on tcp://[^ ]*' "$err" | tail -1 | sed 's/.*://')
 }
 
+# stream_netns NAME: a namespace of this test (new_netns), cleaned up at exit
+# even when called in $(...), where new_netns's own on_exit is lost.
+stream_netns() {
+	local ns
+	ns=$(new_netns "$1") || return 1
+	on_exit "ip netns pids $ns | xargs -r kill -9; ip netns del $ns"
+	STREAM_NS=$ns
+}
+
+# agent_in_netns NS ERRFILE ARGS...: vigild on this test's pins, its sockets
+# in NS (nsenter: the mount namespace and bpffs stay the test's); AGENT_NS_PID.
+agent_in_netns() {
+	local ns=$1 err=$2; shift 2
+	nsenter --net="/run/netns/$ns" "$VIGILD" --pin-dir "$T_PIN" --no-procfs --poll-ms 20 "$@" 2>"$err" &
+	AGENT_NS_PID=$!
+	on_exit "kill -TERM $AGENT_NS_PID; wait $AGENT_NS_PID"
+}
+
 # run_markers TAG FROM TO: one exec each, in order, arguments "TAG-i".
 run_markers() {
 	local i

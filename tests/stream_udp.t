@@ -7,15 +7,12 @@
 . "$(dirname "$0")/stream_lib.sh"
 plan 9
 OUT="$T_DIR/out.json"
-NS=$(new_netns u) || exit 1
-on_exit "ip netns pids $NS | xargs -r kill -9; ip netns del $NS"
+stream_netns u && NS=$STREAM_NS || exit 1
 
 start_collector c "$NS" --listen udp://127.0.0.1:0 -o "$OUT" || exit 1
 UPORT=$(grep -o 'listening on udp://[^ ]*' "$T_DIR/c.err" | sed 's/.*://')
-nsenter --net="/run/netns/$NS" "$VIGILD" --pin-dir "$T_PIN" --send "udp://127.0.0.1:$UPORT" \
-	--no-procfs --poll-ms 20 2>"$T_DIR/agent.err" &
-A=$!
-on_exit "kill -TERM $A; wait $A"
+agent_in_netns "$NS" "$T_DIR/agent.err" --send "udp://127.0.0.1:$UPORT"
+A=$AGENT_NS_PID
 wait_for 20 grep -q 'sends datagrams' "$T_DIR/c.err"
 ok $? "the collector learns the agent from its hello datagram"
 
