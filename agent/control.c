@@ -196,6 +196,8 @@ static void serve(struct vigil_control *c, const char *req, size_t len, struct v
 	}
 	if (!strcmp(verb, "load") && n)
 		err = vigil_policy_apply(&c->policy, args, n, why, sizeof(why));
+	else if (!strcmp(verb, "unload") && n)
+		err = vigil_policy_unload(&c->policy, args, n, why, sizeof(why));
 	else if (!strcmp(verb, "reload"))
 		err = vigil_policy_reload(&c->policy, why, sizeof(why));
 	else

@@ -596,26 +596,46 @@ int vigil_policy_apply(struct vigil_policy_state *s, char *const *files, unsigne
 	return 0;
 }
 
-int vigil_policy_reload(struct vigil_policy_state *s, char *err, size_t errlen)
+int vigil_policy_unload(struct vigil_policy_state *s, char *const *drop, unsigned ndrop, char *err,
+			size_t errlen)
 {
 	char *files[VIGIL_POLICY_FILES_MAX];
-	unsigned n = s->n_files;
-	int ret;
+	unsigned n = 0;
+	int ret = 0;
 
-	/* apply() replaces s->files: work on copies of the names. */
-	for (unsigned i = 0; i < n; i++) {
-		files[i] = strdup(s->files[i]);
-		if (!files[i]) {
-			n = i;
-			ret = -ENOMEM;
-			goto out;
+	for (unsigned d = 0; d < ndrop; d++) {
+		unsigned i = 0;
+
+		while (i < s->n_files && strcmp(s->files[i], drop[d]))
+			i++;
+		if (i == s->n_files) {
+			snprintf(err, errlen, "%s is not in force", drop[d]);
+			return -ENOENT;
 		}
 	}
-	ret = vigil_policy_apply(s, files, n, err, errlen);
-out:
+	/* apply() replaces s->files: work on copies of the names kept. */
+	for (unsigned i = 0; i < s->n_files && !ret; i++) {
+		bool dropped = false;
+
+		for (unsigned d = 0; d < ndrop && !dropped; d++)
+			dropped = !strcmp(s->files[i], drop[d]);
+		if (dropped)
+			continue;
+		if (!(files[n] = strdup(s->files[i])))
+			ret = -ENOMEM;
+		else
+			n++;
+	}
+	if (!ret)
+		ret = vigil_policy_apply(s, files, n, err, errlen);
 	for (unsigned i = 0; i < n; i++)
 		free(files[i]);
 	return ret;
+}
+
+int vigil_policy_reload(struct vigil_policy_state *s, char *err, size_t errlen)
+{
+	return vigil_policy_unload(s, NULL, 0, err, errlen);
 }
 
 int vigil_policy_init(struct vigil_policy_state *s, const char *pin_dir, uint64_t ring_size)

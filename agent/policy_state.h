@@ -43,6 +43,9 @@ int vigil_policy_apply(struct vigil_policy_state *s, char *const *files, unsigne
 int vigil_policy_check(char *const *files, unsigned n, char *err, size_t errlen);
 /* Re-reads the files in force (SIGHUP). */
 int vigil_policy_reload(struct vigil_policy_state *s, char *err, size_t errlen);
+/* Re-reads the files in force but those named (each must be in force). */
+int vigil_policy_unload(struct vigil_policy_state *s, char *const *drop, unsigned ndrop, char *err,
+			size_t errlen);
 /* The counters of rule pos of the policy in force (summed over the CPUs,
  * and over the slots the rule has had). */
 int vigil_policy_rule_stats(struct vigil_policy_state *s, unsigned pos, struct vigil_rule_stats *sum);

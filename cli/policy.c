@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * vigil policy check|load|list: checks policy files here, and asks the
- * running vigild (over its control socket) to load them or to list what is
- * in force. Checking needs no agent; load and list do.
+ * vigil policy check|load|unload|reload|list: checks policy files here, and
+ * asks the running vigild (over its control socket) to load them, drop them,
+ * re-read them or list what is in force. Checking needs no agent; the rest do.
  */
 #include <errno.h>
 #include <limits.h>
@@ -112,11 +112,11 @@ int do_policy(int argc, char **argv)
 
 	if (!strcmp(verb, "check"))
 		return policy_check(argc - 2, argv + 2);
-	if (!strcmp(verb, "load") && argc >= 3)
-		return request("load", argc - 2, argv + 2);
+	if ((!strcmp(verb, "load") || !strcmp(verb, "unload")) && argc >= 3)
+		return request(verb, argc - 2, argv + 2);
 	if ((!strcmp(verb, "list") || !strcmp(verb, "reload")) && argc == 2)
 		return request(verb, 0, NULL);
 	if (!strcmp(verb, "list") && argc == 3 && (!strcmp(argv[2], "-j") || !strcmp(argv[2], "--json")))
 		return request("list-json", 0, NULL);
-	return vlog_err(-EINVAL, "usage: vigil policy check FILE... | load FILE... | reload | list [--json]");
+	return vlog_err(-EINVAL, "usage: vigil policy check FILE... | load FILE... | unload FILE... | reload | list [--json]");
 }

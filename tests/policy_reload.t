@@ -5,7 +5,7 @@
 # the cgroup sendmsg hook (unconnected UDP), in a cgroup and a network
 # namespace this test creates.
 . "$(dirname "$0")/lib.sh"
-plan 23
+plan 25
 
 [ -n "$(cgroup2_mount)" ] || skip_all "no cgroup v2 mount"
 CG=$(new_cgroup client) || exit 1
@@ -112,6 +112,11 @@ out=$("$VIGIL" --pin-dir "$T_PIN" policy list --json | jq -c '{name, action, pro
 is "$out" '{"name":"r1","action":"drop","protocol":"any","port_lo":1,"port_hi":1,"cidr":[],"file":"one.yaml"} {"name":"r2","action":"reject","protocol":"tcp","port_lo":2,"port_hi":2,"cidr":[],"file":"two.yaml"} ' \
 	"vigil policy list --json: one object a rule"
 is "$(ls "$T_PIN" | grep -c '^cgroup_')" 0 "cgroups no rule names any more are detached"
+out=$("$VIGIL" --pin-dir "$T_PIN" policy unload "$T_DIR/one.yaml")
+is "$out $(names)" "1 rules in force r2 " "vigil policy unload FILE drops that file's rules"
+out=$("$VIGIL" --pin-dir "$T_PIN" policy unload "$T_DIR/one.yaml" 2>&1); rc=$?
+[ $rc -ne 0 ] && [[ "$out" == *"one.yaml is not in force"* ]]; ok $? "unloading a file not in force is refused"
+"$VIGIL" --pin-dir "$T_PIN" policy load "$T_DIR/one.yaml" "$T_DIR/two.yaml" >/dev/null
 
 # A second agent whose pin folder has the same name is refused the control
 # socket, and leaves the first agent's socket and policy alone.
