@@ -20,8 +20,6 @@
 #define SO_NETNS_COOKIE 71
 #endif
 
-#define BUILD_TRUSTED 2	/* as in bpf/enforce_tc.bpf.c */
-
 /* The first rule (lowest id) matching a packet from peer to dport, as
  * bpf/lib/policy.bpf.h decides it; -1 when none. */
 static int first_rule(struct vigil_flow_reset *r, uint8_t family, const uint8_t *peer,
@@ -109,12 +107,15 @@ struct ns_pass {
 
 /* The RST to side s, built by the TC builder and sent toward s. */
 static int send_rst(struct vigil_flow_reset *r, int pfd, const struct vigil_flow_key *k,
-		    const struct vigil_flow *f, int s)
+		    const struct vigil_flow *f, int s, unsigned rule_id)
 {
 	/* Frames 2 bytes past a 4-byte boundary: their IP headers aligned. */
 	struct { uint16_t align; uint8_t f[128]; } __attribute__((aligned(4))) in_buf, out_buf;
 	uint8_t *in = in_buf.f, *out = out_buf.f;
-	struct __sk_buff ctx = { .mark = BUILD_TRUSTED };
+	struct __sk_buff ctx = {
+		.mark = VIGIL_BUILD_TRUSTED | VIGIL_BUILD_REPORT,
+		.cb = { rule_id, f->side[s].ifindex },
+	};
 	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = in, .data_out = out,
 		    .data_size_out = sizeof(out_buf.f), .ctx_in = &ctx, .ctx_size_in = sizeof(ctx));
 	struct sockaddr_ll to = {
@@ -169,7 +170,7 @@ static int reset_in_ns(void *arg)
 		    !flow_matches(r, &k, p->id))
 			continue;
 		for (int s = 0; s < 2; s++)
-			if ((err = send_rst(r, pfd, &k, &f, s)))
+			if ((err = send_rst(r, pfd, &k, &f, s, p->id)))
 				vlog_err(err, "flow reset: cannot send a RST toward ifindex %u",
 					 f.side[s].ifindex);
 		f.flags |= VIGIL_FLOW_RESET;

@@ -206,29 +206,41 @@ int vigil_tc_egress(struct __sk_buff *skb)
 	return enforce(skb, VIGIL_DIR_EGRESS);
 }
 
+/* An RST the agent injects for an idle flow: counted, and reported. */
+static __noinline void report_injected(struct __sk_buff *skb, const struct vigil_pkt *p)
+{
+	__u32 id = skb->cb[0];
+	const struct vigil_pol_rule *r = bpf_map_lookup_elem(&vigil_rules, &id);
+
+	vigil_count(VIGIL_CNT_ENF_INJECTED);
+	if (r)
+		vigil_enforce_report(p, r, id, VIGIL_REPLY_INJECTED, VIGIL_DIR_INGRESS, skb->cb[1]);
+}
+
 /*
  * The builder alone, for BPF_PROG_TEST_RUN: the input frame is a trigger,
  * the output the reply vigil would send for it (RST to the sender for TCP,
- * to the receiver when skb->mark has BUILD_TO_RECEIVER; ICMP port
+ * to the receiver with VIGIL_BUILD_TO_RECEIVER in skb->mark; ICMP port
  * unreachable for UDP), with a complete checksum. Returns 1 when a reply was
  * built, 0 when none is due (RST, fragment, bad checksum, group address), 2
- * when a helper refused. BUILD_TRUSTED skips the checksum check: the agent's
- * own triggers, made from flow state for idle flows, carry none.
+ * when a helper refused. VIGIL_BUILD_TRUSTED skips the checksum check: the
+ * agent's own triggers, made from flow state for idle flows, carry none.
  */
-#define BUILD_TO_RECEIVER 1
-#define BUILD_TRUSTED 2
 
 SEC("tc")
 int vigil_tc_build(struct __sk_buff *skb)
 {
+	__u32 mark = skb->mark;	/* read once: clang would offset the ctx pointer */
 	struct vigil_pkt p;
 
 	if (vigil_pkt_parse(skb, false, &p) || !vigil_reply_addr_ok(&p))
 		return 0;
-	if (!(skb->mark & BUILD_TRUSTED) && !vigil_l4_csum_verify(skb, false, &p))
+	if (!(mark & VIGIL_BUILD_TRUSTED) && !vigil_l4_csum_verify(skb, false, &p))
 		return 0;
+	if (mark & VIGIL_BUILD_REPORT)
+		report_injected(skb, &p);
 	if (vigil_rst_eligible(&p))
-		return vigil_tc_build_rst(skb, &p, !(skb->mark & BUILD_TO_RECEIVER), false) ? 2 : 1;
+		return vigil_tc_build_rst(skb, &p, !(mark & VIGIL_BUILD_TO_RECEIVER), false) ? 2 : 1;
 	if (vigil_icmp_eligible(&p))
 		return vigil_tc_build_icmp(skb, &p) ? 2 : 1;
 	return 0;

@@ -6,7 +6,7 @@
 # a reset rule lands on R, both ends see ECONNRESET promptly. IPv4 and IPv6.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/enforce_lib.sh"
-plan 12
+plan 13
 
 enf_router a r b || exit 1
 rule() { # rule PORT: a reset rule for TCP to PORT, as policy YAML
@@ -60,6 +60,8 @@ stop_capture
 got=$(tshark -n -r "$T_DIR/stay.pcap" -Y "tcp.flags.reset == 1 && tcp.dstport == 7101" -T fields -e ip.ttl -e tcp.seq_raw 2>/dev/null)
 is "$(echo "$got" | cut -f1)" 64 "reset flow stays reset: B's retransmission is answered by R (TTL 64)"
 is "$(echo "$got" | cut -f2)" 67890 "  with seq = the segment's ack (B's RCV.NXT)"
+check "events: the idle flows' injected RSTs" -- \
+	grep -q '"action":"reset","reply":"rst_injected"' "$T_DIR/events.json"
 check "events: the busy flow's trigger answered with RSTs both ways" -- \
 	grep -q '"action":"reset","reply":"rst_to_both"' "$T_DIR/events.json"
 done_testing

@@ -21,6 +21,7 @@
 #include <linux/udp.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <vigil/events.h>
 #include "enforce_tc.skel.h"
 
 static int n_test, n_fail;
@@ -198,7 +199,7 @@ static int run(const struct trig *t, bool to_receiver, struct reply *r)
 {
 	static struct frame_buf buf;
 	uint8_t *in = buf.f;
-	struct __sk_buff ctx = { .mark = to_receiver ? 1 : 0 };
+	struct __sk_buff ctx = { .mark = to_receiver ? VIGIL_BUILD_TO_RECEIVER : 0 };
 	size_t len = craft(t, in);
 	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = in, .data_size_in = len, .data_out = r->f,
 		    .data_size_out = sizeof(r->f), .ctx_in = &ctx, .ctx_size_in = sizeof(ctx));

@@ -209,6 +209,18 @@ struct vigil_flow {
 
 #define VIGIL_FLOWS_MAX 65536
 
+/*
+ * The TC builder alone (vigil_tc_build), run with BPF_PROG_TEST_RUN by the
+ * unit tests and by the agent for idle flows: these bits in the input
+ * skb's mark say what to build. With VIGIL_BUILD_REPORT, cb[0] holds the
+ * rule id and cb[1] the ifindex the RST leaves by, for the event.
+ */
+enum vigil_build_flags {
+	VIGIL_BUILD_TO_RECEIVER = 1 << 0,	/* the forward RST, not the sender's */
+	VIGIL_BUILD_TRUSTED = 1 << 1,		/* the agent's own trigger: no checksum */
+	VIGIL_BUILD_REPORT = 1 << 2,		/* count it and write an injected-reset event */
+};
+
 /* Counter slots: 32-47 the packet path (TC/XDP), 48-63 the socket hooks
  * (cgroup connect/sendmsg, socket-destroying iterators). */
 enum vigil_enforce_counter {
