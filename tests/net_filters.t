@@ -5,7 +5,7 @@
 # test creates.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/net_lib.sh"
-plan 10
+plan 12
 
 EV="$T_DIR/events.json"
 net_pair || { diag "cannot create the namespaces"; exit 1; }
@@ -43,6 +43,17 @@ is "$(field '.process_close | [.closed_by, .stats.bytes_sent, .stats.bytes_recei
 	"peer_fin 300 700" "IPv6 close: who closed, exact bytes"
 is "$(field '.process_accept | [.family, .destination_ip] | join(" ")' "$(ev process_accept "$S")")" \
 	"AF_INET6 $NET_C6" "IPv6 accept names the client"
+
+# A refused IPv6 connect: the refusing side's RST is read from the segment.
+ADDR=$NET_S6 PORT=8001 net_client refused6 refused 0 0
+C=$(pid_of refused6 client)
+flushed process_connect "$C"
+is "$(field '.process_connect | [.family, .error] | join(" ")' "$(ev process_connect "$C")")" \
+	"AF_INET6 ECONNREFUSED" "refused IPv6 connect"
+NETNS_S=$(stat -L -c %i "/run/netns/$NS_S")
+wait_for 5 sh -c "grep -q '\"netns\":$NETNS_S,\"direction\":\"sent\"' '$EV'"
+is "$(jq -r -R --argjson ns "$NETNS_S" 'fromjson? | .process_reset | select(.netns? == $ns and .direction == "sent" and .source_port == 8001) | [.source_ip, .destination_ip, .owner_unknown] | join(" ")' "$EV")" \
+	"$NET_S6 $NET_C6 true" "the refusing side's RST sent, its IPv6 ends read from the segment"
 
 # 3. Loopback inside the client namespace: no events at all.
 ip netns exec "$NS_C" /usr/bin/python3 -c '
