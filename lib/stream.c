@@ -20,6 +20,14 @@ static const struct vigil_stream_type schema[] = {
 	{ VIGIL_EV_EXIT, 0, sizeof(struct vigil_exit) },
 	{ VIGIL_EV_FORK, 0, sizeof(struct vigil_fork) },
 	{ VIGIL_EV_LOSS, 0, sizeof(struct vigil_loss) },
+	{ VIGIL_EV_CONNECT, 0, sizeof(struct vigil_conn) },
+	{ VIGIL_EV_ACCEPT, 0, sizeof(struct vigil_conn) },
+	{ VIGIL_EV_LISTEN, 0, sizeof(struct vigil_conn) },
+	{ VIGIL_EV_CLOSE, 0, sizeof(struct vigil_close) },
+	{ VIGIL_EV_RESET, 0, sizeof(struct vigil_reset) },
+	{ VIGIL_EV_REPORT_PROC, 0, sizeof(struct vigil_report_proc) },
+	{ VIGIL_EV_REPORT_REMOTE, 0, sizeof(struct vigil_report_remote) },
+	{ VIGIL_EV_REPORT_END, 0, sizeof(struct vigil_report_end) },
 };
 #define NSCHEMA (sizeof(schema) / sizeof(*schema))
 
