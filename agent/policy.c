@@ -123,6 +123,8 @@ static int compile_rule(struct compiled *c, const struct vigil_rule *r, unsigned
 		return ret;
 	for (unsigned i = 0; i < r->n_netns && !ret; i++)
 		ret = vigil_netns_check(r->netns[i], err, errlen);
+	if (!ret)
+		ret = vigil_policy_tc_check(r, err, errlen);
 	if (!ret && !r->cgroup)
 		return 0;
 
@@ -554,6 +556,8 @@ int vigil_policy_apply(struct vigil_policy_state *s, char *const *files, unsigne
 	/* Everything is checked: from here on the kernel side changes. */
 	if (!ret && (ret = vigil_cgroup_attach(s, final->refs, final->n_refs)))
 		snprintf(err, errlen, "cannot attach the cgroup hooks (see vigild's log)");
+	if (!ret && (ret = vigil_policy_tc_attach(s, &np)))
+		snprintf(err, errlen, "cannot attach to the interfaces named (see vigild's log)");
 	if (!ret && how == SWAP && (ret = write_swap(s, final, used, fresh)))
 		snprintf(err, errlen, "cannot write the policy maps (see vigild's log)");
 	if (!ret && how == IN_PLACE && (ret = write_in_place(s, final, keep)))
@@ -645,6 +649,7 @@ int vigil_policy_init(struct vigil_policy_state *s, const char *pin_dir, uint64_
 
 	memset(s, 0, sizeof(*s));
 	snprintf(s->pin_dir, sizeof(s->pin_dir), "%s", pin_dir);
+	s->ring_size = ring_size;
 	s->cg = enforce_cgroup_bpf__open_opts(&oo);
 	if (!s->cg)
 		return vlog_err(-errno, "cannot open BPF object enforce_cgroup");
@@ -662,6 +667,7 @@ int vigil_policy_init(struct vigil_policy_state *s, const char *pin_dir, uint64_
 
 void vigil_policy_close(struct vigil_policy_state *s)
 {
+	vigil_policy_tc_close(s);
 	vigil_sock_destroy_close(s);
 	enforce_cgroup_bpf__destroy(s->cg);
 	s->cg = NULL;

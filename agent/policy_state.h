@@ -16,8 +16,15 @@
 
 struct enforce_cgroup_bpf;
 struct enforce_sockdestroy_bpf;
+struct vigil_enforce_tc;
 
 #define VIGIL_POLICY_FILES_MAX 32
+#define VIGIL_POLICY_TC_MAX 32	/* interfaces the policy has attached */
+
+struct vigil_policy_tc_at {
+	char netns[256];
+	char ifname[16];
+};
 
 struct vigil_policy_state {
 	char pin_dir[256];
@@ -29,6 +36,10 @@ struct vigil_policy_state {
 	struct vigil_rule_stats base[VIGIL_RULES_MAX];	/* counted in slots it left */
 	char *files[VIGIL_POLICY_FILES_MAX];	/* what --policy and load named */
 	unsigned n_files;
+	uint64_t ring_size;
+	struct vigil_enforce_tc *tc;	/* opened when a rule first names an interface */
+	struct vigil_policy_tc_at tc_at[VIGIL_POLICY_TC_MAX];
+	unsigned n_tc;
 };
 
 /* Loads the policy maps (pinned in pin_dir, shared with every enforcing
@@ -66,5 +77,12 @@ int vigil_cgroup_attach(struct vigil_policy_state *s, const struct vigil_cgroup_
 /* Detaches them from every cgroup not in refs (removes its link pins). */
 int vigil_cgroup_detach_others(struct vigil_policy_state *s, const struct vigil_cgroup_ref *refs,
 			       unsigned n);
+
+/* agent/policy_tc.c: TC on the interfaces rules name, in their namespaces. */
+/* Each interface of r is there in each namespace r names. */
+int vigil_policy_tc_check(const struct vigil_rule *r, char *err, size_t errlen);
+/* Attaches the interfaces of p not attached yet. */
+int vigil_policy_tc_attach(struct vigil_policy_state *s, const struct vigil_policy *p);
+void vigil_policy_tc_close(struct vigil_policy_state *s);
 
 #endif

@@ -369,6 +369,9 @@ static int parse_rule(struct pctx *c, yaml_node_t *n, struct vigil_rule *r)
 		if (!r->cgroup)
 			return fail(c, n, "action deny needs 'cgroup' (the cgroup whose processes are refused)");
 	}
+	if (r->n_interfaces && !r->n_netns)
+		return fail(c, seen[K_IF], "'interfaces' needs 'netns': the namespace they are in "
+			    "(/proc/1/ns/net for the host's own)");
 	if (r->cgroup && !seen[K_DIR])
 		r->direction = VIGIL_DIR_EGRESS;	/* a cgroup scope is about local senders */
 	if (r->cgroup && r->action != VIGIL_ACT_DENY && r->action != VIGIL_ACT_REJECT)

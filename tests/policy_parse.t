@@ -2,7 +2,7 @@
 # Policy files are read whole or refused whole, with file:line:column and a
 # message naming what is wrong (vigil policy check, no agent needed).
 . "$(dirname "$0")/lib.sh"
-plan 14
+plan 15
 
 pol() { printf '%s\n' "$2" > "$T_DIR/$1.yaml"; echo "$T_DIR/$1.yaml"; }
 # refused FILE-NAME WANT-POSITION WANT-TEXT DESCRIPTION
@@ -83,6 +83,11 @@ refused noaction 2:5 "rule has no 'action'" "rule without an action"
 pol denynocg 'rules:
   - action: deny' >/dev/null
 refused denynocg 2:5 "action deny needs 'cgroup'" "deny without a cgroup"
+
+pol ifnons 'rules:
+  - action: drop
+    interfaces: eth0' >/dev/null
+refused ifnons 3:5 "'interfaces' needs 'netns'" "interfaces without the namespace they are in"
 
 pol dupname 'rules:
   - {name: a, action: drop}

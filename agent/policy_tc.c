@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The packet path on the interfaces a policy names: each rule's interfaces,
+ * in each network namespace the rule names, get vigil's TC programs
+ * (agent/enforce_tc.c attaches them from a thread inside the namespace).
+ * Interfaces are looked up when the policy is read, so a policy naming one
+ * that is not there is refused whole. An interface stays attached until
+ * vigild stops (TC filters are not links and cannot be pinned); where no
+ * rule matches, the programs pass traffic through.
+ */
+#include <errno.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <string.h>
+#include "enforce_tc.h"
+#include "log.h"
+#include "netns.h"
+#include "policy_state.h"
+
+static int if_exists(void *ifname)
+{
+	return if_nametoindex(ifname) ? 0 : -ENODEV;
+}
+
+int vigil_policy_tc_check(const struct vigil_rule *r, char *err, size_t errlen)
+{
+	for (unsigned n = 0; n < r->n_netns; n++) {
+		for (unsigned i = 0; i < r->n_interfaces; i++) {
+			int ret = vigil_netns_run(r->netns[n], if_exists, r->interfaces[i], NULL);
+
+			if (ret) {
+				snprintf(err, errlen, "interface '%s' not found in network namespace '%s'",
+					 r->interfaces[i], r->netns[n]);
+				return ret;
+			}
+		}
+	}
+	return 0;
+}
+
+static bool attached(const struct vigil_policy_state *s, const char *netns, const char *ifname)
+{
+	for (unsigned i = 0; i < s->n_tc; i++)
+		if (!strcmp(s->tc_at[i].netns, netns) && !strcmp(s->tc_at[i].ifname, ifname))
+			return true;
+	return false;
+}
+
+int vigil_policy_tc_attach(struct vigil_policy_state *s, const struct vigil_policy *p)
+{
+	struct vigil_enforce_tc_opts o = {
+		.pin_dir = s->pin_dir,
+		.ring_size = s->ring_size,
+		.wakeup_bytes = s->ring_size / 8,	/* vigild's default */
+	};
+	int err;
+
+	for (unsigned r = 0; r < p->n_rules; r++) {
+		const struct vigil_rule *rule = &p->rules[r];
+
+		for (unsigned n = 0; n < rule->n_netns; n++) {
+			for (unsigned i = 0; i < rule->n_interfaces; i++) {
+				struct vigil_policy_tc_at *at = &s->tc_at[s->n_tc];
+
+				if (attached(s, rule->netns[n], rule->interfaces[i]))
+					continue;
+				if (s->n_tc == VIGIL_POLICY_TC_MAX)
+					return vlog_err(-E2BIG, "policy: more than %d interfaces",
+							VIGIL_POLICY_TC_MAX);
+				if (!s->tc && (err = vigil_enforce_tc_open(&s->tc, &o)))
+					return err;
+				err = vigil_enforce_tc_attach(s->tc, rule->netns[n], rule->interfaces[i],
+							      false);
+				if (err)
+					return err;
+				snprintf(at->netns, sizeof(at->netns), "%s", rule->netns[n]);
+				snprintf(at->ifname, sizeof(at->ifname), "%s", rule->interfaces[i]);
+				s->n_tc++;
+			}
+		}
+	}
+	return 0;
+}
+
+void vigil_policy_tc_close(struct vigil_policy_state *s)
+{
+	vigil_enforce_tc_close(s->tc);
+	s->tc = NULL;
+	s->n_tc = 0;
+}
