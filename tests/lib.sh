@@ -85,7 +85,9 @@ new_netns() {
 _t_del_netns() {
 	local ns
 	for ns in "$@"; do
-		ip netns pids "$ns" | xargs -r kill -9
+		# Never kill by namespace when a name points at the root one.
+		[ "$(stat -L -c %i "/run/netns/$ns")" != "$(stat -L -c %i /proc/1/ns/net)" ] &&
+			ip netns pids "$ns" | xargs -r kill -9
 		ip netns del "$ns"
 	done >/dev/null 2>&1
 }
