@@ -531,8 +531,25 @@ int vigil_policy_apply(struct vigil_policy_state *s, char *const *files, unsigne
 		}
 		free(cur.lpm);
 	}
-	if (!ret && !unchanged && !same_as_maps(s, &c)) {
+	if (!ret && !unchanged) {
+		/* An agent restarted over its predecessor's maps: the same rules
+		 * where they are keep their ids and counters. */
+		struct compiled cur = {};
+		uint8_t at[VIGIL_RULES_MAX];
+		unsigned k = 0;
+
 		used = active_slots(s);
+		for (unsigned id = 0; id < VIGIL_RULES_MAX && k < np.n_rules; id++)
+			if (used & (1ull << id))
+				at[k++] = id;
+		if ((unsigned)__builtin_popcountll(used) == np.n_rules &&
+		    !compile(&np, at, &cur, err, errlen) && same_as_maps(s, &cur)) {
+			memcpy(slot, at, np.n_rules);
+			unchanged = true;
+		}
+		free(cur.lpm);
+	}
+	if (!ret && !unchanged) {
 		how = IN_PLACE;
 		if ((unsigned)__builtin_popcountll(~used) >= np.n_rules) {
 			how = SWAP;

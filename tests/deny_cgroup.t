@@ -3,7 +3,7 @@
 # hooks: attached only to a cgroup this test creates, exercised only inside
 # a network namespace it creates, on loopback.
 . "$(dirname "$0")/lib.sh"
-plan 16
+plan 17
 
 CG2=$(cgroup2_mount)
 [ -n "$CG2" ] || skip_all "no cgroup v2 mount"
@@ -108,6 +108,8 @@ stop_agent
 is "$(in_cg tcp 127.0.0.1 7001)" EPERM "enforcement outlives the agent (pinned links)"
 start_agent -o "$T_DIR/events2.json" --no-procfs --policy "$T_DIR/policy.yaml" || exit 1
 is "$(in_cg tcp 127.0.0.1 7001)" EPERM "an agent restarted with the policy enforces it"
+is "$("$VIGIL" --pin-dir "$T_PIN" policy list | awk '$2 == "tcp-deny" { print $1, $7 }')" "0 4" \
+	"and finds its rules where they were: same id, hits counted on"
 stop_agent
 start_agent -o "$T_DIR/events3.json" --no-procfs || exit 1
 is "$(in_cg tcp 127.0.0.1 7001) $(ls "$T_PIN" | grep -c '^cgroup_')" "ok 0" \
