@@ -17,6 +17,12 @@
 
 #define SEND_MAX (4u << 20)	/* bytes per send: many records, bounded */
 #define SPOOL_READ (256u << 10)	/* bytes read back from the spool per send */
+/* Fewer bytes than this wait a little for more: each send costs a syscall
+ * and wakes the collector, each ack wakes us, and a tiny send per wakeup
+ * would cost more than the events. Held at most HOLD_S, or until the pump's
+ * next poll, whichever comes later (the poll bounds the latency anyway). */
+#define SEND_MIN (64u << 10)
+#define HOLD_S 0.005
 #define BACKOFF_MIN_MS 100
 #define BACKOFF_MAX_MS 5000
 
@@ -28,14 +34,14 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static void arm(struct vigil_sink_stream *s, int fd, int op)
+static void watch(struct vigil_sink_stream *s, int fd)
 {
-	/* One-shot: a socket at EOF or a completion nobody waits for must not
-	 * keep the pump awake; offer() re-arms both each time it has read. */
-	struct epoll_event ev = { .events = EPOLLIN | EPOLLONESHOT, .data.fd = fd };
+	/* Edge-triggered: a socket at EOF or a completion nobody waits for
+	 * must not keep the pump awake; offer() reads both to the end. */
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLET, .data.fd = fd };
 
 	if (s->epfd >= 0 && fd >= 0)
-		epoll_ctl(s->epfd, op, fd, &ev);
+		epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev);
 }
 
 static void down(struct vigil_sink_stream *s, int err, const char *what)
@@ -114,7 +120,7 @@ static void finish_connect(struct vigil_sink_stream *s, const struct vigil_ring 
 	s->state = STREAM_UP;
 	s->connects++;
 	s->backoff_ms = BACKOFF_MIN_MS;
-	arm(s, s->fd, EPOLL_CTL_ADD);
+	watch(s, s->fd);
 	if (!s->said_path || s->failures) {
 		vlog_info("stream %s: connected, sending from ring position %llu with %s", s->o.url,
 			  (unsigned long long)at, vigil_tx_path_name(s->tx.path));
@@ -147,11 +153,12 @@ static int read_acks(struct vigil_sink_stream *s)
 }
 
 /* End of the committed records from pos: the range we may send as it lies. */
-static uint64_t committed_end(const struct vigil_ring *r, uint64_t pos, uint64_t end)
+static uint64_t committed_end(const struct vigil_ring *r, uint64_t pos, uint64_t end,
+			      uint64_t max)
 {
 	uint64_t start = pos;
 
-	while (pos < end && pos - start < SEND_MAX) {
+	while (pos < end && pos - start < max) {
 		uint32_t len = vigil_ring_rec_len(r, pos);
 
 		if (len & VIGIL_RB_BUSY)
@@ -188,7 +195,7 @@ static void spill(struct vigil_sink_stream *s, const struct vigil_ring *r, uint6
 	if (from < vigil_ring_consumer(r))
 		return;	/* cannot happen: the ring holds what we need */
 	while (from < end) {
-		uint64_t to = committed_end(r, from, end);
+		uint64_t to = committed_end(r, from, end, SEND_MAX);
 
 		if (to == from || vigil_spool_append(&s->spool, r, from, to))
 			break;
@@ -218,9 +225,23 @@ static int send_next(struct vigil_sink_stream *s, const struct vigil_ring *r, ui
 			return vlog_err(n < 0 ? (int)-errno : -EIO, "cannot read the spool");
 		return vigil_tx_send_copy(&s->tx, s->spool_buf, n);
 	}
-	cend = committed_end(r, s->tx.sent, end);
+	/* Records stay committed until released: the scan goes on from where
+	 * it stopped instead of walking the held records again. */
+	if (s->scan < s->tx.sent)
+		s->scan = s->tx.sent;
+	s->scan = committed_end(r, s->scan, end, SEND_MAX - (s->scan - s->tx.sent));
+	cend = s->scan;
 	if (cend == s->tx.sent)
 		return 0;
+	if (cend - s->tx.sent < SEND_MIN) {
+		double now = now_s();
+
+		if (!s->hold_since)
+			s->hold_since = now;
+		if (now - s->hold_since < HOLD_S)
+			return 0;
+	}
+	s->hold_since = 0;
 	return vigil_tx_send(&s->tx, vigil_ring_at(r, s->tx.sent), cend - s->tx.sent);
 }
 
@@ -253,10 +274,6 @@ static int offer(struct vigil_sink *sk, const struct vigil_ring *r, uint64_t end
 	if (s->spooling) {
 		spill(s, r, end);
 		sk->pos = needed_from(s, released);
-	}
-	if (s->state == STREAM_UP) {
-		arm(s, s->fd, EPOLL_CTL_MOD);
-		arm(s, s->tx.uring_fd, EPOLL_CTL_MOD);
 	}
 	return 0;
 }
@@ -312,7 +329,7 @@ int vigil_sink_stream_init(struct vigil_sink_stream *s, const struct vigil_strea
 	}
 	if ((err = vigil_tx_init(&s->tx, o->path)))
 		return vlog_err(err, "--send %s: cannot set up %s", o->url, vigil_tx_path_name(o->path));
-	arm(s, s->tx.uring_fd, EPOLL_CTL_ADD);
+	watch(s, s->tx.uring_fd);
 	return 0;
 }
 

@@ -44,6 +44,8 @@ struct vigil_sink_stream {
 	bool started;
 	uint64_t acked;			/* collector has written out up to here */
 	double next_try;		/* CLOCK_MONOTONIC s */
+	double hold_since;		/* a small range waits for more since */
+	uint64_t scan;			/* records before this are committed */
 	unsigned backoff_ms;
 	struct vigil_buf hello;
 	uint8_t ack[sizeof(uint64_t) * 2];

@@ -20,7 +20,7 @@ run() { "$B" "$@" 2>/dev/null; }
 val() { sed -n "s/.*\\b$1=\\([^ ]*\\).*/\\1/p" <<<"$2"; }
 declare -A EPS CPU
 for size in 64 512; do
-	for m in a b c d e f; do
+	for m in a b c d e f g; do
 		r=$(run $m $size "$SECS" 0 nowake); echo "$r"
 		EPS[$m$size]=$(val eps "$r")
 	done
@@ -28,21 +28,24 @@ done
 r=$(run a 64 "$SECS" 0 default); echo "$r"; EPS[adef]=$(val eps "$r")
 r=$(run b 64 "$SECS" 0 default); echo "$r"; EPS[bdef]=$(val eps "$r")
 echo "# agent CPU at a fixed offered rate of 1 M events/s, 64 B"
-for m in a b c d e f; do
+for m in a b c d e f g; do
 	r=$(run $m 64 "$SECS" 1000000 nowake); echo "$r"
 	CPU[$m]=$(val cpu_pct "$r")
 done
 
 ratio() { awk -v x="$1" -v y="$2" 'BEGIN { printf (y > 0 ? "%.2f" : "n/a"), x / y }'; }
 for size in 64 512; do
-	echo "# ratios, ${size} B (d = SEND_ZC, e = send, f = default path):"
-	echo "#   d/a $(ratio "${EPS[d$size]}" "${EPS[a$size]}")  f/a $(ratio "${EPS[f$size]}" "${EPS[a$size]}")" \
-		" d/b $(ratio "${EPS[d$size]}" "${EPS[b$size]}")  f/b $(ratio "${EPS[f$size]}" "${EPS[b$size]}")" \
-		" d/c $(ratio "${EPS[d$size]}" "${EPS[c$size]}")  f/c $(ratio "${EPS[f$size]}" "${EPS[c$size]}")" \
-		" e/d $(ratio "${EPS[e$size]}" "${EPS[d$size]}")"
+	echo "# ratios, ${size} B (d = SEND_ZC, e = send, f = default path, g = f with an edge-triggered ring):"
+	echo "#   d/a $(ratio "${EPS[d$size]}" "${EPS[a$size]}")  d/b $(ratio "${EPS[d$size]}" "${EPS[b$size]}")" \
+		" d/c $(ratio "${EPS[d$size]}" "${EPS[c$size]}")  e/d $(ratio "${EPS[e$size]}" "${EPS[d$size]}")"
+	for m in f g; do
+		echo "#   $m/a $(ratio "${EPS[$m$size]}" "${EPS[a$size]}")  $m/b $(ratio "${EPS[$m$size]}" "${EPS[b$size]}")" \
+			" $m/c $(ratio "${EPS[$m$size]}" "${EPS[c$size]}")"
+	done
 done
 echo "# wakeups, 64 B: a nowake/default $(ratio "${EPS[a64]}" "${EPS[adef]}"), b nowake/default $(ratio "${EPS[b64]}" "${EPS[bdef]}")"
-echo "# CPU at 1 M/s: c/f $(ratio "${CPU[c]}" "${CPU[f]}")  c/d $(ratio "${CPU[c]}" "${CPU[d]}")  c/e $(ratio "${CPU[c]}" "${CPU[e]}")"
+echo "# CPU at 1 M/s, c's over vigil's: c/d $(ratio "${CPU[c]}" "${CPU[d]}")  c/e $(ratio "${CPU[c]}" "${CPU[e]}")" \
+	" c/f $(ratio "${CPU[c]}" "${CPU[f]}")  c/g $(ratio "${CPU[c]}" "${CPU[g]}")"
 
 # The collector's own speed: decode, de-duplicate, JSON-encode, on one core.
 # A synthetic agent sends N exit events and waits for the last ack; the
