@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# vigil-collector's command line: bad input refused before anything listens,
+# and every option in --help documented in its man page.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/stream_lib.sh"
+plan 5
+"$COLLECTOR" >/dev/null 2>"$T_DIR/err"
+[ $? -eq 2 ] && grep -q 'no --listen' "$T_DIR/err"
+ok $? "no --listen: refused, with exit status 2"
+"$COLLECTOR" --listen ftp://127.0.0.1:1 >/dev/null 2>"$T_DIR/err"
+[ $? -ne 0 ] && grep -q 'want tcp://HOST:PORT or udp://HOST:PORT' "$T_DIR/err"
+ok $? "an unknown scheme is refused"
+"$COLLECTOR" --listen tcp://127.0.0.1:0 --max-conns 0 >/dev/null 2>"$T_DIR/err"
+[ $? -eq 2 ]
+ok $? "--max-conns 0 is refused"
+"$COLLECTOR" -V | grep -q 'event schema [0-9]*, stream [0-9]*'
+ok $? "--version names the event schema and the stream version"
+missing=$("$COLLECTOR" --help | grep -o -- '--[a-z][a-z0-9-]*' | sort -u | while read -r opt; do
+	grep -q -- "${opt//-/\\\\-}\|$opt" "$TOP/man/vigil-collector.8" || echo "$opt"; done)
+is "$missing" "" "every vigil-collector option in --help is in man/vigil-collector.8"
+done_testing
