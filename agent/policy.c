@@ -451,18 +451,6 @@ static void moved_stats(struct vigil_policy_state *s, const struct vigil_policy 
 			slot_stats(s, s->slot[old_of[i]], &moved[i]);
 }
 
-/* Does np hold the rules in force, all of them, in the same order? */
-static bool same_order(const struct vigil_policy_state *s, const struct vigil_policy *np,
-		       const int *old_of)
-{
-	if (np->n_rules != s->in_force.n_rules)
-		return false;
-	for (unsigned i = 0; i < np->n_rules; i++)
-		if (old_of[i] != (int)i)
-			return false;
-	return true;
-}
-
 /* Reads files into np and compiles them into c, resolving every cgroup and
  * namespace they name; nothing in the kernel changes. */
 static int prepare(char *const *files, unsigned n, struct vigil_policy *np, struct compiled *c,
@@ -495,17 +483,58 @@ int vigil_policy_check(char *const *files, unsigned n, char *err, size_t errlen)
 	return ret;
 }
 
+enum placement { UNCHANGED, SWAP, IN_PLACE };
+
+/* Where np's rules go (slot[i] for rule i): where the maps hold them already
+ * (UNCHANGED: a reload or restart that changes nothing), into slots the
+ * policy in force leaves free (SWAP, compiled into placed), or over the old
+ * ones (IN_PLACE: slot i for rule i) when both do not fit side by side. */
+static int place(struct vigil_policy_state *s, const struct vigil_policy *np,
+		 struct compiled *placed, uint8_t *slot,
+		 enum placement *how, uint64_t *used, uint64_t *fresh, char *err, size_t errlen)
+{
+	struct compiled cur = {};
+	uint8_t at[VIGIL_RULES_MAX];
+	unsigned k = 0;
+	bool same;
+
+	*used = active_slots(s);
+	for (unsigned id = 0; id < VIGIL_RULES_MAX && k < np->n_rules; id++)
+		if (*used & (1ull << id))
+			at[k++] = id;
+	same = (unsigned)__builtin_popcountll(*used) == np->n_rules &&
+	       !compile(np, at, &cur, err, errlen) && same_as_maps(s, &cur);
+	free(cur.lpm);
+	if (same) {
+		memcpy(slot, at, np->n_rules);
+		*how = UNCHANGED;
+		return 0;
+	}
+	if ((unsigned)__builtin_popcountll(~*used) < np->n_rules) {
+		*how = IN_PLACE;
+		return 0;
+	}
+	*how = SWAP;
+	for (unsigned i = 0, id = 0; i < np->n_rules; i++, id++) {
+		while (*used & (1ull << id))
+			id++;
+		slot[i] = id;
+		*fresh |= 1ull << id;
+	}
+	return compile(np, slot, placed, err, errlen);
+}
+
 int vigil_policy_apply(struct vigil_policy_state *s, char *const *files, unsigned n, char *err,
 		       size_t errlen)
 {
-	enum { UNCHANGED, SWAP, IN_PLACE } how = UNCHANGED;
+	enum placement how = UNCHANGED;
 	struct vigil_rule_stats base[VIGIL_RULES_MAX] = {}, moved[VIGIL_RULES_MAX] = {};
 	struct vigil_policy np = {};
 	struct compiled c = {}, placed = {}, *final = &c;
 	char *names[VIGIL_POLICY_FILES_MAX] = {};
 	int old_of[VIGIL_RULES_MAX];	/* the same rule's position in force, or -1 */
 	uint8_t slot[VIGIL_RULES_MAX];
-	bool keep[VIGIL_RULES_MAX] = {}, unchanged = false;
+	bool keep[VIGIL_RULES_MAX] = {};
 	uint64_t used = 0, fresh = 0;
 	int ret = prepare(files, n, &np, &c, err, errlen);
 
@@ -520,51 +549,12 @@ int vigil_policy_apply(struct vigil_policy_state *s, char *const *files, unsigne
 			if (rule_same(&np.rules[i], &s->in_force.rules[j]))
 				old_of[i] = j;
 	}
-	if (!ret && same_order(s, &np, old_of)) {
-		/* The same rules as in force: unchanged if the maps say so where
-		 * they are (their slots), rather than where a first load puts them. */
-		struct compiled cur = {};
-
-		if (!compile(&np, s->slot, &cur, err, errlen) && same_as_maps(s, &cur)) {
-			memcpy(slot, s->slot, sizeof(slot));
-			unchanged = true;
-		}
-		free(cur.lpm);
-	}
-	if (!ret && !unchanged) {
-		/* An agent restarted over its predecessor's maps: the same rules
-		 * where they are keep their ids and counters. */
-		struct compiled cur = {};
-		uint8_t at[VIGIL_RULES_MAX];
-		unsigned k = 0;
-
-		used = active_slots(s);
-		for (unsigned id = 0; id < VIGIL_RULES_MAX && k < np.n_rules; id++)
-			if (used & (1ull << id))
-				at[k++] = id;
-		if ((unsigned)__builtin_popcountll(used) == np.n_rules &&
-		    !compile(&np, at, &cur, err, errlen) && same_as_maps(s, &cur)) {
-			memcpy(slot, at, np.n_rules);
-			unchanged = true;
-		}
-		free(cur.lpm);
-	}
-	if (!ret && !unchanged) {
-		how = IN_PLACE;
-		if ((unsigned)__builtin_popcountll(~used) >= np.n_rules) {
-			how = SWAP;
-			for (unsigned i = 0, id = 0; i < np.n_rules; i++, id++) {
-				while (used & (1ull << id))
-					id++;
-				slot[i] = id;
-				fresh |= 1ull << id;
-			}
-			final = &placed;
-			ret = compile(&np, slot, &placed, err, errlen);
-		}
-		for (unsigned i = 0; i < np.n_rules && how == IN_PLACE; i++)
-			keep[i] = old_of[i] >= 0 && s->slot[old_of[i]] == i && slot_holds(s, i, &c);
-	}
+	if (!ret)
+		ret = place(s, &np, &placed, slot, &how, &used, &fresh, err, errlen);
+	if (how == SWAP)
+		final = &placed;
+	for (unsigned i = 0; i < np.n_rules && how == IN_PLACE; i++)
+		keep[i] = old_of[i] >= 0 && s->slot[old_of[i]] == i && slot_holds(s, i, &c);
 	/* A rule that stays and moves takes along what its old slot counted:
 	 * read before an in-place rewrite zeroes it, after a swap switched it
 	 * off. */
