@@ -74,8 +74,9 @@ static __always_inline bool vigil_gcra(__u64 *tat, __u64 now, __u32 rate, __u32 
 
 #define VIGIL_OR_DEFAULT(v, d) ((v) ? (v) : (d))
 
-/* May rule id answer (RST or ICMP) the source addr now? Per rule first,
- * then per source. */
+/* May rule id answer (RST or ICMP) the source addr now? The source's
+ * bucket first: one noisy (or spoofed) source spends its own tokens, not the
+ * rule's, so it cannot starve the answers every other source is due. */
 static __always_inline bool vigil_reply_allowed(const struct vigil_pol_rule *r, __u32 id,
 						__u8 family, const __u8 *src, __u64 now)
 {
@@ -83,9 +84,7 @@ static __always_inline bool vigil_reply_allowed(const struct vigil_pol_rule *r, 
 	struct vigil_rule_rl *rl = bpf_map_lookup_elem(&vigil_rule_rl, &id);
 	__u64 *tat, fresh = 0;
 
-	if (!rl || !vigil_gcra(&rl->reply_tat, now,
-			       VIGIL_OR_DEFAULT(r->reply_rate, VIGIL_DEF_REPLY_RATE),
-			       VIGIL_OR_DEFAULT(r->reply_burst, VIGIL_DEF_REPLY_BURST)))
+	if (!rl)
 		return false;
 	if (family == 2)
 		__builtin_memcpy(k.addr, src, 4);
@@ -98,8 +97,11 @@ static __always_inline bool vigil_reply_allowed(const struct vigil_pol_rule *r, 
 		if (!tat)
 			return false;
 	}
-	return vigil_gcra(tat, now, VIGIL_OR_DEFAULT(r->src_rate, VIGIL_DEF_SRC_RATE),
-			  VIGIL_OR_DEFAULT(r->src_burst, VIGIL_DEF_SRC_BURST));
+	if (!vigil_gcra(tat, now, VIGIL_OR_DEFAULT(r->src_rate, VIGIL_DEF_SRC_RATE),
+			VIGIL_OR_DEFAULT(r->src_burst, VIGIL_DEF_SRC_BURST)))
+		return false;
+	return vigil_gcra(&rl->reply_tat, now, VIGIL_OR_DEFAULT(r->reply_rate, VIGIL_DEF_REPLY_RATE),
+			  VIGIL_OR_DEFAULT(r->reply_burst, VIGIL_DEF_REPLY_BURST));
 }
 
 /* May rule id write an event now? If not, it is held and counted. */
