@@ -19,7 +19,6 @@
 #include <vigil/events.h>
 #include "control.h"
 #include "export_file.h"
-#include "enforce_tc.h"
 #include "loader.h"
 #include "log.h"
 #include "loss.h"
@@ -42,9 +41,6 @@ struct options {
 	double duration;	/* seconds; 0: until stopped */
 	char *policy[VIGIL_POLICY_FILES_MAX];	/* --policy files */
 	unsigned npolicy;
-	const char *enforce_on[16];	/* --enforce-on NETNS/IFNAME[:xdp] */
-	unsigned nenforce;
-	bool track_flows;
 	const char *send[VIGIL_MAX_SINKS - 1];	/* --send URLs */
 	int nsend;
 	struct vigil_stream_opts stream;	/* --send-path, --spool-*: for each --send */
@@ -100,10 +96,6 @@ static const char usage_text[] =
 	"Enforcement:\n"
 	"      --policy FILE                enforce the rules in FILE (repeatable; docs/policy.md);\n"
 	"                                   SIGHUP and 'vigil policy load' re-read them\n"
-	"      --enforce-on NETNS/IFNAME[:xdp]  network rules at TC (ingress and egress; with :xdp,\n"
-	"                                   XDP ingress) on IFNAME in NETNS (/run/netns name or\n"
-	"                                   path; the root namespace only as /proc/1/ns/net)\n"
-	"      --track-flows                keep TCP sequence state of forwarded flows (a router)\n"
 	"\n"
 	"  -d, --duration SECONDS           stop after SECONDS\n"
 	"  -v, --verbose                    libbpf and agent debug output on stderr\n"
@@ -126,7 +118,7 @@ static int parse_u64(const char *opt, const char *s, uint64_t max, uint64_t *out
 static int parse_options(int argc, char **argv, struct options *o)
 {
 	enum { O_MAXSIZE = 256, O_BACKUPS, O_NODE, O_PIN, O_RING, O_WAKE, O_POLL, O_NOPROC, O_UNPIN, O_POLICY,
-	       O_SEND, O_SENDPATH, O_SPOOL, O_SPOOLMAX, O_ENFORCE_ON, O_TRACK_FLOWS };
+	       O_SEND, O_SENDPATH, O_SPOOL, O_SPOOLMAX };
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "compact", no_argument, NULL, 'c' },
@@ -141,8 +133,6 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "no-procfs", no_argument, NULL, O_NOPROC },
 		{ "unpin-on-exit", no_argument, NULL, O_UNPIN },
 		{ "policy", required_argument, NULL, O_POLICY },
-		{ "enforce-on", required_argument, NULL, O_ENFORCE_ON },
-		{ "track-flows", no_argument, NULL, O_TRACK_FLOWS },
 		{ "send", required_argument, NULL, O_SEND },
 		{ "send-path", required_argument, NULL, O_SENDPATH },
 		{ "spool-dir", required_argument, NULL, O_SPOOL },
@@ -211,12 +201,6 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		case O_NOPROC: o->procfs = false; break;
 		case O_UNPIN: o->unpin_on_exit = true; break;
-		case O_ENFORCE_ON:
-			if (o->nenforce == sizeof(o->enforce_on) / sizeof(o->enforce_on[0]))
-				return vlog_err(-E2BIG, "at most 16 --enforce-on");
-			o->enforce_on[o->nenforce++] = optarg;
-			break;
-		case O_TRACK_FLOWS: o->track_flows = true; break;
 		case O_POLICY:
 			if (o->npolicy == VIGIL_POLICY_FILES_MAX)
 				return vlog_err(-E2BIG, "at most %d --policy", VIGIL_POLICY_FILES_MAX);
@@ -318,7 +302,6 @@ int main(int argc, char **argv)
 	struct vigil_sink_stream streams[VIGIL_MAX_SINKS - 1];
 	int nstreams = 0;
 	struct vigil_bpf bpf = {};
-	struct vigil_enforce_tc *enforce = NULL;
 	struct vigil_pump pump = { .epfd = -1 };
 	struct options o;
 	int err;
@@ -358,18 +341,6 @@ int main(int argc, char **argv)
 	err = vigil_control_start(&control, o.pin_dir, bpf.ring_size, o.policy, o.npolicy, &hup);
 	if (err)
 		goto out;
-	if (o.nenforce) {
-		struct vigil_enforce_tc_opts eo = {
-			.pin_dir = o.pin_dir, .ring_size = bpf.ring_size,
-			.wakeup_bytes = o.wakeup_bytes, .track_flows = o.track_flows,
-		};
-
-		if ((err = vigil_enforce_tc_open(&enforce, &eo)))
-			goto out;
-		for (unsigned i = 0; i < o.nenforce; i++)
-			if ((err = vigil_enforce_tc_attach_spec(enforce, o.enforce_on[i])))
-				goto out;
-	}
 	err = vigil_pump_init(&pump, bpf.ring_fd, o.poll_ms);
 	if (err)
 		goto out;
@@ -411,7 +382,6 @@ out_local:
 	vigil_sink_local_free(&local);
 out:
 	vigil_pump_close(&pump);
-	vigil_enforce_tc_close(enforce);
 	vigil_control_close(&control);
 	vigil_bpf_close(&bpf, o.unpin_on_exit);
 	vigil_export_close(&export);

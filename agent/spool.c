@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <vigil/events.h>
 #include "log.h"
 #include "spool.h"
 
@@ -23,6 +24,36 @@ static int seg_cmp(const void *a, const void *b)
 	const struct vigil_spool_seg *x = a, *y = b;
 
 	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Bytes of whole records at the start of a segment file: an agent killed
+ * inside a write leaves half a record at the end, which must not be sent. */
+static uint64_t whole_records(int fd, uint64_t size)
+{
+	uint8_t buf[65536];
+	uint64_t pos = 0;
+
+	for (;;) {
+		ssize_t n = pread(fd, buf, sizeof(buf), pos);
+		size_t p = 0;
+
+		while (n >= 8 && p + 8 <= (size_t)n) {
+			uint32_t len;
+			uint64_t span;
+
+			memcpy(&len, buf + p, sizeof(len));
+			span = vigil_ring_rec_span(len);
+			if ((len & VIGIL_RB_BUSY) || (len & ~VIGIL_RB_DISCARD) > VIGIL_EVENT_MAX_SIZE ||
+			    pos + p + span > size)
+				return pos + p;
+			if (p + span > (size_t)n)
+				break;	/* read on from this record */
+			p += span;
+		}
+		if (!p)
+			return pos;
+		pos += p;
+	}
 }
 
 /* Segments a previous agent left for this ring, if they join up. */
@@ -52,7 +83,12 @@ static void take_up(struct vigil_spool *sp)
 				close(g->fd);
 			continue;
 		}
-		g->end = g->start + (st.st_size & ~7ULL);
+		g->end = g->start + whole_records(g->fd, st.st_size);
+		if (g->end - g->start < (uint64_t)st.st_size) {
+			vlog_info("spool %s: cutting a half-written record off the end", path);
+			if (ftruncate(g->fd, g->end - g->start))
+				vlog_err(-errno, "cannot cut %s", path);
+		}
 		sp->nseg++;
 	}
 	closedir(d);

@@ -6,7 +6,7 @@
 # a gap.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/stream_lib.sh"
-plan 10
+plan 15
 OUT="$T_DIR/out.json"
 RING=65536	# 64 KiB: a few hundred exec events
 gen() { local i; for ((i = $2; i <= $3; i += 25)); do run_markers "$1" $i $((i + 24 > $3 ? $3 : i + 24)); sleep 0.01; done; }
@@ -36,7 +36,36 @@ stop_agent
 grep -q 'BPF counted 0 ring-full losses' "$T_DIR/agent.err"
 ok $? "BPF dropped nothing: the ring never filled"
 
-# 2. Away past the spool's bound: the oldest spooled records are dropped.
+# 2. The agent killed while its backlog is in the spool: the next agent on
+# the same pinned ring takes the spool up and sends it first.
+mv "$T_DIR/agent.err" "$T_DIR/agent0.err"
+kill -TERM $COLL_PID; wait $COLL_PID
+mv "$T_DIR/c.err" "$T_DIR/c0.err"
+start_agent --ring-size $RING --send "tcp://127.0.0.1:$PORT" --spool-dir "$T_DIR/spool" \
+	--no-procfs --poll-ms 10 || exit 1
+TAG="kl$$"
+N=800
+gen "$TAG" 1 $N
+ls "$T_DIR/spool"/*.spool >/dev/null 2>&1
+ok $? "the backlog is in the spool when the agent is killed"
+kill -9 $AGENT_PID; wait $AGENT_PID 2>/dev/null
+mv "$T_DIR/agent.err" "$T_DIR/agent-killed.err"
+# As if killed inside a write: half a record at the end of the newest segment.
+LAST=$(ls "$T_DIR/spool"/*.spool | sort | tail -1)
+printf '\x50\x00\x00\x00\x00\x00\x00\x00\x02\x00\x50\x00' >>"$LAST"
+start_agent --ring-size $RING --send "tcp://127.0.0.1:$PORT" --spool-dir "$T_DIR/spool" \
+	--no-procfs --poll-ms 10 || exit 1
+grep -q 'left by an earlier agent, sent first' "$T_DIR/agent.err"
+ok $? "the restarted agent takes up the spool"
+grep -q 'cutting a half-written record off the end' "$T_DIR/agent.err"
+ok $? "and cuts off a record left half-written"
+start_collector c "" --listen "tcp://127.0.0.1:$PORT" -o "$OUT" || exit 1
+wait_for 30 sh -c "grep -q '\"$TAG-$N\"' '$OUT'"
+ok $? "the last event arrives"
+check "agent killed with a spool: every event once, in order" -- markers_in_order "$TAG" $N "$OUT"
+stop_agent
+
+# 3. Away past the spool's bound: the oldest spooled records are dropped.
 mv "$T_DIR/agent.err" "$T_DIR/agent1.err"
 start_agent --ring-size $RING --send "tcp://127.0.0.1:$PORT" --spool-dir "$T_DIR/spool" \
 	--spool-max-mb 0.125 --no-procfs --poll-ms 10 || exit 1
