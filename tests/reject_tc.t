@@ -8,7 +8,7 @@
 # refuses a local connect at once: the RST goes up the client's stack.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/enforce_lib.sh"
-plan 21
+plan 23
 
 enf_pair c s || exit 1
 cat >"$T_DIR/policy.yaml" <<'YAML'
@@ -98,4 +98,9 @@ check "flood from changing sources: no more than the per-rule limit ($n <= $max)
 sup=$(bpftool map lookup pinned "$T_PIN/vigil_rule_stats" key 3 0 0 0 -j |
 	jq '[.formatted.values[].value.replies_suppressed] | add')
 check "floods: suppressed replies counted ($sup)" -- test "${sup:-0}" -ge 1000
+# Stopping the agent takes the filters off and the clsact it added.
+stop_agent
+is "$(ip netns exec "$NS_s" tc filter show dev vs ingress; ip netns exec "$NS_s" tc filter show dev vs egress)" "" \
+	"agent stopped: no TC filter left on the server's interface"
+is "$(ip netns exec "$NS_s" tc qdisc show dev vs | grep -c clsact)" 0 "agent stopped: clsact removed"
 done_testing

@@ -8,7 +8,7 @@
 # window, IPv4 and IPv6; vigil's XDP program (a third pair) answers alike.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/enforce_lib.sh"
-plan 10
+plan 11
 
 enf_pair c s || exit 1	# vigil's
 enf_pair c2 s2 || exit 1	# nftables'
@@ -58,4 +58,7 @@ for fam in 4 6; do
 	is "$x" "$n" "IPv$fam: vigil's XDP RSTs match nftables' too"
 	is "$(echo "$x" | awk '$1 >= 40007')" "" "IPv$fam: XDP: no answer to RST, bad checksum or fragment"
 done
+stop_agent
+ip -n "$NS_s3" link show vs | grep -q "prog/xdp"
+ok $((! $?)) "agent stopped: its XDP program is off the interface"
 done_testing
