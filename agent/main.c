@@ -22,7 +22,6 @@
 #include "loader.h"
 #include "log.h"
 #include "loss.h"
-#include "net.h"
 #include "pins.h"
 #include "pump.h"
 #include "sink_local.h"
@@ -40,7 +39,6 @@ struct options {
 	int poll_ms;
 	char node_name[256];
 	double duration;	/* seconds; 0: until stopped */
-	struct vigil_net_opts net;
 	char *policy[VIGIL_POLICY_FILES_MAX];	/* --policy files */
 	unsigned npolicy;
 	const char *send[VIGIL_MAX_SINKS - 1];	/* --send URLs */
@@ -95,12 +93,6 @@ static const char usage_text[] =
 	"      --unpin-on-exit              remove the pins when stopping (default: keep them,\n"
 	"                                   so events wait in the ring for the next start)\n"
 	"\n"
-	"Network events and reports:\n"
-	"      --report-interval SECONDS    reports built in BPF every SECONDS (default 10; 0 none)\n"
-	"      --report-only                reports only: no per-connection events\n"
-	"      --no-listen-events           no events about listening sockets\n"
-	"      --no-loopback-events         no events for connections within loopback\n"
-	"\n"
 	"Enforcement:\n"
 	"      --policy FILE                enforce the rules in FILE (repeatable; docs/policy.md);\n"
 	"                                   SIGHUP and 'vigil policy load' re-read them\n"
@@ -125,8 +117,7 @@ static int parse_u64(const char *opt, const char *s, uint64_t max, uint64_t *out
 
 static int parse_options(int argc, char **argv, struct options *o)
 {
-	enum { O_MAXSIZE = 256, O_BACKUPS, O_NODE, O_PIN, O_RING, O_WAKE, O_POLL, O_NOPROC, O_UNPIN,
-	       O_REPORT_INTERVAL, O_REPORT_ONLY, O_NO_LISTEN, O_NO_LOOPBACK, O_POLICY,
+	enum { O_MAXSIZE = 256, O_BACKUPS, O_NODE, O_PIN, O_RING, O_WAKE, O_POLL, O_NOPROC, O_UNPIN, O_POLICY,
 	       O_SEND, O_SENDPATH, O_SPOOL, O_SPOOLMAX };
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
@@ -141,10 +132,6 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "poll-ms", required_argument, NULL, O_POLL },
 		{ "no-procfs", no_argument, NULL, O_NOPROC },
 		{ "unpin-on-exit", no_argument, NULL, O_UNPIN },
-		{ "report-interval", required_argument, NULL, O_REPORT_INTERVAL },
-		{ "report-only", no_argument, NULL, O_REPORT_ONLY },
-		{ "no-listen-events", no_argument, NULL, O_NO_LISTEN },
-		{ "no-loopback-events", no_argument, NULL, O_NO_LOOPBACK },
 		{ "policy", required_argument, NULL, O_POLICY },
 		{ "send", required_argument, NULL, O_SEND },
 		{ "send-path", required_argument, NULL, O_SENDPATH },
@@ -168,7 +155,6 @@ static int parse_options(int argc, char **argv, struct options *o)
 		.stream.spool_max = 256ull << 20,
 		.poll_ms = 50,
 		.procfs = true,
-		.net.report_interval_ns = VIGIL_REPORT_INTERVAL_DEFAULT_S * 1000000000ull,
 	};
 	if (!uname(&un))
 		snprintf(o->node_name, sizeof(o->node_name), "%s", un.nodename);
@@ -215,14 +201,6 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		case O_NOPROC: o->procfs = false; break;
 		case O_UNPIN: o->unpin_on_exit = true; break;
-		case O_REPORT_INTERVAL:
-			if (parse_u64("--report-interval", optarg, 86400, &v))
-				return -EINVAL;
-			o->net.report_interval_ns = v * 1000000000ull;
-			break;
-		case O_REPORT_ONLY: o->net.report_only = true; break;
-		case O_NO_LISTEN: o->net.no_listen = true; break;
-		case O_NO_LOOPBACK: o->net.no_loopback = true; break;
 		case O_POLICY:
 			if (o->npolicy == VIGIL_POLICY_FILES_MAX)
 				return vlog_err(-E2BIG, "at most %d --policy", VIGIL_POLICY_FILES_MAX);
@@ -324,7 +302,6 @@ int main(int argc, char **argv)
 	struct vigil_sink_stream streams[VIGIL_MAX_SINKS - 1];
 	int nstreams = 0;
 	struct vigil_bpf bpf = {};
-	struct vigil_net net = {};
 	struct vigil_pump pump = { .epfd = -1 };
 	struct options o;
 	int err;
@@ -360,9 +337,6 @@ int main(int argc, char **argv)
 	};
 	err = vigil_bpf_load(&bpf, &lo);
 	if (err)
-		goto out;
-	err = vigil_net_load(&net, &bpf, &o.net);
-	if (err || (err = vigil_net_scan_sockets(&net)))
 		goto out;
 	err = vigil_control_start(&control, o.pin_dir, bpf.ring_size, o.policy, o.npolicy, &hup);
 	if (err)
@@ -409,7 +383,6 @@ out_local:
 out:
 	vigil_pump_close(&pump);
 	vigil_control_close(&control);
-	vigil_net_close(&net);
 	vigil_bpf_close(&bpf, o.unpin_on_exit);
 	vigil_export_close(&export);
 	return err ? 1 : 0;

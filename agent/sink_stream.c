@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "log.h"
@@ -25,14 +24,6 @@
 #define HOLD_S 0.005
 #define BACKOFF_MIN_MS 100
 #define BACKOFF_MAX_MS 5000
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static void watch(struct vigil_sink_stream *s, int fd)
 {
@@ -55,7 +46,7 @@ static void down(struct vigil_sink_stream *s, int err, const char *what)
 	vigil_tx_disconnect(&s->tx);
 	s->state = STREAM_DOWN;
 	s->ack_len = 0;
-	s->next_try = now_s() + s->backoff_ms / 1000.0;
+	s->next_try = vigil_stream_now() + s->backoff_ms / 1000.0;
 	s->backoff_ms = s->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : s->backoff_ms * 2;
 }
 
@@ -234,7 +225,7 @@ static int send_next(struct vigil_sink_stream *s, const struct vigil_ring *r, ui
 	if (cend == s->tx.sent)
 		return 0;
 	if (cend - s->tx.sent < SEND_MIN) {
-		double now = now_s();
+		double now = vigil_stream_now();
 
 		if (!s->hold_since)
 			s->hold_since = now;
@@ -255,7 +246,7 @@ static int offer(struct vigil_sink *sk, const struct vigil_ring *r, uint64_t end
 		s->started = true;
 		s->acked = s->spool.nseg ? vigil_spool_first(&s->spool) : sk->pos;
 	}
-	if (s->state == STREAM_DOWN && now_s() >= s->next_try)
+	if (s->state == STREAM_DOWN && vigil_stream_now() >= s->next_try)
 		start_connect(s);
 	if (s->state == STREAM_CONNECTING)
 		finish_connect(s, r);

@@ -11,21 +11,12 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
-#include <time.h>
 #include <unistd.h>
 #include "log.h"
 #include "sink_stream.h"
 #include "stream.h"
 
 #define HELLO_EVERY_S 1.0
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static void send_hello(struct vigil_sink_stream *s, uint64_t pos)
 {
@@ -34,7 +25,7 @@ static void send_hello(struct vigil_sink_stream *s, uint64_t pos)
 				 s->ring_size, pos, s->o.realtime_offset_ns);
 	if (send(s->fd, s->hello.p, s->hello.len, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
 		s->udp_errors++;
-	s->next_try = now_s() + HELLO_EVERY_S;
+	s->next_try = vigil_stream_now() + HELLO_EVERY_S;
 }
 
 /* Whole records from pos that fit one datagram. */
@@ -58,7 +49,7 @@ static int offer_udp(struct vigil_sink *sk, const struct vigil_ring *r, uint64_t
 {
 	struct vigil_sink_stream *s = (struct vigil_sink_stream *)sk;
 
-	if (now_s() >= s->next_try)
+	if (vigil_stream_now() >= s->next_try)
 		send_hello(s, sk->pos);
 	while (sk->pos < end) {
 		uint64_t bend = batch_end(r, sk->pos, end);

@@ -7,14 +7,6 @@
 #include "json.h"
 #include "log.h"
 
-double collector_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 struct agent *collector_agent_find(struct collector *c, const __u8 boot_id[16], uint32_t ring_id)
 {
 	for (unsigned i = 0; i < c->max_agents; i++) {

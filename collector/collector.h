@@ -94,6 +94,4 @@ void collector_agent_offset_gap(struct collector *c, struct agent *a, uint64_t f
 void collector_agent_report(const struct agent *a);
 void collector_agents_free(struct collector *c);
 
-double collector_now(void);
-
 #endif

@@ -58,7 +58,7 @@ int collector_conn_open(struct collector *c, int fd, const struct sockaddr *sa)
 	}
 	k->kind = EP_CONN;
 	k->fd = fd;
-	k->opened = collector_now();
+	k->opened = vigil_stream_now();
 	peer_name(sa, k->peer, sizeof(k->peer));
 	ev.data.ptr = k;
 	if (epoll_ctl(c->epfd, EPOLL_CTL_ADD, fd, &ev)) {
@@ -86,7 +86,7 @@ void collector_conn_close(struct collector *c, struct conn *k, const char *why)
 			  k->agent ? k->agent->fmt.node_name : "", why);
 	if (k->agent && k->agent->conn == k) {
 		k->agent->conn = NULL;
-		k->agent->last_seen = collector_now();
+		k->agent->last_seen = vigil_stream_now();
 	}
 	close(k->fd);
 	k->fd = -1;
@@ -177,7 +177,7 @@ static int take(struct collector *c, struct conn *k)
 		k->partial_since = 0;
 	}
 	if (k->len && !k->partial_since)
-		k->partial_since = collector_now();
+		k->partial_since = vigil_stream_now();
 	return 0;
 }
 

@@ -224,7 +224,7 @@ static void run(struct collector *c)
 			}
 		}
 		collector_conn_reap(c);
-		now = collector_now();
+		now = vigil_stream_now();
 		if (now - last >= 0.25) {
 			last = now;
 			collector_conn_timeouts(c, now);

@@ -74,7 +74,7 @@ static void take_data(struct collector *c, const uint8_t *p, size_t n)
 	}
 	if (h.offset + h.len > a->written)
 		a->written = h.offset + h.len;
-	a->last_seen = collector_now();
+	a->last_seen = vigil_stream_now();
 }
 
 void collector_udp_readable(struct collector *c, int fd)

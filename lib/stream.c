@@ -177,6 +177,14 @@ int vigil_stream_ack_check(const struct vigil_stream_ack *a)
 	return a->magic == VIGIL_STREAM_ACK_MAGIC && !a->flags && !(a->offset & 7) ? 0 : -EPROTO;
 }
 
+double vigil_stream_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 int vigil_boot_id(__u8 out[16])
 {
 	char s[64];

@@ -136,6 +136,9 @@ struct sockaddr_storage;
 int vigil_stream_url(const char *url, int *socktype, struct sockaddr_storage *addr,
 		     unsigned *addrlen);
 
+/* CLOCK_MONOTONIC in seconds: timeouts, backoff, holds. */
+double vigil_stream_now(void);
+
 /* This boot's id from /proc/sys/kernel/random/boot_id. */
 int vigil_boot_id(__u8 out[16]);
 /* "b1c2...": 32 hex digits and a NUL. */

@@ -17,9 +17,13 @@ PORT=$COLL_PORT
 kill -9 $COLL_PID; wait $COLL_PID 2>/dev/null
 rm -f "$OUT" "$OUT.state"
 
+spool_agent() {
+	start_agent --ring-size $RING --send "tcp://127.0.0.1:$PORT" --spool-dir "$T_DIR/spool" \
+		--no-procfs --poll-ms 10 "$@"
+}
+
 # 1. Away for longer than the ring can hold.
-start_agent --ring-size $RING --send "tcp://127.0.0.1:$PORT" --spool-dir "$T_DIR/spool" \
-	--no-procfs --poll-ms 10 || exit 1
+spool_agent || exit 1
 TAG="sp$$"
 N=1500
 gen "$TAG" 1 $N
@@ -41,8 +45,7 @@ ok $? "BPF dropped nothing: the ring never filled"
 mv "$T_DIR/agent.err" "$T_DIR/agent0.err"
 kill -TERM $COLL_PID; wait $COLL_PID
 mv "$T_DIR/c.err" "$T_DIR/c0.err"
-start_agent --ring-size $RING --send "tcp://127.0.0.1:$PORT" --spool-dir "$T_DIR/spool" \
-	--no-procfs --poll-ms 10 || exit 1
+spool_agent || exit 1
 TAG="kl$$"
 N=800
 gen "$TAG" 1 $N
@@ -53,8 +56,7 @@ mv "$T_DIR/agent.err" "$T_DIR/agent-killed.err"
 # As if killed inside a write: half a record at the end of the newest segment.
 LAST=$(ls "$T_DIR/spool"/*.spool | sort | tail -1)
 printf '\x50\x00\x00\x00\x00\x00\x00\x00\x02\x00\x50\x00' >>"$LAST"
-start_agent --ring-size $RING --send "tcp://127.0.0.1:$PORT" --spool-dir "$T_DIR/spool" \
-	--no-procfs --poll-ms 10 || exit 1
+spool_agent || exit 1
 grep -q 'left by an earlier agent, sent first' "$T_DIR/agent.err"
 ok $? "the restarted agent takes up the spool"
 grep -q 'cutting a half-written record off the end' "$T_DIR/agent.err"
@@ -67,8 +69,7 @@ stop_agent
 
 # 3. Away past the spool's bound: the oldest spooled records are dropped.
 mv "$T_DIR/agent.err" "$T_DIR/agent1.err"
-start_agent --ring-size $RING --send "tcp://127.0.0.1:$PORT" --spool-dir "$T_DIR/spool" \
-	--spool-max-mb 0.125 --no-procfs --poll-ms 10 || exit 1
+spool_agent --spool-max-mb 0.125 || exit 1
 wait_for 10 grep -q 'connected' "$T_DIR/agent.err"
 kill -TERM $COLL_PID; wait $COLL_PID
 mv "$T_DIR/c.err" "$T_DIR/c1.err"

@@ -68,14 +68,6 @@ static struct {
 	uint64_t calls;
 } B;
 
-static double mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static double thread_cpu(void)
 {
 	struct timespec ts;
@@ -86,13 +78,13 @@ static double thread_cpu(void)
 
 static void *producer(void *arg)
 {
-	double start = mono();
+	double start = vigil_stream_now();
 
 	(void)arg;
-	while (!B.stop_producer && mono() < B.until) {
+	while (!B.stop_producer && vigil_stream_now() < B.until) {
 		if (B.rate > 0) {
 			double due = start + (double)B.calls * BURST / B.rate;
-			double now = mono();
+			double now = vigil_stream_now();
 
 			if (due > now) {
 				struct timespec d = { 0, (long)((due - now) * 1e9) };
@@ -207,7 +199,7 @@ static void run_ceiling(double until)
 		}
 		if (!n) {
 			sched_yield();
-			if (mono() > until + 5)
+			if (vigil_stream_now() > until + 5)
 				break;
 			continue;
 		}
@@ -267,7 +259,7 @@ static void run_libbpf(double until, ring_buffer_sample_fn fn)
 		 * there, as vigil's pump does. */
 		if (ring_buffer__poll(rb, B.poll_ms) == 0)
 			ring_buffer__consume(rb);
-		if (mono() > until + 5)
+		if (vigil_stream_now() > until + 5)
 			break;
 	}
 	if (c.out.len && write(c.fd, c.out.p, c.out.len) < 0)
@@ -307,7 +299,7 @@ static void run_vigil(double until, enum vigil_tx_path path, bool batch_wait)
 	while (!B.producer_done || B.read_events < B.skel->bss->bench_seq) {
 		int64_t released = vigil_pump_once(&pump);
 
-		if (mono() > until + 5)
+		if (vigil_stream_now() > until + 5)
 			break;
 		if (!batch_wait) {
 			vigil_pump_wait(&pump, released > 0);
@@ -374,7 +366,7 @@ int main(int argc, char **argv)
 	if (B.mode != 'a')
 		pthread_create(&rd, NULL, reader, (void *)(intptr_t)(B.mode >= 'd'));
 
-	t0 = mono();
+	t0 = vigil_stream_now();
 	B.until = t0 + B.secs;
 	c0 = thread_cpu();
 	pthread_create(&prod, NULL, producer, NULL);
@@ -394,7 +386,7 @@ int main(int argc, char **argv)
 		}
 	}
 	cpu = thread_cpu() - c0;
-	wall = mono() - t0;
+	wall = vigil_stream_now() - t0;
 	B.stop_producer = 1;
 	pthread_join(prod, NULL);
 	B.stop_reader = 1;
