@@ -5,7 +5,7 @@
 # beside the stream, and the JSON is the agent's own.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/stream_lib.sh"
-plan 12
+plan 14
 N=300
 
 # 1. Loopback.
@@ -56,4 +56,14 @@ ok $? "the collector saw the agent's namespace address"
 kill -TERM $A2; wait $A2
 grep -q 'stream tcp://10.44.0.1.*sends' "$T_DIR/agent2.err"
 ok $? "the agent reports its sends at stop"
+
+# 3. IPv6 loopback.
+start_collector c3 "" --listen 'tcp://[::1]:0' -o "$T_DIR/c3.json" || exit 1
+start_agent --send "tcp://[::1]:$COLL_PORT" --no-procfs --poll-ms 20 || exit 1
+grep -q 'connected from \[::1\]' <(wait_for 10 grep -q 'connected from' "$T_DIR/c3.err"; cat "$T_DIR/c3.err")
+ok $? "ipv6: the agent connects to [::1]"
+TAG="v6$$"
+run_markers "$TAG" 1 100
+wait_for 20 sh -c "grep -q '\"$TAG-100\"' '$T_DIR/c3.json'"
+check "ipv6: every event once, in order" -- markers_in_order "$TAG" 100 "$T_DIR/c3.json"
 done_testing

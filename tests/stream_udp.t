@@ -5,7 +5,7 @@
 # event and in its counters, and the stream goes on after them.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/stream_lib.sh"
-plan 9
+plan 11
 OUT="$T_DIR/out.json"
 stream_netns u && NS=$STREAM_NS || exit 1
 
@@ -40,6 +40,22 @@ is "$(marker_count "$TAG2" "$OUT")" 0 "what was dropped did not arrive"
 jq -c 'select(.vigil_gap.lost_bytes > 0)' "$OUT" | grep -q .
 ok $? "the collector reports the lost datagrams as a gap event"
 check "no sequence number twice" -- no_dup_seq "$OUT"
+
+# Garbage datagrams, and data for an agent never announced: dropped, counted.
+nsenter --net="/run/netns/$NS" /usr/bin/python3 - "$UPORT" <<'PY'
+import os, socket, struct, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for n in (1, 7, 40, 300, 65000):
+    s.sendto(os.urandom(n), ('127.0.0.1', int(sys.argv[1])))
+s.sendto(struct.pack('<IHH16sIIQ', 0x44474956, 1, 0, os.urandom(16), 9, 8, 0) + b'\0' * 8,
+         ('127.0.0.1', int(sys.argv[1])))
+PY
+TAG4="u4$$"
+run_markers "$TAG4" 1 50
+wait_for 20 sh -c "grep -q '\"$TAG4-50\"' '$OUT'"
+check "after garbage datagrams the stream goes on, in order, each once" -- markers_in_order "$TAG4" 50 "$OUT"
+grep -q 'dropping a bad datagram' "$T_DIR/c.err"
+ok $? "the collector says it drops bad datagrams"
 kill -TERM $A; wait $A
 grep -q 'datagrams, .* bytes, [1-9][0-9]* not sent' "$T_DIR/agent.err"
 ok $? "the agent counts the datagrams it could not send"
