@@ -4,7 +4,7 @@
 #include "loss.h"
 #include "pins.h"
 
-int vigil_loss_check(struct vigil_loss_monitor *m, struct vigil_bpf *b)
+static int report(struct vigil_loss_monitor *m, struct vigil_bpf *b, bool always)
 {
 	uint64_t c[VIGIL_CNT_MAX];
 
@@ -13,7 +13,8 @@ int vigil_loss_check(struct vigil_loss_monitor *m, struct vigil_bpf *b)
 	m->ring_full = c[VIGIL_CNT_RING_FULL];
 	m->threads_exited = c[VIGIL_CNT_THREAD_EXIT];
 	m->recursion_misses = vigil_recursion_misses(b->pin_dir);
-	if (m->ring_full == m->reported_ring_full && m->recursion_misses == m->reported_recursion)
+	if (!always && m->ring_full == m->reported_ring_full &&
+	    m->recursion_misses == m->reported_recursion)
 		return 0;
 	/* A failed injection (ring still full) is counted by BPF itself and
 	 * retried at the next check. */
@@ -24,4 +25,14 @@ int vigil_loss_check(struct vigil_loss_monitor *m, struct vigil_bpf *b)
 	m->reported_ring_full = m->ring_full;
 	m->reported_recursion = m->recursion_misses;
 	return 1;
+}
+
+int vigil_loss_check(struct vigil_loss_monitor *m, struct vigil_bpf *b)
+{
+	return report(m, b, false);
+}
+
+int vigil_loss_final(struct vigil_loss_monitor *m, struct vigil_bpf *b)
+{
+	return report(m, b, true);
 }

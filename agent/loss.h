@@ -5,6 +5,7 @@
 #ifndef VIGIL_LOSS_H
 #define VIGIL_LOSS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include "loader.h"
 
@@ -15,5 +16,9 @@ struct vigil_loss_monitor {
 
 /* Returns 1 when a loss event was injected. */
 int vigil_loss_check(struct vigil_loss_monitor *m, struct vigil_bpf *b);
+/* At stop, once the ring is drained: reads the counters and always injects
+ * the event, whose sequence number is then above every loss it counts, so
+ * the reader sees each of them as a gap below it. */
+int vigil_loss_final(struct vigil_loss_monitor *m, struct vigil_bpf *b);
 
 #endif

@@ -19,9 +19,11 @@
 #include <vigil/events.h>
 #include "control.h"
 #include "export_file.h"
+#include "enforce_tc.h"
 #include "loader.h"
 #include "log.h"
 #include "loss.h"
+#include "net.h"
 #include "pins.h"
 #include "pump.h"
 #include "sink_local.h"
@@ -41,6 +43,10 @@ struct options {
 	double duration;	/* seconds; 0: until stopped */
 	char *policy[VIGIL_POLICY_FILES_MAX];	/* --policy files */
 	unsigned npolicy;
+	const char *enforce_on[16];	/* --enforce-on NETNS/IFNAME[:xdp] */
+	unsigned nenforce;
+	bool track_flows;
+	struct vigil_net_opts net;
 	const char *send[VIGIL_MAX_SINKS - 1];	/* --send URLs */
 	int nsend;
 	struct vigil_stream_opts stream;	/* --send-path, --spool-*: for each --send */
@@ -93,9 +99,19 @@ static const char usage_text[] =
 	"      --unpin-on-exit              remove the pins when stopping (default: keep them,\n"
 	"                                   so events wait in the ring for the next start)\n"
 	"\n"
+	"Network events and reports:\n"
+	"      --report-interval SECONDS    reports built in BPF every SECONDS (default 10; 0 none)\n"
+	"      --report-only                reports only: no per-connection events\n"
+	"      --no-listen-events           no events about listening sockets\n"
+	"      --no-loopback-events         no events for connections within loopback\n"
+	"\n"
 	"Enforcement:\n"
 	"      --policy FILE                enforce the rules in FILE (repeatable; docs/policy.md);\n"
 	"                                   SIGHUP and 'vigil policy load' re-read them\n"
+	"      --enforce-on NETNS/IFNAME[:xdp]  network rules at TC (ingress and egress; with :xdp,\n"
+	"                                   XDP ingress) on IFNAME in NETNS (/run/netns name or\n"
+	"                                   path; the root namespace only as /proc/1/ns/net)\n"
+	"      --track-flows                keep TCP sequence state of forwarded flows (a router)\n"
 	"\n"
 	"  -d, --duration SECONDS           stop after SECONDS\n"
 	"  -v, --verbose                    libbpf and agent debug output on stderr\n"
@@ -118,7 +134,8 @@ static int parse_u64(const char *opt, const char *s, uint64_t max, uint64_t *out
 static int parse_options(int argc, char **argv, struct options *o)
 {
 	enum { O_MAXSIZE = 256, O_BACKUPS, O_NODE, O_PIN, O_RING, O_WAKE, O_POLL, O_NOPROC, O_UNPIN, O_POLICY,
-	       O_SEND, O_SENDPATH, O_SPOOL, O_SPOOLMAX };
+	       O_REPORT_INTERVAL, O_REPORT_ONLY, O_NO_LISTEN, O_NO_LOOPBACK,
+	       O_SEND, O_SENDPATH, O_SPOOL, O_SPOOLMAX, O_ENFORCE_ON, O_TRACK_FLOWS };
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "compact", no_argument, NULL, 'c' },
@@ -133,6 +150,12 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "no-procfs", no_argument, NULL, O_NOPROC },
 		{ "unpin-on-exit", no_argument, NULL, O_UNPIN },
 		{ "policy", required_argument, NULL, O_POLICY },
+		{ "enforce-on", required_argument, NULL, O_ENFORCE_ON },
+		{ "track-flows", no_argument, NULL, O_TRACK_FLOWS },
+		{ "report-interval", required_argument, NULL, O_REPORT_INTERVAL },
+		{ "report-only", no_argument, NULL, O_REPORT_ONLY },
+		{ "no-listen-events", no_argument, NULL, O_NO_LISTEN },
+		{ "no-loopback-events", no_argument, NULL, O_NO_LOOPBACK },
 		{ "send", required_argument, NULL, O_SEND },
 		{ "send-path", required_argument, NULL, O_SENDPATH },
 		{ "spool-dir", required_argument, NULL, O_SPOOL },
@@ -155,6 +178,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		.stream.spool_max = 256ull << 20,
 		.poll_ms = 50,
 		.procfs = true,
+		.net.report_interval_ns = VIGIL_REPORT_INTERVAL_DEFAULT_S * 1000000000ull,
 	};
 	if (!uname(&un))
 		snprintf(o->node_name, sizeof(o->node_name), "%s", un.nodename);
@@ -201,11 +225,25 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		case O_NOPROC: o->procfs = false; break;
 		case O_UNPIN: o->unpin_on_exit = true; break;
+		case O_ENFORCE_ON:
+			if (o->nenforce == sizeof(o->enforce_on) / sizeof(o->enforce_on[0]))
+				return vlog_err(-E2BIG, "at most 16 --enforce-on");
+			o->enforce_on[o->nenforce++] = optarg;
+			break;
+		case O_TRACK_FLOWS: o->track_flows = true; break;
 		case O_POLICY:
 			if (o->npolicy == VIGIL_POLICY_FILES_MAX)
 				return vlog_err(-E2BIG, "at most %d --policy", VIGIL_POLICY_FILES_MAX);
 			o->policy[o->npolicy++] = optarg;
 			break;
+		case O_REPORT_INTERVAL:
+			if (parse_u64("--report-interval", optarg, 86400, &v))
+				return -EINVAL;
+			o->net.report_interval_ns = v * 1000000000ull;
+			break;
+		case O_REPORT_ONLY: o->net.report_only = true; break;
+		case O_NO_LISTEN: o->net.no_listen = true; break;
+		case O_NO_LOOPBACK: o->net.no_loopback = true; break;
 		case O_SEND:
 			if (o->nsend == VIGIL_MAX_SINKS - 1)
 				return vlog_err(-E2BIG, "at most %d --send", VIGIL_MAX_SINKS - 1);
@@ -290,7 +328,8 @@ static void run(struct vigil_pump *pump, struct vigil_bpf *bpf, const struct opt
 			break;
 		vigil_pump_wait(pump, flowing);
 	}
-	vigil_loss_check(loss, bpf);
+	vigil_pump_flush(pump);
+	vigil_loss_final(loss, bpf);
 	vigil_pump_flush(pump);
 }
 
@@ -302,6 +341,8 @@ int main(int argc, char **argv)
 	struct vigil_sink_stream streams[VIGIL_MAX_SINKS - 1];
 	int nstreams = 0;
 	struct vigil_bpf bpf = {};
+	struct vigil_enforce_tc *enforce = NULL;
+	struct vigil_net net = {};
 	struct vigil_pump pump = { .epfd = -1 };
 	struct options o;
 	int err;
@@ -341,6 +382,21 @@ int main(int argc, char **argv)
 	err = vigil_control_start(&control, o.pin_dir, bpf.ring_size, o.policy, o.npolicy, &hup);
 	if (err)
 		goto out;
+	err = vigil_net_load(&net, &bpf, &o.net);
+	if (err || (err = vigil_net_scan_sockets(&net)))
+		goto out;
+	if (o.nenforce) {
+		struct vigil_enforce_tc_opts eo = {
+			.pin_dir = o.pin_dir, .ring_size = bpf.ring_size,
+			.wakeup_bytes = o.wakeup_bytes, .track_flows = o.track_flows,
+		};
+
+		if ((err = vigil_enforce_tc_open(&enforce, &eo)))
+			goto out;
+		for (unsigned i = 0; i < o.nenforce; i++)
+			if ((err = vigil_enforce_tc_attach_spec(enforce, o.enforce_on[i])))
+				goto out;
+	}
 	err = vigil_pump_init(&pump, bpf.ring_fd, o.poll_ms);
 	if (err)
 		goto out;
@@ -382,6 +438,8 @@ out_local:
 	vigil_sink_local_free(&local);
 out:
 	vigil_pump_close(&pump);
+	vigil_enforce_tc_close(enforce);
+	vigil_net_close(&net);
 	vigil_control_close(&control);
 	vigil_bpf_close(&bpf, o.unpin_on_exit);
 	vigil_export_close(&export);
