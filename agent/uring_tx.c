@@ -29,6 +29,12 @@
 
 int vigil_uring_init(struct vigil_tx *t)
 {
+	/* Room in the completion queue for every notification we let be
+	 * outstanding, and the sends' own completions. */
+	struct io_uring_params params = {
+		.flags = IORING_SETUP_CQSIZE,
+		.cq_entries = 2 * VIGIL_TX_ZC_MAX,
+	};
 	struct io_uring_probe *probe;
 	bool zc;
 	int err;
@@ -36,7 +42,7 @@ int vigil_uring_init(struct vigil_tx *t)
 	t->uring = calloc(1, sizeof(*t->uring));
 	if (!t->uring)
 		return -ENOMEM;
-	err = io_uring_queue_init(URING_ENTRIES, t->uring, 0);
+	err = io_uring_queue_init_params(URING_ENTRIES, t->uring, &params);
 	if (err) {
 		free(t->uring);
 		t->uring = NULL;
