@@ -130,9 +130,11 @@ static void tuple_json(struct jw *w, const struct vigil_tuple *t)
 static void owner_json(struct vigil_formatter *f, struct jw *w, const struct vigil_proc *p,
 		       uint32_t flags)
 {
-	if (flags & VIGIL_CONN_NO_OWNER)
+	if (flags & VIGIL_CONN_NO_OWNER) {
 		jw_bool(w, "owner_unknown", true);
-	else
+		if (flags & VIGIL_CONN_PREEXISTING)
+			jw_u64(w, "uid", p->uid);	/* the iterator knows this much */
+	} else
 		vigil_json_process(f, w, "process", p);
 	if (flags & VIGIL_CONN_REFINED)
 		jw_bool(w, "owner_refined", true);
