@@ -5,7 +5,7 @@
 # right process, tuple, bytes and close reason.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/net_lib.sh"
-plan 45
+plan 46
 
 EV="$T_DIR/events.json"
 net_pair || { diag "cannot create the namespaces"; exit 1; }
@@ -27,7 +27,7 @@ def recv_exact(s, n):
 if role == "server":
     ls = socket.socket(); ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     ls.bind(("0.0.0.0", 8100)); ls.listen(); open(os.path.join(d, "server.ready"), "w").close()
-    s, _ = ls.accept(); ls.close()
+    s, _ = ls.accept()  # the listener stays open: it too predates the agent
 else:
     s = socket.create_connection((sys.argv[3], 8100))
 s.sendall(b"p" * 100); recv_exact(s, 100)
@@ -41,6 +41,7 @@ else:
     while s.recv(100):
         pass
     s.close()
+    ls.close()
 PY
 ip netns exec "$NS_S" /usr/bin/python3 "$T_DIR/pre.py" server "$T_DIR/pre" &
 PRE_S=$!
@@ -170,6 +171,8 @@ is "$(field .process_close.closed_by "$PC")/$(field .process_close.closed_by "$P
 is "$(field .process_close.owner_refined "$PC")/$(field .process_close.process.binary "$PS")" \
 	"true/$(readlink -f /usr/bin/python3)" "pre-existing: the owner is named by its first send or receive"
 is "$(nev process_connect "$C")$(nev process_accept "$S")" 00 "pre-existing: no connect or accept invented"
+wait_for 5 sh -c "grep -q '\"owner_unknown\":true,\"uid\":0,\"preexisting\":true,[^}]*\"source_port\":8100,[^}]*\"netns\":$NETNS_S' '$EV'"
+ok $? "pre-existing listener, never read from: closed with no owner, its uid, preexisting"
 
 # 8. Every line is JSON and nothing was lost.
 stop_agent
