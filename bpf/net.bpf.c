@@ -358,7 +358,9 @@ static __always_inline void refine(const struct sock *sk)
 	struct vigil_sk *s;
 	struct task_struct *t;
 
-	if (!sk)
+	/* Every send and receive of every socket passes here: leave the
+	 * others before the storage lookup. */
+	if (!sk || sk->sk_protocol != IPPROTO_TCP)
 		return;
 	s = vigil_sk_get(sk, false);
 	if (!s || s->refined)
