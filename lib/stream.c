@@ -28,6 +28,7 @@ static const struct vigil_stream_type schema[] = {
 	{ VIGIL_EV_REPORT_PROC, 0, sizeof(struct vigil_report_proc) },
 	{ VIGIL_EV_REPORT_REMOTE, 0, sizeof(struct vigil_report_remote) },
 	{ VIGIL_EV_REPORT_END, 0, sizeof(struct vigil_report_end) },
+	{ VIGIL_EV_ENFORCE, 0, sizeof(struct vigil_enforce) },
 };
 #define NSCHEMA (sizeof(schema) / sizeof(*schema))
 
