@@ -52,13 +52,6 @@ wait_for 5 test -e "$T_DIR/pre/client.open" -a -e "$T_DIR/pre/server.open"
 
 start_agent -o "$EV" --export-file-max-size-mb 0 --poll-ms 20 || exit 1
 
-# ev KIND PID [FILTER]: that process's events of that kind, one a line
-# (lines are read as text first: the agent may be writing the last one).
-ev() { jq -c -R --argjson pid "$2" "fromjson? | select(.$1.process.pid == \$pid)${3:+ | select($3)}" "$EV"; }
-nev() { ev "$@" | wc -l; }
-field() { jq -r "$1" <<<"$2"; }
-flushed() { wait_for 10 grep -q "\"$1\":{\"process\":{\"exec_id\":\"[^\"]*\",\"pid\":$2," "$EV"; }
-exec_id() { jq -r -R --argjson pid "$1" 'fromjson? | select(.process_exec.process.pid == $pid) | .process_exec.process.exec_id' "$EV" | tail -1; }
 
 # exchange NAME MODE: 1000 bytes from the client, 2000 from the server.
 exchange() {

@@ -11,10 +11,6 @@ EV="$T_DIR/events.json"
 net_pair || { diag "cannot create the namespaces"; exit 1; }
 start_agent -o "$EV" --export-file-max-size-mb 0 --poll-ms 20 --no-listen-events --no-loopback-events || exit 1
 
-ev() { jq -c -R --argjson pid "$2" "fromjson? | select(.$1.process.pid == \$pid)${3:+ | select($3)}" "$EV"; }
-nev() { ev "$@" | wc -l; }
-field() { jq -r "$1" <<<"$2"; }
-flushed() { wait_for 10 grep -q "\"$1\":{\"process\":{\"exec_id\":\"[^\"]*\",\"pid\":$2," "$EV"; }
 
 # 1. IPv4 over the veth pair: kept, except what concerns the listener.
 net_run v4 client_fin 300 700

@@ -54,3 +54,13 @@ net_run() {
 }
 
 pid_of() { cat "$T_DIR/$1/$2.pid"; }
+
+# Queries on the agent's JSON output $EV, read as text lines first (the agent
+# may be writing the last one).
+# ev KIND PID [FILTER]: that process's events of that kind, one a line.
+ev() { jq -c -R --argjson pid "$2" "fromjson? | select(.$1.process.pid == \$pid)${3:+ | select($3)}" "$EV"; }
+nev() { ev "$@" | wc -l; }
+field() { jq -r "$1" <<<"$2"; }
+# flushed KIND PID: waits until such an event is out.
+flushed() { wait_for 10 grep -q "\"$1\":{\"process\":{\"exec_id\":\"[^\"]*\",\"pid\":$2," "$EV"; }
+exec_id() { jq -r -R --argjson pid "$1" 'fromjson? | select(.process_exec.process.pid == $pid) | .process_exec.process.exec_id' "$EV" | tail -1; }

@@ -18,8 +18,6 @@ NFT
 ip netns exec "$NS_S" nft add element inet vigil_test dropped '{ 8002 }'
 start_agent -o "$EV" --export-file-max-size-mb 0 --poll-ms 20 || exit 1
 
-ev() { jq -c -R --argjson pid "$2" "fromjson? | select(.$1.process.pid == \$pid)" "$EV"; }
-flushed() { wait_for 10 grep -q "\"$1\":{\"process\":{\"exec_id\":\"[^\"]*\",\"pid\":$2," "$EV"; }
 
 cat >"$T_DIR/to.py" <<'PY'
 import os, socket, sys, time
