@@ -52,7 +52,6 @@ wait_for 5 test -e "$T_DIR/pre/client.open" -a -e "$T_DIR/pre/server.open"
 
 start_agent -o "$EV" --export-file-max-size-mb 0 --poll-ms 20 || exit 1
 
-
 # exchange NAME MODE: 1000 bytes from the client, 2000 from the server.
 exchange() {
 	net_run "$1" "$2" 1000 2000

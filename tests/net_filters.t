@@ -11,7 +11,6 @@ EV="$T_DIR/events.json"
 net_pair || { diag "cannot create the namespaces"; exit 1; }
 start_agent -o "$EV" --export-file-max-size-mb 0 --poll-ms 20 --no-listen-events --no-loopback-events || exit 1
 
-
 # 1. IPv4 over the veth pair: kept, except what concerns the listener.
 net_run v4 client_fin 300 700
 C=$(pid_of v4 client)

@@ -18,7 +18,6 @@ NFT
 ip netns exec "$NS_S" nft add element inet vigil_test dropped '{ 8002 }'
 start_agent -o "$EV" --export-file-max-size-mb 0 --poll-ms 20 || exit 1
 
-
 cat >"$T_DIR/to.py" <<'PY'
 import os, socket, sys, time
 mode, addr, port, d = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
