@@ -13,9 +13,8 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
-#include "lib/ring.bpf.h"
+#include "lib/enforce.bpf.h"	/* vigil_enforce_event */
 #include "lib/policy_walk.bpf.h"
-#include "lib/ratelimit.bpf.h"
 #include "lib/path.bpf.h"	/* task.bpf.h needs its sizes */
 #include "lib/task.bpf.h"
 
@@ -26,7 +25,7 @@ char LICENSE[] SEC("license") = "GPL";
 #define SOCK_REFUSE 0
 
 /* One refusal, with the process that asked: counted always, an event when
- * the rule's event bucket allows (else held and reported by the next). */
+ * the rule's event bucket allows (vigil_enforce_event). */
 static __always_inline void report(struct bpf_sock_addr *ctx, const struct vigil_match *m,
 				   const struct vigil_walk *w)
 {
@@ -34,7 +33,7 @@ static __always_inline void report(struct bpf_sock_addr *ctx, const struct vigil
 	struct vigil_rule_stats *st = vigil_rule_stats_of(w->id);
 	const struct vigil_pol_rule *r;
 	struct vigil_enforce *ev;
-	__u32 held = 0, id = w->id;
+	__u32 id = w->id;
 
 	vigil_count(w->action == VIGIL_ACT_DENY ? VIGIL_CNT_ENF_CONNECT_DENIED
 						: VIGIL_CNT_ENF_CONNECT_REJECTED);
@@ -43,27 +42,17 @@ static __always_inline void report(struct bpf_sock_addr *ctx, const struct vigil
 	r = bpf_map_lookup_elem(&vigil_rules, &id);
 	if (!r)
 		return;
-	if (!vigil_event_allowed(r, id, bpf_ktime_get_ns(), &held)) {
-		vigil_count(VIGIL_CNT_ENF_EVENT_SUPPRESSED);
-		if (st)
-			st->events_suppressed++;
-		return;
-	}
-	ev = vigil_reserve(VIGIL_EV_ENFORCE, sizeof(*ev));
+	ev = vigil_enforce_event(r, id, st);
 	if (!ev)
 		return;
-	__builtin_memset(&ev->proc, 0, sizeof(*ev) - sizeof(ev->hdr));
 	vigil_proc_fill(&ev->proc, task,
 			vigil_exec_key_get(task->tgid, BPF_CORE_READ(task, start_time)));
-	ev->rule_id = id;
-	ev->action = w->action;
 	ev->reply = VIGIL_REPLY_CONNECT_REFUSED;
 	ev->dir = VIGIL_DIR_EGRESS;
 	ev->family = m->family;
 	ev->proto = m->proto;
 	ev->flags = VIGIL_ENF_HAS_PROC;
 	ev->dport = m->dport;
-	ev->suppressed = held;
 	__builtin_memcpy(ev->daddr, m->peer, m->family == 2 ? 4 : 16);
 	ev->cookie = bpf_get_socket_cookie(ctx);
 	vigil_submit(ev);
