@@ -34,6 +34,45 @@ static bool is_root(const struct stat *ns)
 	return same(ns, "/proc/1/ns/net") || same(ns, "/proc/self/ns/net");
 }
 
+static bool names_root(const char *netns)
+{
+	return !strcmp(netns, VIGIL_NETNS_ROOT);
+}
+
+int vigil_netns_path(const char *netns, char *out, size_t len)
+{
+	int n;
+
+	if (!netns || !*netns || (netns[0] != '/' && strchr(netns, '/')))
+		return -EINVAL;
+	n = netns[0] == '/' ? snprintf(out, len, "%s", netns)
+			    : snprintf(out, len, "/run/netns/%s", netns);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+int vigil_netns_check(const char *netns, char *err, size_t errlen)
+{
+	struct stat ns;
+	char path[256];
+	int ret = vigil_netns_path(netns, path, sizeof(path));
+
+	if (ret) {
+		snprintf(err, errlen, "network namespace '%s': not a name under /run/netns or a path",
+			 netns);
+		return ret;
+	}
+	if (stat(path, &ns)) {
+		snprintf(err, errlen, "network namespace '%s': %s not found", netns, path);
+		return -ENOENT;
+	}
+	if (is_root(&ns) && !names_root(netns)) {
+		snprintf(err, errlen, "network namespace '%s' is the root namespace: name it as "
+			 VIGIL_NETNS_ROOT " if that is meant", netns);
+		return -EPERM;
+	}
+	return 0;
+}
+
 static void *netns_thread(void *arg)
 {
 	struct netns_job *j = arg;
@@ -50,7 +89,7 @@ static void *netns_thread(void *arg)
 	}
 	j->id.dev = ns.st_dev;
 	j->id.ino = ns.st_ino;
-	if (is_root(&ns) && strcmp(j->netns, VIGIL_NETNS_ROOT)) {
+	if (is_root(&ns) && !names_root(j->netns)) {
 		j->err = vlog_err(-EPERM, "%s is the root network namespace: refused unless named "
 				  "as " VIGIL_NETNS_ROOT, j->netns);
 		goto out;
@@ -70,14 +109,10 @@ int vigil_netns_run(const char *netns, int (*fn)(void *arg), void *arg, struct v
 {
 	struct netns_job j = { .netns = netns, .fn = fn, .arg = arg };
 	pthread_t t;
-	int n, err;
+	int err;
 
-	if (!netns || !*netns)
-		return vlog_err(-EINVAL, "no network namespace named");
-	n = netns[0] == '/' ? snprintf(j.path, sizeof(j.path), "%s", netns)
-			    : snprintf(j.path, sizeof(j.path), "/run/netns/%s", netns);
-	if (n < 0 || (size_t)n >= sizeof(j.path) || (netns[0] != '/' && strchr(netns, '/')))
-		return vlog_err(-EINVAL, "invalid network namespace name '%s'", netns);
+	if (vigil_netns_path(netns, j.path, sizeof(j.path)))
+		return vlog_err(-EINVAL, "invalid network namespace name '%s'", netns ? netns : "");
 	err = pthread_create(&t, NULL, netns_thread, &j);
 	if (err)
 		return vlog_err(-err, "cannot start a thread for network namespace %s", netns);

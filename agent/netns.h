@@ -23,6 +23,14 @@ struct vigil_netns_id {
 	uint64_t ino;
 };
 
+/* The file netns names: /run/netns/NAME, or the path itself. -EINVAL for an
+ * empty name or a name with a slash that is not a path, -ENAMETOOLONG. */
+int vigil_netns_path(const char *netns, char *out, size_t len);
+/* 0 when netns exists and is not the root namespace under another name
+ * (vigil_netns_run refuses that too, but only when it is too late to refuse
+ * the policy); else err says why. */
+int vigil_netns_check(const char *netns, char *err, size_t errlen);
+
 /* netns is a name under /run/netns or a path. Joins it in a new thread,
  * runs fn(arg) there and returns its result (or -errno when the namespace
  * cannot be joined, -EPERM for an unnamed root namespace). id, when not

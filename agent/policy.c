@@ -28,6 +28,7 @@
 #include <bpf/libbpf.h>
 #include "loader.h"
 #include "log.h"
+#include "netns.h"
 #include "policy_state.h"
 #include "sock_destroy.h"
 #include "enforce_cgroup.skel.h"

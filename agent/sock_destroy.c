@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -36,35 +35,6 @@ struct sd_job {
 	unsigned rule_id;
 	int destroyed;
 };
-
-int vigil_netns_check(const char *netns, char *err, size_t errlen)
-{
-	struct stat ns, root, self;
-	char path[256];
-
-	if (vigil_netns_path(netns, path, sizeof(path)) || stat(path, &ns)) {
-		snprintf(err, errlen, "network namespace '%s': %s not found", netns, path);
-		return -ENOENT;
-	}
-	if (!strcmp(netns, VIGIL_NETNS_ROOT))
-		return 0;
-	/* The node's own namespace only when named as such (agent/netns.h). */
-	if ((!stat("/proc/1/ns/net", &root) && root.st_dev == ns.st_dev && root.st_ino == ns.st_ino) ||
-	    (!stat("/proc/self/ns/net", &self) && self.st_dev == ns.st_dev && self.st_ino == ns.st_ino)) {
-		snprintf(err, errlen, "network namespace '%s' is the root namespace: name it as "
-			 VIGIL_NETNS_ROOT " if that is meant", netns);
-		return -EPERM;
-	}
-	return 0;
-}
-
-int vigil_netns_path(const char *netns, char *out, size_t len)
-{
-	int n = netns[0] == '/' ? snprintf(out, len, "%s", netns)
-				: snprintf(out, len, "/run/netns/%s", netns);
-
-	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
-}
 
 static int netns_cookie(uint64_t *cookie)
 {

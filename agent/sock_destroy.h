@@ -13,12 +13,6 @@
 struct vigil_policy_state;
 struct vigil_rule;
 
-/* The file a rule's netns entry names: /run/netns/NAME, or the path. */
-int vigil_netns_path(const char *netns, char *out, size_t len);
-/* 0 when netns exists and is not the root namespace under another name
- * (agent/netns.c refuses that too, but only when it is too late to refuse
- * the policy); else err says why. */
-int vigil_netns_check(const char *netns, char *err, size_t errlen);
 int vigil_sock_destroy_init(struct vigil_policy_state *s, uint64_t ring_size);
 /* Destroys the sockets whose first matching rule is rule id (a reset rule
  * already in the maps); returns how many, or -errno. */
