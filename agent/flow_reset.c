@@ -230,7 +230,12 @@ static void *watch(void *arg)
 
 int vigil_flow_reset_start(struct vigil_flow_reset *r)
 {
-	int err = pthread_create(&r->thread, NULL, watch, r);
+	int err;
+
+	/* A watcher stopped to change its namespaces starts again: without
+	 * this its new thread would see the old stop and leave at once. */
+	r->stop = false;
+	err = pthread_create(&r->thread, NULL, watch, r);
 
 	if (err)
 		return vlog_err(-err, "cannot start the flow-reset watcher");

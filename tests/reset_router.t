@@ -9,12 +9,15 @@
 plan 13
 
 enf_router a r b || exit 1
+# A second namespace with flow tracking too (its lo): the idle-flow watcher
+# is restarted when a namespace joins, and must keep watching R.
+NS_o=$(new_netns o) || exit 1
 rule() { # rule PORT: a reset rule for TCP to PORT, as policy YAML
 	printf '  - name: reset-%s\n    action: reset\n    direction: ingress\n    protocol: tcp\n    port: %s\n' "$1" "$1"
 }
 printf 'rules:\n  - name: keep\n    action: allow\n    protocol: udp\n' >"$T_DIR/policy.yaml"
 start_agent --no-procfs -o "$T_DIR/events.json" --policy "$T_DIR/policy.yaml" \
-	--enforce-on "$NS_r/ra" --enforce-on "$NS_r/rb" --track-flows || exit 1
+	--enforce-on "$NS_o/lo" --enforce-on "$NS_r/ra" --enforce-on "$NS_r/rb" --track-flows || exit 1
 
 # flow NAME PORT ADDR MODE: a connection A -> B:PORT held by both ends.
 flow() {
