@@ -8,7 +8,10 @@
 
 int vigil_pump_init(struct vigil_pump *p, int ring_fd, int poll_ms)
 {
-	struct epoll_event ev = { .events = EPOLLIN };
+	/* Edge-triggered: the ring's fd stays readable while any record is
+	 * unreleased (a sink waiting for acks), so level-triggered polling
+	 * would never sleep. The poll timer covers what no wakeup announces. */
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLET };
 	int err;
 
 	*p = (struct vigil_pump){ .poll_ms = poll_ms, .epfd = -1 };

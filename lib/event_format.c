@@ -249,14 +249,21 @@ static void format_exit(struct vigil_formatter *f, const struct vigil_exit *ev,
 	int status = (ev->exit_code >> 8) & 0xff, sig = ev->exit_code & 0x7f;
 	char sigbuf[32];
 	const char *signame = vigil_signal_name(sig, sigbuf, sizeof(sigbuf));
+	struct vigil_proc p = ev->proc;
 	struct jw w;
 
+	/* The parent is the one at exec, as in Tetragon: an orphan adopted by
+	 * init or a subreaper still names who started it. */
+	if (e) {
+		p.ppid = e->proc.ppid;
+		p.parent_exec_ktime = e->proc.parent_exec_ktime;
+	}
 	if (json) {
 		jw_begin(&w, json);
 		jw_obj(&w, NULL);
 		jw_obj(&w, "process_exit");
-		process_json(f, &w, "process", &ev->proc, e);
-		parent_json(f, &w, &ev->proc);
+		process_json(f, &w, "process", &p, e);
+		parent_json(f, &w, &p);
 		if (signame)
 			jw_cstr(&w, "signal", signame);
 		if (status)	/* zero values are left out, as Tetragon does */
@@ -273,7 +280,7 @@ static void format_exit(struct vigil_formatter *f, const struct vigil_exit *ev,
 			vbuf_printf(compact, " %d", status);
 		vbuf_putc(compact, '\n');
 	}
-	vigil_proc_cache_remove(&f->cache, ev->proc.pid, ev->proc.exec_ktime);
+	vigil_proc_cache_exited(&f->cache, ev->proc.pid, ev->proc.exec_ktime);
 }
 
 static void format_loss(struct vigil_formatter *f, const struct vigil_loss *ev,

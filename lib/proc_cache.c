@@ -18,8 +18,10 @@ int vigil_proc_cache_init(struct vigil_proc_cache *c, size_t max)
 	return c->slots ? 0 : -ENOMEM;
 }
 
-static void entry_free(struct vigil_proc_entry *e)
+static void entry_free(struct vigil_proc_cache *c, struct vigil_proc_entry *e)
 {
+	if (e->exited_slot >= 0)
+		c->exited[e->exited_slot] = NULL;
 	free(e->binary);
 	free(e);
 }
@@ -31,7 +33,7 @@ void vigil_proc_cache_free(struct vigil_proc_cache *c)
 
 		for (; e; e = n) {
 			n = e->next;
-			entry_free(e);
+			entry_free(c, e);
 		}
 	}
 	free(c->slots);
@@ -90,7 +92,7 @@ static void unlink_pid(struct vigil_proc_cache *c, uint32_t pid)
 			struct vigil_proc_entry *e = *pp;
 
 			*pp = e->next;
-			entry_free(e);
+			entry_free(c, e);
 			c->count--;
 			return;
 		}
@@ -118,6 +120,7 @@ static struct vigil_proc_entry *put(struct vigil_proc_cache *c, const struct vig
 	}
 	e->proc = *proc;
 	e->flags = flags;
+	e->exited_slot = -1;
 	e->binary = memcpy(s, bin, bl);
 	e->args = memcpy(s + bl, args, al);
 	e->cwd = memcpy(s + bl + al, cwd, cl);
@@ -164,8 +167,16 @@ struct vigil_proc_entry *vigil_proc_cache_fork(struct vigil_proc_cache *c,
 		   p->cgroup_len);
 }
 
-void vigil_proc_cache_remove(struct vigil_proc_cache *c, uint32_t pid, uint64_t exec_ktime)
+void vigil_proc_cache_exited(struct vigil_proc_cache *c, uint32_t pid, uint64_t exec_ktime)
 {
-	if (vigil_proc_cache_find(c, pid, exec_ktime))
-		unlink_pid(c, pid);
+	struct vigil_proc_entry *e = vigil_proc_cache_find(c, pid, exec_ktime);
+	unsigned slot = c->exited_next;
+
+	if (!e || e->exited_slot >= 0)
+		return;
+	if (c->exited[slot])	/* the oldest exited process goes for good */
+		unlink_pid(c, c->exited[slot]->proc.pid);
+	c->exited[slot] = e;
+	e->exited_slot = slot;
+	c->exited_next = (slot + 1) % VIGIL_PROC_EXITED_KEEP;
 }

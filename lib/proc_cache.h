@@ -4,7 +4,10 @@
  * so the agent and the collector rebuild the same cache from the same
  * records. It gives each event the process's binary, arguments and cwd and
  * its parent's. Bounded: past max entries new processes are not cached (the
- * events still carry exact exec ids and are flagged "miss").
+ * events still carry exact exec ids and are flagged "miss"). A process that
+ * exited stays findable until VIGIL_PROC_EXITED_KEEP later exits (or its pid
+ * is reused): events that come after its exit (a socket closed in softirq,
+ * a child's exit naming its parent) still name its binary.
  */
 #ifndef VIGIL_PROC_CACHE_H
 #define VIGIL_PROC_CACHE_H
@@ -20,9 +23,11 @@ struct vigil_proc_entry {
 	uint32_t flags;		/* enum vigil_exec_flags, plus PROC_CLONE */
 	uint16_t binary_len, args_len, cwd_len, cgroup_len;
 	char *binary, *args, *cwd, *cgroup;	/* one allocation, at binary */
+	int32_t exited_slot;	/* its place among the exited; -1 while alive */
 };
 
 #define VIGIL_PROC_CLONE (1U << 16)	/* forked, never exec'd */
+#define VIGIL_PROC_EXITED_KEEP 4096
 
 struct vigil_proc_cache {
 	struct vigil_proc_entry **slots;
@@ -30,6 +35,8 @@ struct vigil_proc_cache {
 	size_t count;
 	size_t max;
 	uint64_t misses;	/* not cached: full, or no memory */
+	struct vigil_proc_entry *exited[VIGIL_PROC_EXITED_KEEP];	/* oldest at exited_next */
+	unsigned exited_next;
 };
 
 int vigil_proc_cache_init(struct vigil_proc_cache *c, size_t max);
@@ -42,6 +49,7 @@ struct vigil_proc_entry *vigil_proc_cache_exec(struct vigil_proc_cache *c,
 					      const struct vigil_exec *ev);
 struct vigil_proc_entry *vigil_proc_cache_fork(struct vigil_proc_cache *c,
 					      const struct vigil_fork *ev);
-void vigil_proc_cache_remove(struct vigil_proc_cache *c, uint32_t pid, uint64_t exec_ktime);
+/* The process exited: kept a while for late events, then freed. */
+void vigil_proc_cache_exited(struct vigil_proc_cache *c, uint32_t pid, uint64_t exec_ktime);
 
 #endif

@@ -2,7 +2,7 @@
 # Process events from a real kernel: exec and exit of known commands, as a
 # user reads them in the JSON export.
 . "$(dirname "$0")/lib.sh"
-plan 22
+plan 23
 
 EV="$T_DIR/events.json"
 WD="$T_DIR/work dir"
@@ -82,7 +82,17 @@ kill -9 $PRE_CHILD
 wait_for 5 event_seen "$EV" ".process_exit.process.pid == $PRE_CHILD"
 is "$(jq -r .process_exit.process.flags <<<"$(ev $PRE_CHILD process_exit)")" procFS "its exit names it from the procFS entry"
 
-# 6. Every line is JSON; exec ids are Tetragon's base64(node:ktime:pid).
+# 6. A process that outlives its parent: its exit still names the parent.
+ORPH_PARENT_OUT="$T_DIR/orphan"
+/bin/sh -c '/bin/sleep 0.5 & echo $! >"$1"; /bin/sleep 0.1; exit 0' sh "$ORPH_PARENT_OUT" &
+OP=$!
+wait $OP
+ORPH=$(cat "$ORPH_PARENT_OUT")
+wait_for 5 event_seen "$EV" ".process_exit.process.pid == $ORPH"
+is "$(jq -r .process_exit.parent.binary <<<"$(ev $ORPH process_exit)")" "$(readlink -f /bin/sh)" \
+	"an exit after the parent's exit still names the parent's binary"
+
+# 7. Every line is JSON; exec ids are Tetragon's base64(node:ktime:pid).
 jq -e . "$EV" >/dev/null
 ok $? "every line parses as JSON ($(wc -l <"$EV") lines)"
 DEC=$(jq -r .process_exec.process.exec_id <<<"$E" | base64 -d)
