@@ -174,13 +174,12 @@ int report_start(struct vigil_report_start *in)
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(report_exec, struct task_struct *p)
 {
-	struct task_struct *parent = BPF_CORE_READ(p, real_parent);
+	struct task_struct *parent = p->real_parent;
 	struct vigil_report_counts *c;
 	struct vigil_proc pp;
-	__u32 ppid = BPF_CORE_READ(parent, tgid);
 
-	vigil_proc_fill(&pp, parent,
-			vigil_exec_key_get(ppid, BPF_CORE_READ(parent, group_leader, start_time)));
+	vigil_proc_fill_btf(&pp, parent,
+			    vigil_exec_key_get(parent->tgid, parent->group_leader->start_time));
 	c = vigil_report_proc(&pp, vigil_report_slot());
 	if (c)
 		vigil_report_add(c->execs, 1);

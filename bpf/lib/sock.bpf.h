@@ -81,7 +81,7 @@ static __always_inline void vigil_owner_current(struct vigil_proc *p)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
 
-	vigil_proc_fill(p, t, vigil_exec_key_get(t->tgid, BPF_CORE_READ(t, group_leader, start_time)));
+	vigil_proc_fill_btf(p, t, vigil_exec_key_get(t->tgid, t->group_leader->start_time));
 }
 
 /*
