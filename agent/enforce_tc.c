@@ -164,11 +164,14 @@ static int tc_job_run(void *arg)
 static int detach(struct vigil_enforce_tc *e, struct attachment *a)
 {
 	struct tc_job j = { .e = e, .a = a, .detach = true };
-	struct vigil_netns_id now;
-	int err = vigil_netns_run(a->netns, tc_job_run, &j, &now);
+	/* Only where we attached: a namespace made again under the same name
+	 * holds someone else's qdisc and filters, perhaps on the same ifindex. */
+	int err = vigil_netns_run_in(a->netns, &a->ns, tc_job_run, &j);
 
-	if (!err && (now.dev != a->ns.dev || now.ino != a->ns.ino))
+	if (err == -ESTALE) {
 		vlog_info("network namespace %s was replaced; nothing to detach", a->netns);
+		return 0;
+	}
 	return err;
 }
 

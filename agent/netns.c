@@ -6,10 +6,15 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "log.h"
 #include "netns.h"
+
+#ifndef SO_NETNS_COOKIE
+#define SO_NETNS_COOKIE 71
+#endif
 
 struct netns_job {
 	const char *netns;
@@ -17,6 +22,7 @@ struct netns_job {
 	int (*fn)(void *arg);
 	void *arg;
 	struct vigil_netns_id id;
+	const struct vigil_netns_id *expect;	/* run only in this one */
 	int err;
 };
 
@@ -73,6 +79,19 @@ int vigil_netns_check(const char *netns, char *err, size_t errlen)
 	return 0;
 }
 
+int vigil_netns_cookie(uint64_t *cookie)
+{
+	socklen_t len = sizeof(*cookie);
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), err = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, cookie, &len))
+		err = -errno;
+	close(fd);
+	return err;
+}
+
 static void *netns_thread(void *arg)
 {
 	struct netns_job *j = arg;
@@ -99,15 +118,26 @@ static void *netns_thread(void *arg)
 		j->err = vlog_err(-errno, "cannot join network namespace %s", j->path);
 		goto out;
 	}
+	/* The cookie, unlike the inode number, is never given out again. */
+	if ((j->err = vigil_netns_cookie(&j->id.cookie))) {
+		vlog_err(j->err, "cannot read the cookie of network namespace %s", j->path);
+		goto out;
+	}
+	if (j->expect && (j->expect->cookie != j->id.cookie || j->expect->dev != j->id.dev ||
+			  j->expect->ino != j->id.ino)) {
+		j->err = -ESTALE;	/* the caller says what it means */
+		goto out;
+	}
 	j->err = j->fn(j->arg);
 out:
 	close(fd);
 	return NULL;
 }
 
-int vigil_netns_run(const char *netns, int (*fn)(void *arg), void *arg, struct vigil_netns_id *id)
+static int run(struct netns_job *jp, struct vigil_netns_id *id)
 {
-	struct netns_job j = { .netns = netns, .fn = fn, .arg = arg };
+	struct netns_job j = *jp;
+	const char *netns = j.netns;
 	pthread_t t;
 	int err;
 
@@ -120,4 +150,19 @@ int vigil_netns_run(const char *netns, int (*fn)(void *arg), void *arg, struct v
 	if (id)
 		*id = j.id;
 	return j.err;
+}
+
+int vigil_netns_run(const char *netns, int (*fn)(void *arg), void *arg, struct vigil_netns_id *id)
+{
+	struct netns_job j = { .netns = netns, .fn = fn, .arg = arg };
+
+	return run(&j, id);
+}
+
+int vigil_netns_run_in(const char *netns, const struct vigil_netns_id *expect,
+		       int (*fn)(void *arg), void *arg)
+{
+	struct netns_job j = { .netns = netns, .fn = fn, .arg = arg, .expect = expect };
+
+	return run(&j, NULL);
 }

@@ -17,11 +17,16 @@
 
 #define VIGIL_NETNS_ROOT "/proc/1/ns/net"
 
-/* Which namespace a path opened to: compare these, never names. */
+/* Which namespace a path opened to: compare these, never names. An inode
+ * number is given out again once its namespace is gone; the cookie is not. */
 struct vigil_netns_id {
 	uint64_t dev;
 	uint64_t ino;
+	uint64_t cookie;	/* SO_NETNS_COOKIE */
 };
+
+/* The cookie of the calling thread's network namespace. */
+int vigil_netns_cookie(uint64_t *cookie);
 
 /* The file netns names: /run/netns/NAME, or the path itself. -EINVAL for an
  * empty name or a name with a slash that is not a path, -ENAMETOOLONG. */
@@ -36,5 +41,10 @@ int vigil_netns_check(const char *netns, char *err, size_t errlen);
  * cannot be joined, -EPERM for an unnamed root namespace). id, when not
  * NULL, is set to the namespace's identity. */
 int vigil_netns_run(const char *netns, int (*fn)(void *arg), void *arg, struct vigil_netns_id *id);
+/* The same, but only in the namespace identified by expect (one that
+ * vigil_netns_run reported earlier): -ESTALE, fn not run, when netns names
+ * another one now (deleted and made again under the same name). */
+int vigil_netns_run_in(const char *netns, const struct vigil_netns_id *expect,
+		       int (*fn)(void *arg), void *arg);
 
 #endif

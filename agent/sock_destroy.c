@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -19,10 +18,6 @@
 #include "policy_state.h"
 #include "sock_destroy.h"
 #include "enforce_sockdestroy.skel.h"
-
-#ifndef SO_NETNS_COOKIE
-#define SO_NETNS_COOKIE 71
-#endif
 
 struct sd_target {	/* as in bpf/enforce_sockdestroy.bpf.c */
 	uint64_t netns_cookie;
@@ -35,19 +30,6 @@ struct sd_job {
 	unsigned rule_id;
 	int destroyed;
 };
-
-static int netns_cookie(uint64_t *cookie)
-{
-	socklen_t len = sizeof(*cookie);
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), err = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, cookie, &len))
-		err = -errno;
-	close(fd);
-	return err;
-}
 
 static int drain(struct bpf_program *prog)
 {
@@ -80,7 +62,7 @@ static int sd_run(void *arg)
 	uint32_t zero = 0;
 	int err;
 
-	if ((err = netns_cookie(&t.netns_cookie)))
+	if ((err = vigil_netns_cookie(&t.netns_cookie)))
 		return vlog_err(err, "cannot read the network namespace's cookie");
 	if (bpf_map_update_elem(map, &zero, &t, 0))
 		return vlog_err(-errno, "cannot set the socket-destroy target");

@@ -5,7 +5,7 @@
 # interface that is not there refuses the policy whole. Only namespaces and
 # a veth pair this test creates.
 . "$(dirname "$0")/lib.sh"
-plan 6
+plan 8
 
 NS_A=$(new_netns a) || exit 1
 NS_B=$(new_netns b) || exit 1
@@ -58,4 +58,17 @@ is "$res" ECONNREFUSED "A's connect to the rejected port: ECONNREFUSED (RST from
 "$VIGIL" --pin-dir "$T_PIN" policy unload "$T_DIR/reject.yaml" >/dev/null
 read -r res ms < <(connect)
 is "$res" ok "the rule unloaded: connections are made again (the programs pass them)"
+
+# B's namespace deleted and made again under its name, with an interface of
+# the same name and index and a clsact of someone else's: the stopping agent
+# must leave it alone (it only detaches in the namespace it attached in).
+ifindex=$(ip -n "$NS_B" -o link show "$VB" | cut -d: -f1)
+ip netns del "$NS_B" && ip netns add "$NS_B" && ip -n "$NS_B" link set lo up
+ip link add "$VB" netns "$NS_B" type veth peer name "${VA}x" netns "$NS_A" || exit 1
+ip -n "$NS_B" link set "$VB" up
+tc -n "$NS_B" qdisc add dev "$VB" clsact || exit 1
+is "$(ip -n "$NS_B" -o link show "$VB" | cut -d: -f1)" "$ifindex" "the new namespace's $VB has the old index"
+stop_agent
+is "$(tc -n "$NS_B" qdisc show dev "$VB" | grep -c clsact)" 1 \
+	"agent stopped: the new namespace's clsact is left alone"
 done_testing
