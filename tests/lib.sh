@@ -25,6 +25,7 @@ _t_cleanup() {
 	_t_del_netns $(ip netns list 2>/dev/null | awk -v p="vt-${T_ID}-" 'index($1, p) == 1 { print $1 }')
 	_t_del_cgroups
 	[ -d "$T_PIN" ] && "$VIGIL" --pin-dir "$T_PIN" unpin >/dev/null 2>&1
+	rm -rf "$T_PIN" 2>/dev/null	# also when the CLI is missing: pins are files on bpffs
 	rm -rf "$T_DIR"
 }
 trap _t_cleanup EXIT
