@@ -134,17 +134,31 @@ static __noinline int answer(struct __sk_buff *skb, struct decision *d)
 	return ret;
 }
 
-/* A flow vigil reset stays reset: whatever its ends still send is answered
- * under the rule that reset it. */
-static __always_inline const struct vigil_pol_rule *reset_flow_rule(struct vigil_flow *f, __u32 *id)
+/*
+ * A flow vigil reset stays reset while a reset rule in force covers it:
+ * whatever its ends still send is answered under that rule. The packet's
+ * own direction was matched already; here the flow's other one is (the
+ * rule named the other end's port, as if this packet came from there).
+ * Matched again, not looked up by the id the flow was reset under: ids
+ * move when a policy is reloaded, and an unloaded rule answers nothing.
+ */
+static __always_inline const struct vigil_pol_rule *reset_flow_rule(const struct vigil_flow *f,
+								    const struct vigil_pkt *p,
+								    __u8 dir, __u32 *id)
 {
-	__u32 k;
+	const struct vigil_pol_rule *r;
+	struct vigil_match m = {
+		.family = p->family,
+		.proto = p->proto,
+		.dir = dir,
+		.dport = bpf_ntohs(p->sport),
+		.peer = dir == VIGIL_DIR_INGRESS ? p->daddr : p->saddr,
+	};
 
 	if (!f || !(f->flags & VIGIL_FLOW_RESET))
 		return NULL;
-	k = f->rule_id;
-	*id = k;
-	return bpf_map_lookup_elem(&vigil_rules, &k);
+	r = vigil_policy_match(&m, id);
+	return r && r->action == VIGIL_ACT_RESET ? r : NULL;
 }
 
 static __noinline void report(const struct decision *d)
@@ -182,7 +196,7 @@ static __always_inline int enforce(struct __sk_buff *skb, __u8 dir)
 		f = track(skb, &d);
 	d.r = vigil_pkt_rule(&d.p, dir, &d.id);
 	if (!acts(d.r))
-		d.r = reset_flow_rule(f, &d.id);
+		d.r = reset_flow_rule(f, &d.p, dir, &d.id);
 	if (!acts(d.r))
 		return TC_ACT_OK;
 	verdict = answer(skb, &d);

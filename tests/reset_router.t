@@ -6,7 +6,7 @@
 # a reset rule lands on R, both ends see ECONNRESET promptly. IPv4 and IPv6.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/enforce_lib.sh"
-plan 13
+plan 14
 
 enf_router a r b || exit 1
 # A second namespace with flow tracking too (its lo): the idle-flow watcher
@@ -63,6 +63,15 @@ stop_capture
 got=$(tshark -n -r "$T_DIR/stay.pcap" -Y "tcp.flags.reset == 1 && tcp.dstport == 7101" -T fields -e ip.ttl -e tcp.seq_raw 2>/dev/null)
 is "$(echo "$got" | cut -f1)" 64 "reset flow stays reset: B's retransmission is answered by R (TTL 64)"
 is "$(echo "$got" | cut -f2)" 67890 "  with seq = the segment's ack (B's RCV.NXT)"
+# Once the rule is gone, R answers the reset flow no more: B's segment is
+# forwarded, and only A (its socket gone) answers it, with TTL 63.
+printf 'rules:\n  - name: keep\n    action: allow\n    protocol: udp\n' >"$T_DIR/policy.yaml"
+"$VIGIL" --pin-dir "$T_PIN" policy load "$T_DIR/policy.yaml" >/dev/null
+capture "$NS_b" vb "$T_DIR/gone.pcap" || diag "capture did not start"
+ip netns exec "$NS_b" "$PY" "$EPEER" ack vb "$(mac_of "$NS_r" rb)" 10.78.2.1 10.78.1.1 7101 "$aport" >/dev/null
+stop_capture
+got=$(tshark -n -r "$T_DIR/gone.pcap" -Y "tcp.flags.reset == 1 && tcp.dstport == 7101" -T fields -e ip.ttl 2>/dev/null)
+is "$(echo "$got" | sort -u | tr '\n' ' ')" "63 " "rule unloaded: the reset flow is no longer answered by R (only A's RST, TTL 63)"
 check "events: the idle flows' injected RSTs" -- \
 	grep -q '"action":"reset","reply":"rst_injected"' "$T_DIR/events.json"
 check "events: the busy flow's trigger answered with RSTs both ways" -- \
