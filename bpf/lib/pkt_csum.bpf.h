@@ -44,6 +44,16 @@ static __always_inline __u8 vigil_ip_summed(struct __sk_buff *skb)
 	return k->ip_summed;
 }
 
+/* A CHECKSUM_PARTIAL skb: is the sum the stack or device still owes the one
+ * starting off bytes into the frame, its field at off + field? */
+static __always_inline bool vigil_partial_at(struct __sk_buff *skb, __u32 off, __u16 field)
+{
+	struct sk_buff *k = bpf_cast_to_kern_ctx(skb);
+	__u64 data_off = (__u64)k->data - (__u64)k->head;
+
+	return k->csum_start == data_off + off && k->csum_offset == field;
+}
+
 /* Computes the L4 checksum of the segment p describes; true when it holds. */
 static __always_inline bool vigil_l4_csum_verify(void *ctx, bool xdp, const struct vigil_pkt *p)
 {

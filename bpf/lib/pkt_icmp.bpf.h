@@ -10,11 +10,20 @@
  * type 3 code 3. IPv6: hop limit 64, type 1 code 4, the checksum over the
  * pseudo-header too. The ICMP checksum is always complete: the quote is
  * copied out first and summed whole.
+ *
+ * A CHECKSUM_PARTIAL trigger (sent locally, or over veth) stays PARTIAL: no
+ * helper clears it, and its csum_start still points at the UDP header, now
+ * inside the quote. Where the sum is then completed (a device without
+ * checksum offload, skb_checksum_help) the quoted UDP checksum would be
+ * rewritten after the ICMP checksum was taken over it, and the sender would
+ * drop the reply. So that field is set to the one value the completion
+ * leaves as it is (vigil_csum_fixed), and the ICMP sum taken over that.
  */
 #ifndef VIGIL_PKT_ICMP_BPF_H
 #define VIGIL_PKT_ICMP_BPF_H
 
 #include "pkt.bpf.h"
+#include "pkt_csum.bpf.h"
 #include "pkt_rst.bpf.h"
 
 /* The longest quote: IP header (options, extension headers) + 8. */
@@ -74,13 +83,30 @@ static __always_inline bool vigil_icmp_eligible(const struct vigil_pkt *p)
 }
 
 /*
+ * The UDP checksum field F that completing a CHECKSUM_PARTIAL sum over the
+ * 8-byte UDP header leaves unchanged: F = csum_fold(rest + F), rest the sum
+ * of ports and length. In one's complement (mod 0xffff) that is 2F = -rest,
+ * so F = -rest / 2, and halving is multiplying by 0x8000 (2 * 0x8000 is 1).
+ * A sum of 0 is written as 0xffff (CSUM_MANGLED_0), the other zero.
+ */
+static __always_inline __u16 vigil_csum_fixed(const __u8 *udp)
+{
+	__u32 rest = (__u32)*(__u16 *)udp + *(__u16 *)(udp + 2) + *(__u16 *)(udp + 4);
+	__u32 neg = 0xffff - vigil_csum_fold(rest) % 0xffff;
+	__u32 f = neg * 0x8000u % 0xffff;
+
+	return f ? f : 0xffff;
+}
+
+/*
  * Builds the new headers in h (Ethernet, IP, ICMP) for trigger p; reads the
  * quote into b to sum it. Returns the length of h, 0 when unreadable. qlen
- * is set to the quote's length.
+ * is set to the quote's length. partial: the trigger is CHECKSUM_PARTIAL at
+ * its UDP header: the quoted checksum becomes vigil_csum_fixed's.
  */
 static __always_inline __u32 vigil_icmp_head(void *ctx, bool xdp, const struct vigil_pkt *p,
-					     union vigil_icmp_head *h, struct vigil_icmp_body *b,
-					     __u32 *qlen)
+					     bool partial, union vigil_icmp_head *h,
+					     struct vigil_icmp_body *b, __u32 *qlen)
 {
 	struct ethhdr *eth = &h->v4.eth;
 	__u32 q = p->l3_len + 8, sum;
@@ -90,6 +116,11 @@ static __always_inline __u32 vigil_icmp_head(void *ctx, bool xdp, const struct v
 	*qlen = q;
 	if (vigil_load(ctx, xdp, p->l3_off, b->quote, q))
 		return 0;
+	if (partial) {
+		__u8 *udp = &b->quote[q - 8];
+
+		*(__u16 *)(udp + 6) = vigil_csum_fixed(udp);
+	}
 	__builtin_memcpy(eth->h_dest, p->smac, 6);
 	__builtin_memcpy(eth->h_source, p->dmac, 6);
 	if (p->family == VIGIL_AF_INET) {
@@ -139,16 +170,22 @@ static __always_inline __u32 vigil_icmp_head(void *ctx, bool xdp, const struct v
 }
 
 /* TC: cut the trigger after the quote, make room for the new headers right
- * after the MAC header, write them. */
+ * after the MAC header (the quote keeps its place in the buffer, so a
+ * PARTIAL skb's csum_start still points at the quoted UDP header), write
+ * them; for a PARTIAL trigger, the quoted UDP checksum too. A PARTIAL
+ * trigger whose pending sum is anywhere else gets no reply. */
 static __always_inline long vigil_tc_build_icmp(struct __sk_buff *skb, const struct vigil_pkt *p)
 {
 	__u32 zero = 0, q, hlen;
 	struct vigil_icmp_scratch *s = bpf_map_lookup_elem(&vigil_icmp_scratch, &zero);
+	bool partial = vigil_ip_summed(skb) == VIGIL_CHECKSUM_PARTIAL;
 	long err;
 
 	if (!s)
 		return -1;
-	hlen = vigil_icmp_head(skb, false, p, &s->h, &s->b, &q);
+	if (partial && !vigil_partial_at(skb, p->l4_off, offsetof(struct udphdr, check)))
+		return -1;
+	hlen = vigil_icmp_head(skb, false, p, partial, &s->h, &s->b, &q);
 	if (!hlen)
 		return -1;
 	err = bpf_skb_change_tail(skb, p->l3_off + q, 0);
@@ -157,7 +194,12 @@ static __always_inline long vigil_tc_build_icmp(struct __sk_buff *skb, const str
 	err = bpf_skb_adjust_room(skb, hlen - VIGIL_ETH_HLEN, BPF_ADJ_ROOM_MAC, 0);
 	if (err)
 		return err;
-	return bpf_skb_store_bytes(skb, 0, &s->h.v4.eth, hlen, 0);
+	err = bpf_skb_store_bytes(skb, 0, &s->h.v4.eth, hlen, 0);
+	if (err || !partial)
+		return err;
+	if (q > VIGIL_ICMP_QUOTE_MAX)	/* vigil_icmp_head checked it; for the verifier */
+		return -1;
+	return bpf_skb_store_bytes(skb, hlen + q - 2, &s->b.quote[q - 2], 2, 0);
 }
 
 /* XDP: the same with the head grown and the tail cut. */
@@ -170,7 +212,7 @@ static __always_inline long vigil_xdp_build_icmp(struct xdp_md *xdp, const struc
 
 	if (!s)
 		return -1;
-	hlen = vigil_icmp_head(xdp, true, p, &s->h, &s->b, &q);
+	hlen = vigil_icmp_head(xdp, true, p, false, &s->h, &s->b, &q);
 	if (!hlen)
 		return -1;
 	cut = (__s32)bpf_xdp_get_buff_len(xdp) - (__s32)(p->l3_off + q);
