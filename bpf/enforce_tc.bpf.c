@@ -40,12 +40,23 @@ static __always_inline __u64 reply_flags(__u8 dir)
 	return dir == VIGIL_DIR_INGRESS ? 0 : BPF_F_INGRESS_FLAG;
 }
 
+/* How the RST's TCP checksum is left: 1 PARTIAL (the trigger's pending sum
+ * is at its TCP header, where the RST's will be), 0 complete, -1 no RST: a
+ * PARTIAL trigger whose pending sum is anywhere else (the RST would get a
+ * sum completed over the wrong bytes). */
+static __always_inline int rst_partial(struct __sk_buff *skb, const struct vigil_pkt *p)
+{
+	if (vigil_ip_summed(skb) != VIGIL_CHECKSUM_PARTIAL)
+		return 0;
+	return vigil_partial_at(skb, p->l4_off, offsetof(struct tcphdr, check)) ? 1 : -1;
+}
+
 /* The RST back to the sender, in place of the trigger. */
 static __always_inline int reject_tcp(struct __sk_buff *skb, const struct vigil_pkt *p, __u8 dir)
 {
-	bool partial = vigil_ip_summed(skb) == VIGIL_CHECKSUM_PARTIAL;
+	int partial = rst_partial(skb, p);
 
-	if (vigil_tc_build_rst(skb, p, true, partial)) {
+	if (partial < 0 || vigil_tc_build_rst(skb, p, true, partial)) {
 		vigil_count(VIGIL_CNT_ENF_BUILD_FAILED);
 		return -1;
 	}
@@ -68,9 +79,9 @@ static __always_inline int reject_udp(struct __sk_buff *skb, const struct vigil_
  */
 static __always_inline int reset_tcp(struct __sk_buff *skb, struct vigil_pkt *p, __u8 dir)
 {
-	bool partial = vigil_ip_summed(skb) == VIGIL_CHECKSUM_PARTIAL;
+	int partial = rst_partial(skb, p);
 
-	if (vigil_tc_build_rst(skb, p, true, partial) ||
+	if (partial < 0 || vigil_tc_build_rst(skb, p, true, partial) ||
 	    bpf_clone_redirect(skb, skb->ifindex, reply_flags(dir))) {
 		vigil_count(VIGIL_CNT_ENF_BUILD_FAILED);
 		return -1;
