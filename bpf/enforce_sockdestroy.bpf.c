@@ -14,8 +14,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_endian.h>
-#include "lib/ring.bpf.h"
-#include "lib/policy.bpf.h"
+#include "lib/enforce.bpf.h"	/* vigil_enforce_event */
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -44,35 +43,42 @@ struct {
 
 /* Is rule t->rule_id the first match for this socket's peer, with the
  * remote port (egress) or the local port (ingress) as destination? Returns
- * the direction that matched, 0 for none. */
+ * the direction that matched (the rule in *rule), 0 for none. */
 static __always_inline __u8 rule_decides(struct sd_target *t, struct vigil_match *m, __u16 rport,
-					 __u16 lport)
+					 __u16 lport, const struct vigil_pol_rule **rule)
 {
 	const struct vigil_pol_rule *r;
 	__u32 id = 0;
 
+	*rule = NULL;
 	m->dir = VIGIL_DIR_EGRESS;
 	m->dport = rport;
 	r = vigil_policy_match(m, &id);
-	if (r && r->action == VIGIL_ACT_RESET && id == t->rule_id)
+	if (r && r->action == VIGIL_ACT_RESET && id == t->rule_id) {
+		*rule = r;
 		return VIGIL_DIR_EGRESS;
+	}
 	m->dir = VIGIL_DIR_INGRESS;
 	m->dport = lport;
 	r = vigil_policy_match(m, &id);
-	return r && r->action == VIGIL_ACT_RESET && id == t->rule_id ? VIGIL_DIR_INGRESS : 0;
+	if (r && r->action == VIGIL_ACT_RESET && id == t->rule_id) {
+		*rule = r;
+		return VIGIL_DIR_INGRESS;
+	}
+	return 0;
 }
 
-/* family is the peer's as matched: AF_INET for a v4-mapped IPv6 socket. */
-static __always_inline void report(struct sd_target *t, struct sock_common *skc, __u8 family,
+/* family is the peer's as matched: AF_INET for a v4-mapped IPv6 socket. An
+ * event when the rule's event bucket allows (vigil_enforce_event), as for
+ * every enforcing hook: a namespace with many sockets cannot fill the ring. */
+static __always_inline void report(struct sd_target *t, const struct vigil_pol_rule *r,
+				   struct vigil_rule_stats *st, struct sock_common *skc, __u8 family,
 				   __u8 proto, __u8 dir, const __u8 *daddr, __u16 rport, __u16 lport)
 {
-	struct vigil_enforce *ev = vigil_reserve(VIGIL_EV_ENFORCE, sizeof(*ev));
+	struct vigil_enforce *ev = vigil_enforce_event(r, t->rule_id, st);
 
 	if (!ev)
 		return;
-	__builtin_memset(&ev->proc, 0, sizeof(*ev) - sizeof(ev->hdr));
-	ev->rule_id = t->rule_id;
-	ev->action = VIGIL_ACT_RESET;
 	ev->reply = VIGIL_REPLY_SOCK_DESTROYED;
 	ev->dir = dir;
 	ev->family = family;
@@ -88,12 +94,15 @@ static __always_inline void report(struct sd_target *t, struct sock_common *skc,
 	}
 	ev->cookie = bpf_get_socket_cookie(skc);
 	vigil_submit(ev);
+	if (st)
+		st->events++;
 }
 
 static __always_inline int consider(struct sock_common *skc, __u8 proto)
 {
 	__u8 daddr[16] = {};
 	struct vigil_match m = { .proto = proto, .peer = daddr };
+	const struct vigil_pol_rule *r;
 	struct vigil_rule_stats *st;
 	struct sd_target *t;
 	__u16 family, rport, lport;
@@ -126,8 +135,8 @@ static __always_inline int consider(struct sock_common *skc, __u8 proto)
 	} else {
 		return 0;
 	}
-	dir = rule_decides(t, &m, rport, lport);
-	if (!dir)
+	dir = rule_decides(t, &m, rport, lport, &r);
+	if (!dir || !r)
 		return 0;
 	if (bpf_sock_destroy(skc))
 		return 0;
@@ -136,7 +145,7 @@ static __always_inline int consider(struct sock_common *skc, __u8 proto)
 	st = vigil_rule_stats_of(t->rule_id);
 	if (st)
 		st->hits++;
-	report(t, skc, m.family, proto, dir, daddr, rport, lport);
+	report(t, r, st, skc, m.family, proto, dir, daddr, rport, lport);
 	return 0;
 }
 
