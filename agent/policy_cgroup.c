@@ -51,7 +51,7 @@ int vigil_cgroup_resolve(const char *path, struct vigil_cgroup_ref *out, char *e
 	char root[256];
 	const char *rel;
 	struct statfs sf;
-	struct stat st;
+	struct stat st, rst;
 	size_t rlen;
 
 	if (cgroup2_mount(root, sizeof(root))) {
@@ -74,6 +74,14 @@ int vigil_cgroup_resolve(const char *path, struct vigil_cgroup_ref *out, char *e
 	    sf.f_type != CGROUP2_MAGIC) {
 		snprintf(err, errlen, "cgroup '%s': %s is not a cgroup v2 directory", path, out->path);
 		return -ENOENT;
+	}
+	/* The root cgroup holds every process on the node: hooks that refuse
+	 * go only below it, on cgroups a rule names. Compared by inode, so
+	 * "/", "." and the mount's own path are all the root. */
+	if (stat(root, &rst) || (rst.st_dev == st.st_dev && rst.st_ino == st.st_ino)) {
+		snprintf(err, errlen, "cgroup '%s' is the root cgroup: refused (its hooks would "
+			 "refuse for every process on the node)", path);
+		return -EPERM;
 	}
 	out->id = st.st_ino;
 	out->level = 0;

@@ -3,7 +3,7 @@
 # hooks: attached only to a cgroup this test creates, exercised only inside
 # a network namespace it creates, on loopback.
 . "$(dirname "$0")/lib.sh"
-plan 17
+plan 20
 
 CG2=$(cgroup2_mount)
 [ -n "$CG2" ] || skip_all "no cgroup v2 mount"
@@ -110,6 +110,28 @@ start_agent -o "$T_DIR/events2.json" --no-procfs --policy "$T_DIR/policy.yaml" |
 is "$(in_cg tcp 127.0.0.1 7001)" EPERM "an agent restarted with the policy enforces it"
 is "$("$VIGIL" --pin-dir "$T_PIN" policy list | awk '$2 == "tcp-deny" { print $1, $7 }')" "0 4" \
 	"and finds its rules where they were: same id, hits counted on"
+# A rule naming the root cgroup is refused, by any spelling. Each file's
+# second rule names a namespace that does not exist, so that the load is
+# refused whole before anything is attached even if the first one were not.
+for root in / . "$(findmnt -nt cgroup2 -o TARGET | head -1)"; do
+	cat >"$T_DIR/root.yaml" <<POL
+rules:
+  - name: root-deny
+    action: deny
+    protocol: tcp
+    cidr: 127.0.0.1/32
+    port: 7999
+    cgroup: "$root"
+  - name: guard
+    action: reset
+    protocol: tcp
+    port: 7998
+    netns: vt-nosuch-$$
+POL
+	out=$("$VIGIL" --pin-dir "$T_PIN" policy load "$T_DIR/root.yaml" 2>&1)
+	[[ "$out" == *"rule 'root-deny': cgroup '$root' is the root cgroup: refused"* ]]
+	ok $? "a rule naming the root cgroup as '$root' is refused"
+done
 stop_agent
 start_agent -o "$T_DIR/events3.json" --no-procfs || exit 1
 is "$(in_cg tcp 127.0.0.1 7001) $(ls "$T_PIN" | grep -c '^cgroup_')" "ok 0" \
