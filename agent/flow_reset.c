@@ -42,10 +42,8 @@ static int first_rule(struct vigil_flow_reset *r, uint8_t family, const uint8_t 
 	for (uint32_t i = 0; i < VIGIL_RULES_MAX; i++) {
 		struct vigil_pol_rule rule;
 
-		if (!(set.rules & (1ULL << i)) || bpf_map_lookup_elem(r->rules_fd, &i, &rule))
-			continue;
-		if (!(rule.flags & VIGIL_RULE_ACTIVE) || (rule.proto && rule.proto != proto) ||
-		    dport < rule.port_lo || dport > rule.port_hi)
+		if (!(set.rules & (1ULL << i)) || bpf_map_lookup_elem(r->rules_fd, &i, &rule) ||
+		    !vigil_rule_covers(&rule, proto, dport))
 			continue;
 		return i;
 	}

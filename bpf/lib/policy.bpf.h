@@ -96,11 +96,7 @@ static long vigil_match_step(__u32 i, void *ctx)
 		return 0;
 	w->set &= ~(1ULL << (i & 63));
 	r = bpf_map_lookup_elem(&vigil_rules, &k);
-	if (!r || !(r->flags & VIGIL_RULE_ACTIVE))
-		return 0;
-	if (r->proto && r->proto != w->m->proto)
-		return 0;
-	if (w->m->dport < r->port_lo || w->m->dport > r->port_hi)
+	if (!r || !vigil_rule_covers(r, w->m->proto, w->m->dport))
 		return 0;
 	w->id = i;
 	w->rule = r;

@@ -40,8 +40,7 @@ static long vigil_walk_step(__u32 i, struct vigil_walk *w)
 		return 0;
 	w->set &= ~(1ULL << k);
 	r = bpf_map_lookup_elem(&vigil_rules, &k);
-	if (!r || !(r->flags & VIGIL_RULE_ACTIVE) || (r->proto && r->proto != w->proto) ||
-	    w->dport < r->port_lo || w->dport > r->port_hi)
+	if (!r || !vigil_rule_covers(r, w->proto, w->dport))
 		return 0;
 	cg = bpf_map_lookup_elem(&vigil_rule_cgroup, &k);
 	if (cg && cg->id) {

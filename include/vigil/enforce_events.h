@@ -93,6 +93,15 @@ struct vigil_pol_rule {
 	__u32 event_burst;
 };
 
+/* Does rule r, in force, cover proto to dport (host order)? The one test
+ * past the address (the tries' part), for the BPF programs and the agent. */
+static inline __attribute__((always_inline)) int
+vigil_rule_covers(const struct vigil_pol_rule *r, __u8 proto, __u16 dport)
+{
+	return (r->flags & VIGIL_RULE_ACTIVE) && (!r->proto || r->proto == proto) &&
+	       dport >= r->port_lo && dport <= r->port_hi;
+}
+
 #define VIGIL_DEF_REPLY_RATE 1000
 #define VIGIL_DEF_REPLY_BURST 200
 #define VIGIL_DEF_SRC_RATE 100
