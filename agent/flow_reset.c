@@ -218,7 +218,12 @@ static void *watch(void *arg)
 	struct vigil_flow_reset *r = arg;
 	struct timespec ts = { 0, 50 * 1000 * 1000 };
 
-	look(r, true);
+	/* The first look only learns the rules already in force (their flows,
+	 * if any, were dealt with when they landed); a watcher restarted for a
+	 * new namespace keeps what it saw, so a rule that landed meanwhile is
+	 * still news. */
+	look(r, !r->primed);
+	r->primed = true;
 	while (!r->stop) {
 		nanosleep(&ts, NULL);
 		look(r, false);

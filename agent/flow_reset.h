@@ -31,6 +31,7 @@ struct vigil_flow_reset {
 	uint8_t seen_action[VIGIL_RULES_MAX];	/* of each active slot, last look */
 	pthread_t thread;
 	bool running;
+	bool primed;		/* seen_action holds a look already */
 	volatile bool stop;
 	uint64_t injected;	/* RSTs sent, all time */
 };
