@@ -158,17 +158,10 @@ static __always_inline const struct vigil_pol_rule *reset_flow_rule(const struct
 								    __u8 dir, __u32 *id)
 {
 	const struct vigil_pol_rule *r;
-	struct vigil_match m = {
-		.family = p->family,
-		.proto = p->proto,
-		.dir = dir,
-		.dport = bpf_ntohs(p->sport),
-		.peer = dir == VIGIL_DIR_INGRESS ? p->daddr : p->saddr,
-	};
 
 	if (!f || !(f->flags & VIGIL_FLOW_RESET))
 		return NULL;
-	r = vigil_policy_match(&m, id);
+	r = vigil_pkt_rule_as(p, dir, true, id);
 	return r && r->action == VIGIL_ACT_RESET ? r : NULL;
 }
 

@@ -12,19 +12,28 @@
 #include "ratelimit.bpf.h"
 #include "pkt.bpf.h"
 
-/* The rule deciding p seen in direction dir (its id in *id), or NULL. */
-static __always_inline const struct vigil_pol_rule *vigil_pkt_rule(const struct vigil_pkt *p,
-								 __u8 dir, __u32 *id)
+/* The rule deciding p seen in direction dir (its id in *id), or NULL;
+ * reversed: as if p had come from its destination (the flow's other way). */
+static __always_inline const struct vigil_pol_rule *vigil_pkt_rule_as(const struct vigil_pkt *p,
+								    __u8 dir, bool reversed,
+								    __u32 *id)
 {
+	bool from_src = (dir == VIGIL_DIR_INGRESS) != reversed;
 	struct vigil_match m = {
 		.family = p->family,
 		.proto = p->proto,
 		.dir = dir,
-		.dport = bpf_ntohs(p->dport),
-		.peer = dir == VIGIL_DIR_INGRESS ? p->saddr : p->daddr,
+		.dport = bpf_ntohs(reversed ? p->sport : p->dport),
+		.peer = from_src ? p->saddr : p->daddr,
 	};
 
 	return vigil_policy_match(&m, id);
+}
+
+static __always_inline const struct vigil_pol_rule *vigil_pkt_rule(const struct vigil_pkt *p,
+								 __u8 dir, __u32 *id)
+{
+	return vigil_pkt_rule_as(p, dir, false, id);
 }
 
 static __always_inline void vigil_action_count(__u8 action)
