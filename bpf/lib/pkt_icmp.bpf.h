@@ -194,12 +194,13 @@ static __always_inline long vigil_tc_build_icmp(struct __sk_buff *skb, const str
 	err = bpf_skb_adjust_room(skb, hlen - VIGIL_ETH_HLEN, BPF_ADJ_ROOM_MAC, 0);
 	if (err)
 		return err;
-	err = bpf_skb_store_bytes(skb, 0, &s->h.v4.eth, hlen, 0);
+	/* RECOMPUTE_CSUM: as for the RST (vigil_tc_write_frame). */
+	err = bpf_skb_store_bytes(skb, 0, &s->h.v4.eth, hlen, BPF_F_RECOMPUTE_CSUM);
 	if (err || !partial)
 		return err;
 	if (q > VIGIL_ICMP_QUOTE_MAX)	/* vigil_icmp_head checked it; for the verifier */
 		return -1;
-	return bpf_skb_store_bytes(skb, hlen + q - 2, &s->b.quote[q - 2], 2, 0);
+	return bpf_skb_store_bytes(skb, hlen + q - 2, &s->b.quote[q - 2], 2, BPF_F_RECOMPUTE_CSUM);
 }
 
 /* XDP: the same with the head grown and the tail cut. */

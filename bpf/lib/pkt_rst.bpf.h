@@ -204,7 +204,10 @@ static __always_inline long vigil_tc_write_frame(struct __sk_buff *skb, const st
 	err = bpf_skb_change_tail(skb, len, 0);
 	if (err)
 		return err;
-	return bpf_skb_store_bytes(skb, 0, f, len, 0);
+	/* RECOMPUTE_CSUM keeps a CHECKSUM_COMPLETE skb's csum true to the new
+	 * bytes (the trims and cuts above keep it already), so a RST the
+	 * stack receives is not a checksum fault; a no-op for other skbs. */
+	return bpf_skb_store_bytes(skb, 0, f, len, BPF_F_RECOMPUTE_CSUM);
 }
 
 /* The RST for trigger p written into the TC packet. */
