@@ -16,10 +16,6 @@
 #include "log.h"
 #include "netns.h"
 
-#ifndef SO_NETNS_COOKIE
-#define SO_NETNS_COOKIE 71
-#endif
-
 /* The first rule (lowest id) matching a packet from peer to dport, as
  * bpf/lib/policy.bpf.h decides it; -1 when none. */
 static int first_rule(struct vigil_flow_reset *r, uint8_t family, const uint8_t *peer,
@@ -150,13 +146,12 @@ static int reset_in_ns(void *arg)
 	struct vigil_flow_key k, next, *prev = NULL;
 	struct vigil_flow f;
 	uint64_t cookie;
-	socklen_t len = sizeof(cookie);
 	int pfd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0), err = 0;
 
 	if (pfd < 0)
 		return vlog_err(-errno, "flow reset: cannot open a packet socket");
-	if (getsockopt(pfd, SOL_SOCKET, SO_NETNS_COOKIE, &cookie, &len)) {
-		err = vlog_err(-errno, "flow reset: cannot read the namespace cookie");
+	if ((err = vigil_netns_cookie(&cookie))) {
+		vlog_err(err, "flow reset: cannot read the namespace cookie");
 		goto out;
 	}
 	while (!bpf_map_get_next_key(r->flows_fd, prev, &next)) {
