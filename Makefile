@@ -41,6 +41,9 @@ BINS += $(BUILD)/vigil-collector
 endif
 
 .PHONY: all deps run test test-san bench install clean
+# Skeletons and BPF objects are intermediate files to make: keep them, or
+# every build regenerates them.
+.SECONDARY:
 all: deps $(BINS) $(TEST_BINS) $(BENCH_BINS)
 
 # Installs missing Debian packages (no-op when all are present).
