@@ -426,7 +426,7 @@ int main(int argc, char **argv)
 	vlog_info("stopped: %llu records, %llu gaps and %llu duplicates in sequence; "
 		  "BPF counted %llu ring-full losses, %llu recursion misses",
 		  (unsigned long long)local.seqs.seen,
-		  (unsigned long long)vigil_seq_gaps(&local.seqs),
+		  (unsigned long long)(local.seqs.gaps + vigil_seq_window_open_gaps(&local.seqs)),
 		  (unsigned long long)local.seqs.dups, (unsigned long long)loss.ring_full,
 		  (unsigned long long)loss.recursion_misses);
 	vlog_debug("malformed records %llu, polls %llu, wakeups %llu",

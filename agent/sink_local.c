@@ -12,6 +12,7 @@ static int take(void *ctx, const void *rec, uint32_t len, uint64_t pos)
 {
 	struct vigil_sink_local *l = ctx;
 	const char *why;
+	uint64_t gaps;
 
 	(void)pos;
 	if (vigil_event_check(rec, len, &why)) {
@@ -20,7 +21,7 @@ static int take(void *ctx, const void *rec, uint32_t len, uint64_t pos)
 		return 0;
 	}
 	l->records++;
-	if (!vigil_seq_see(&l->seqs, ((const struct vigil_hdr *)rec)->seq))
+	if (!vigil_seq_window_add(&l->seqs, ((const struct vigil_hdr *)rec)->seq, &gaps))
 		return 0;	/* seen already: the ring never repeats, but be sure */
 	vigil_event_format(&l->fmt, rec, l->json_out ? &l->json : NULL,
 			   l->compact_fd >= 0 ? &l->compact : NULL);

@@ -1,61 +1,87 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <string.h>
 #include "seq_window.h"
 
-#define W VIGIL_SEQ_WINDOW
+#define WORDS (VIGIL_SEQ_WINDOW / 64)
 
-static bool test_bit(const struct vigil_seq_window *w, uint64_t seq)
+static bool test_and_set(struct vigil_seq_window *w, uint64_t seq)
 {
-	return w->bits[(seq % W) / 64] & (1ULL << (seq % 64));
+	uint64_t *word = &w->bits[(seq / 64) % WORDS], bit = 1ull << (seq % 64);
+	bool was = *word & bit;
+
+	*word |= bit;
+	return was;
 }
 
-static void flip_bit(struct vigil_seq_window *w, uint64_t seq)
+/* Moves the window's base to nb, counting the numbers it drops unseen. */
+static uint64_t slide(struct vigil_seq_window *w, uint64_t nb)
 {
-	w->bits[(seq % W) / 64] ^= 1ULL << (seq % 64);
+	uint64_t gaps = 0, s = w->base;
+
+	if (nb - s > VIGIL_SEQ_WINDOW) {
+		/* Jumped past the whole window: everything in it is decided,
+		 * and the numbers between were never seen. */
+		uint64_t skipped = nb - s - VIGIL_SEQ_WINDOW;
+
+		for (; s < w->base + VIGIL_SEQ_WINDOW; s++)
+			if (s >= w->lowest && !(w->bits[(s / 64) % WORDS] & (1ull << (s % 64)))) {
+				if (!gaps++)
+					w->gap_first = s;
+			}
+		if (skipped && !gaps)
+			w->gap_first = w->base + VIGIL_SEQ_WINDOW;
+		gaps += skipped;
+		memset(w->bits, 0, sizeof(w->bits));
+		w->base = nb;
+		return gaps;
+	}
+	for (; s < nb; s++) {
+		uint64_t *word = &w->bits[(s / 64) % WORDS], bit = 1ull << (s % 64);
+
+		if (s >= w->lowest && !(*word & bit) && !gaps++)
+			w->gap_first = s;
+		*word &= ~bit;
+	}
+	w->base = nb;
+	return gaps;
 }
 
-bool vigil_seq_see(struct vigil_seq_window *w, uint64_t seq)
+bool vigil_seq_window_add(struct vigil_seq_window *w, uint64_t seq, uint64_t *new_gaps)
 {
+	*new_gaps = 0;
 	if (!w->started) {
+		/* Half the window below the first number, for records of
+		 * lower numbers that other CPUs committed later. */
 		w->started = true;
-		/* Records from before this one may still arrive (other CPUs):
-		 * start the window half below it. */
-		w->base = seq > W / 2 ? seq - W / 2 : 0;
-		w->low = w->high = seq;
+		w->base = seq > VIGIL_SEQ_WINDOW / 2 ? seq - VIGIL_SEQ_WINDOW / 2 : 0;
+		w->lowest = seq;
 	}
 	if (seq < w->base) {
 		w->dups++;
 		return false;
 	}
-	/* Slide: what leaves the window unseen, and lies between the lowest
-	 * and highest seen, is a gap for good. */
-	while (seq >= w->base + W) {
-		if (test_bit(w, w->base))
-			flip_bit(w, w->base);
-		else if (w->base > w->low && w->base < w->high)
-			w->gaps++;
-		w->base++;
+	if (seq >= w->base + VIGIL_SEQ_WINDOW) {
+		*new_gaps = slide(w, seq - VIGIL_SEQ_WINDOW + 1);
+		w->gaps += *new_gaps;
 	}
-	if (test_bit(w, seq)) {
+	if (seq < w->lowest)
+		w->lowest = seq;
+	if (test_and_set(w, seq)) {
 		w->dups++;
 		return false;
 	}
-	flip_bit(w, seq);
 	w->seen++;
-	if (seq < w->low)
-		w->low = seq;
-	if (seq > w->high)
-		w->high = seq;
+	if (seq > w->highest)
+		w->highest = seq;
 	return true;
 }
 
-uint64_t vigil_seq_gaps(const struct vigil_seq_window *w)
+uint64_t vigil_seq_window_open_gaps(const struct vigil_seq_window *w)
 {
-	uint64_t open = 0, from = w->base > w->low ? w->base : w->low;
+	uint64_t open = 0, s = w->base > w->lowest ? w->base : w->lowest;
 
-	if (!w->started)
-		return 0;
-	for (uint64_t s = from; s < w->high; s++)
-		if (!test_bit(w, s))
+	for (; w->started && s < w->highest; s++)
+		if (!(w->bits[(s / 64) % WORDS] & (1ull << (s % 64))))
 			open++;
-	return w->gaps + open;
+	return open;
 }

@@ -27,6 +27,7 @@ static void container(const char *path, const char *want, const char *what)
 int main(void)
 {
 	static struct vigil_seq_window w;
+	uint64_t gaps;
 	const char *id = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
 	char buf[512], path[512];
 
@@ -59,11 +60,14 @@ int main(void)
 
 	for (uint64_t s = 100; s < 200000; s++)
 		if (s % 1000 != 7)
-			vigil_seq_see(&w, s);
-	ok(vigil_seq_gaps(&w) == 199 - 0, "sequence gaps counted once each");
-	ok(!vigil_seq_see(&w, 199998) && w.dups == 1, "a duplicate is refused");
-	ok(vigil_seq_see(&w, 199007), "a late record inside the window is new, not a duplicate");
-	ok(vigil_seq_gaps(&w) == 198, "and it closes its gap");
+			vigil_seq_window_add(&w, s, &gaps);
+	ok(w.gaps + vigil_seq_window_open_gaps(&w) == 199, "sequence gaps counted once each");
+	ok(!vigil_seq_window_add(&w, 199998, &gaps) && w.dups == 1, "a duplicate is refused");
+	ok(vigil_seq_window_add(&w, 199007, &gaps), "a late record inside the window is new, not a duplicate");
+	ok(w.gaps + vigil_seq_window_open_gaps(&w) == 198, "and it closes its gap");
+	vigil_seq_window_add(&w, 10000000, &gaps);
+	ok(w.gaps + vigil_seq_window_open_gaps(&w) == 198 + (10000000 - 200000),
+	   "a jump far past the window counts every number skipped, once");
 
 	printf("1..%d\n", n);
 	return failed;
