@@ -45,7 +45,7 @@ start() {
 		kill -0 "$AGENT" 2>/dev/null || { cat "$OUT/agent.err" >&2; exit 1; }
 		sleep 0.05
 	done
-	sleep 3	# loading a dozen BPF objects leaves the kernel busy a while: not the storm's cost
+	sleep 3	# the agent's start-up (loading its BPF objects, the procFS scan) is not the storm's cost
 }
 stop() { kill -TERM "$AGENT"; wait "$AGENT" || true; AGENT=; }
 
