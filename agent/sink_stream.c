@@ -136,7 +136,10 @@ static int read_acks(struct vigil_sink_stream *s)
 			continue;
 		s->ack_len = 0;
 		memcpy(&a, s->ack, sizeof(a));
-		if (vigil_stream_ack_check(&a) || a.offset < s->acked || a.offset > s->tx.sent)
+		/* The collector may read, and ack, part of a send whose
+		 * completion we have not reaped yet. */
+		if (vigil_stream_ack_check(&a) || a.offset < s->acked ||
+		    a.offset > (s->tx.in_flight ? s->tx.in_flight_end : s->tx.sent))
 			return -EPROTO;
 		s->acked = a.offset;
 		vigil_spool_trim(&s->spool, s->acked);

@@ -175,7 +175,8 @@ static int poll_errqueue(struct vigil_tx *t)
 	}
 }
 
-#define ZC_VERDICT_SENDS 64	/* zero-copy sends judged before deciding */
+#define ZC_VERDICT_SENDS 16	/* zero-copy sends judged before deciding: each
+				 * pins and unpins its pages, loopback then copies */
 
 bool vigil_tx_copied_anyway(struct vigil_tx *t)
 {

@@ -9,6 +9,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <vigil/events.h>
+#include "lib/wakeup.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -29,12 +30,12 @@ const volatile __u64 bench_wakeup_bytes = 1 << 20;
 __u64 bench_seq;
 __u64 bench_full;	/* failed reserves */
 
-static __always_inline __u64 wakeup_flag(void)
+static __always_inline __u64 wakeup_flag(__u32 size)
 {
 	if (!bench_no_wakeup)
 		return 0;
-	return bpf_ringbuf_query(&bench_ring, BPF_RB_AVAIL_DATA) >= bench_wakeup_bytes ?
-		       BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+	return vigil_wakeup_flag_for(bpf_ringbuf_query(&bench_ring, BPF_RB_AVAIL_DATA), size,
+				     bench_wakeup_bytes);
 }
 
 static long one(__u32 i, void *ctx)
@@ -55,7 +56,7 @@ static long one(__u32 i, void *ctx)
 	h->cpu = i;
 	h->seq = ++bench_seq;	/* one producer thread: no atomic needed */
 	h->ktime = 0;
-	bpf_ringbuf_submit(h, wakeup_flag());
+	bpf_ringbuf_submit(h, wakeup_flag(size));
 	return 0;
 }
 

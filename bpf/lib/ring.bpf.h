@@ -15,6 +15,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <vigil/events.h>
+#include "wakeup.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -49,9 +50,10 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } vigil_schema SEC(".maps");
 
-/* Bytes waiting in the ring past which a commit wakes the agent. Below it,
- * commits do not wake anyone: wakeups cost more than the events
- * (shared/notes/ringbuf.md), and the agent polls on its own timer. */
+/* Bytes waiting in the ring at which a commit wakes the agent, and again at
+ * each further multiple (wakeup.bpf.h). Other commits wake no one: wakeups
+ * cost more than the events (shared/notes/ringbuf.md), and the agent polls
+ * on its own timer. */
 const volatile __u64 vigil_wakeup_bytes = 1 << 20;
 
 static __always_inline void vigil_count(__u32 which)
@@ -70,10 +72,10 @@ static __always_inline __u64 vigil_next_seq(void)
 	return s ? __sync_fetch_and_add(s, 1) + 1 : 0;
 }
 
-static __always_inline __u64 vigil_wakeup_flag(void)
+static __always_inline __u64 vigil_wakeup_flag(__u32 size)
 {
-	return bpf_ringbuf_query(&vigil_ring, BPF_RB_AVAIL_DATA) >= vigil_wakeup_bytes ?
-		       BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+	return vigil_wakeup_flag_for(bpf_ringbuf_query(&vigil_ring, BPF_RB_AVAIL_DATA), size,
+				     vigil_wakeup_bytes);
 }
 
 static __always_inline void vigil_hdr_fill(struct vigil_hdr *h, __u16 type, __u32 size)
@@ -102,7 +104,7 @@ static __always_inline void *vigil_reserve(__u16 type, __u32 size)
 
 static __always_inline void vigil_submit(void *ev)
 {
-	bpf_ringbuf_submit(ev, vigil_wakeup_flag());
+	bpf_ringbuf_submit(ev, vigil_wakeup_flag(((struct vigil_hdr *)ev)->size));
 }
 
 /* Copies a variable-size event built in scratch memory into the ring. The
@@ -115,7 +117,7 @@ static __always_inline long vigil_output(struct vigil_hdr *h, __u32 size)
 	h->size = size;
 	h->cpu = bpf_get_smp_processor_id();
 	h->seq = vigil_next_seq();
-	err = bpf_ringbuf_output(&vigil_ring, h, size, vigil_wakeup_flag());
+	err = bpf_ringbuf_output(&vigil_ring, h, size, vigil_wakeup_flag(size));
 	if (err)
 		vigil_count(VIGIL_CNT_RING_FULL);
 	return err;
