@@ -42,7 +42,7 @@ static __always_inline void report(struct bpf_sock_addr *ctx, const struct vigil
 	r = bpf_map_lookup_elem(&vigil_rules, &id);
 	if (!r)
 		return;
-	ev = vigil_enforce_event(r, id, st);
+	ev = vigil_enforce_event(r, id, st, bpf_ktime_get_ns());
 	if (!ev)
 		return;
 	vigil_proc_fill(&ev->proc, task,

@@ -75,7 +75,7 @@ static __always_inline void report(struct sd_target *t, const struct vigil_pol_r
 				   struct vigil_rule_stats *st, struct sock_common *skc, __u8 family,
 				   __u8 proto, __u8 dir, const __u8 *daddr, __u16 rport, __u16 lport)
 {
-	struct vigil_enforce *ev = vigil_enforce_event(r, t->rule_id, st);
+	struct vigil_enforce *ev = vigil_enforce_event(r, t->rule_id, st, bpf_ktime_get_ns());
 
 	if (!ev)
 		return;

@@ -30,6 +30,18 @@ char LICENSE[] SEC("license") = "GPL";
 #define TC_ACT_REDIRECT 7
 #define BPF_F_INGRESS_FLAG 1
 
+/*
+ * vigil's own replies sent back out of the interface they came in by carry
+ * this mark to that interface's egress hook (always attached with the
+ * ingress one), which lets them through unexamined and clears the mark: a
+ * RST is never answered, and matching it against the policy again cost a
+ * fifth of a reply's time. Replies handed to the local stack carry none:
+ * in XDP mode no TC ingress hook would clear it. A packet that leaves with
+ * this mark set locally (SO_MARK, which needs CAP_NET_ADMIN) passes the
+ * egress hook the same way.
+ */
+#define VIGIL_OWN_REPLY_MARK 0x76676c72	/* "vglr" */
+
 /* Keep per-flow sequence state at ingress (a router or bridge). */
 const volatile __u8 vigil_track_flows = 0;
 
@@ -38,6 +50,12 @@ const volatile __u8 vigil_track_flows = 0;
 static __always_inline __u64 reply_flags(__u8 dir)
 {
 	return dir == VIGIL_DIR_INGRESS ? 0 : BPF_F_INGRESS_FLAG;
+}
+
+static __always_inline void mark_own_reply(struct __sk_buff *skb, __u8 dir)
+{
+	if (dir == VIGIL_DIR_INGRESS)
+		skb->mark = VIGIL_OWN_REPLY_MARK;
 }
 
 /* How the RST's TCP checksum is left: 1 PARTIAL (the trigger's pending sum
@@ -60,6 +78,7 @@ static __always_inline int reject_tcp(struct __sk_buff *skb, const struct vigil_
 		vigil_count(VIGIL_CNT_ENF_BUILD_FAILED);
 		return -1;
 	}
+	mark_own_reply(skb, dir);
 	return bpf_redirect(skb->ifindex, reply_flags(dir));
 }
 
@@ -69,6 +88,7 @@ static __always_inline int reject_udp(struct __sk_buff *skb, const struct vigil_
 		vigil_count(VIGIL_CNT_ENF_BUILD_FAILED);
 		return -1;
 	}
+	mark_own_reply(skb, dir);
 	return bpf_redirect(skb->ifindex, reply_flags(dir));
 }
 
@@ -81,8 +101,17 @@ static __always_inline int reset_tcp(struct __sk_buff *skb, struct vigil_pkt *p,
 {
 	int partial = rst_partial(skb, p);
 
-	if (partial < 0 || vigil_tc_build_rst(skb, p, true, partial) ||
-	    bpf_clone_redirect(skb, skb->ifindex, reply_flags(dir))) {
+	__u32 mark = skb->mark;
+	long err;
+
+	if (partial < 0 || vigil_tc_build_rst(skb, p, true, partial)) {
+		vigil_count(VIGIL_CNT_ENF_BUILD_FAILED);
+		return -1;
+	}
+	mark_own_reply(skb, dir);	/* the clone's; the RST going on keeps its own */
+	err = bpf_clone_redirect(skb, skb->ifindex, reply_flags(dir));
+	skb->mark = mark;
+	if (err) {
 		vigil_count(VIGIL_CNT_ENF_BUILD_FAILED);
 		return -1;
 	}
@@ -104,6 +133,7 @@ struct decision {
 	__u32 ifindex;
 	__u8 dir;
 	__u8 reply;		/* enum vigil_reply, set by answer() */
+	__u64 now;		/* read once for the rate limits */
 };
 
 /* Answers d->p as rule d->r says; returns the TC verdict and sets d->reply.
@@ -124,7 +154,7 @@ static __noinline int answer(struct __sk_buff *skb, struct decision *d)
 		d->reply = VIGIL_REPLY_INELIGIBLE;
 		return TC_ACT_SHOT;
 	}
-	if (!vigil_reply_allowed(d->r, d->id, p->family, p->saddr, bpf_ktime_get_ns())) {
+	if (!vigil_reply_allowed(d->r, d->id, p->family, p->saddr, d->now)) {
 		d->reply = VIGIL_REPLY_SUPPRESSED;
 		return TC_ACT_SHOT;
 	}
@@ -167,7 +197,7 @@ static __always_inline const struct vigil_pol_rule *reset_flow_rule(const struct
 
 static __noinline void report(const struct decision *d)
 {
-	vigil_enforce_report(&d->p, d->r, d->id, d->reply, d->dir, d->ifindex);
+	vigil_enforce_report(&d->p, d->r, d->id, d->reply, d->dir, d->ifindex, d->now);
 }
 
 /* The namespace the packet is in, as SO_NETNS_COOKIE names it to the agent. */
@@ -194,6 +224,10 @@ static __always_inline int enforce(struct __sk_buff *skb, __u8 dir)
 	struct decision d = { .dir = dir, .ifindex = skb->ifindex };
 	int verdict;
 
+	if (dir == VIGIL_DIR_EGRESS && skb->mark == VIGIL_OWN_REPLY_MARK) {
+		skb->mark = 0;
+		return TC_ACT_OK;
+	}
 	if (vigil_pkt_parse(skb, false, &d.p))
 		return TC_ACT_OK;
 	if (vigil_track_flows && dir == VIGIL_DIR_INGRESS)
@@ -203,6 +237,7 @@ static __always_inline int enforce(struct __sk_buff *skb, __u8 dir)
 		d.r = reset_flow_rule(f, &d.p, dir, &d.id);
 	if (!acts(d.r))
 		return TC_ACT_OK;
+	d.now = bpf_ktime_get_ns();
 	verdict = answer(skb, &d);
 	if (f && d.r->action == VIGIL_ACT_RESET && d.p.proto == VIGIL_IPPROTO_TCP) {
 		f->flags |= VIGIL_FLOW_RESET;
@@ -232,7 +267,8 @@ static __noinline void report_injected(struct __sk_buff *skb, const struct vigil
 
 	vigil_count(VIGIL_CNT_ENF_INJECTED);
 	if (r)
-		vigil_enforce_report(p, r, id, VIGIL_REPLY_INJECTED, VIGIL_DIR_INGRESS, skb->cb[1]);
+		vigil_enforce_report(p, r, id, VIGIL_REPLY_INJECTED, VIGIL_DIR_INGRESS, skb->cb[1],
+				     bpf_ktime_get_ns());
 }
 
 /*

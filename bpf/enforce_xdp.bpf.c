@@ -27,6 +27,7 @@ struct decision {
 	__u32 id;
 	__u32 ifindex;
 	__u8 reply;
+	__u64 now;	/* read once for the rate limits */
 };
 
 /* Answers d->p in place; the XDP verdict. Not inlined: see enforce_tc. */
@@ -45,7 +46,7 @@ static __noinline int answer(struct xdp_md *xdp, struct decision *d)
 		d->reply = VIGIL_REPLY_INELIGIBLE;
 		return XDP_DROP;
 	}
-	if (!vigil_reply_allowed(d->r, d->id, p->family, p->saddr, bpf_ktime_get_ns())) {
+	if (!vigil_reply_allowed(d->r, d->id, p->family, p->saddr, d->now)) {
 		d->reply = VIGIL_REPLY_SUPPRESSED;
 		return XDP_DROP;
 	}
@@ -60,7 +61,7 @@ static __noinline int answer(struct xdp_md *xdp, struct decision *d)
 
 static __noinline void report(const struct decision *d)
 {
-	vigil_enforce_report(&d->p, d->r, d->id, d->reply, VIGIL_DIR_INGRESS, d->ifindex);
+	vigil_enforce_report(&d->p, d->r, d->id, d->reply, VIGIL_DIR_INGRESS, d->ifindex, d->now);
 }
 
 SEC("xdp")
@@ -74,6 +75,7 @@ int vigil_xdp_ingress(struct xdp_md *xdp)
 	d.r = vigil_pkt_rule(&d.p, VIGIL_DIR_INGRESS, &d.id);
 	if (!d.r || d.r->action == VIGIL_ACT_ALLOW || d.r->action == VIGIL_ACT_DENY)
 		return XDP_PASS;
+	d.now = bpf_ktime_get_ns();
 	verdict = answer(xdp, &d);
 	report(&d);
 	return verdict;

@@ -78,15 +78,17 @@ static __always_inline void vigil_reply_count(__u32 id, __u8 reply)
  * (else held, counted, and reported by the rule's next event): everything
  * past the header zeroed, suppressed filled in. NULL when none is due.
  * Every enforcing hook writes its events through here; submit with
- * vigil_submit and count st->events. */
+ * vigil_submit and count st->events. now: bpf_ktime_get_ns(), read once by
+ * the caller for all it decides on a packet. */
 static __always_inline struct vigil_enforce *vigil_enforce_event(const struct vigil_pol_rule *r,
 								__u32 id,
-								struct vigil_rule_stats *st)
+								struct vigil_rule_stats *st,
+								__u64 now)
 {
 	struct vigil_enforce *ev;
 	__u32 held = 0;
 
-	if (!vigil_event_allowed(r, id, bpf_ktime_get_ns(), &held)) {
+	if (!vigil_event_allowed(r, id, now, &held)) {
 		vigil_count(VIGIL_CNT_ENF_EVENT_SUPPRESSED);
 		if (st)
 			st->events_suppressed++;
@@ -106,7 +108,7 @@ static __always_inline struct vigil_enforce *vigil_enforce_event(const struct vi
  * bucket allows. */
 static __always_inline void vigil_enforce_report(const struct vigil_pkt *p,
 						 const struct vigil_pol_rule *r, __u32 id,
-						 __u8 reply, __u8 dir, __u32 ifindex)
+						 __u8 reply, __u8 dir, __u32 ifindex, __u64 now)
 {
 	struct vigil_rule_stats *st = vigil_rule_stats_of(id);
 	struct vigil_enforce *ev;
@@ -115,7 +117,7 @@ static __always_inline void vigil_enforce_report(const struct vigil_pkt *p,
 	vigil_reply_count(id, reply);
 	if (st)
 		st->hits++;
-	ev = vigil_enforce_event(r, id, st);
+	ev = vigil_enforce_event(r, id, st, now);
 	if (!ev)
 		return;
 	ev->reply = reply;
