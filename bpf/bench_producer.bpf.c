@@ -38,6 +38,12 @@ static __always_inline __u64 wakeup_flag(__u32 size)
 				     bench_wakeup_bytes);
 }
 
+static __always_inline void fill_text(__u64 *p, int words)
+{
+	for (int i = 0; i < words; i++)
+		p[i] = 0x746e656d75677261ull;	/* "argument" */
+}
+
 static long one(__u32 i, void *ctx)
 {
 	struct vigil_hdr *h;
@@ -56,6 +62,13 @@ static long one(__u32 i, void *ctx)
 	h->cpu = i;
 	h->seq = ++bench_seq;	/* one producer thread: no atomic needed */
 	h->ktime = 0;
+	/* The rest is text, as arguments and paths are in real events: what
+	 * a JSON consumer (c) encodes as a string, and what every consumer
+	 * ships. */
+	if (bench_big)
+		fill_text((__u64 *)(h + 1), (512 - sizeof(*h)) / 8);
+	else
+		fill_text((__u64 *)(h + 1), (64 - sizeof(*h)) / 8);
 	bpf_ringbuf_submit(h, wakeup_flag(size));
 	return 0;
 }

@@ -235,7 +235,6 @@ static int cb_json(void *ctx, void *data, size_t len)
 	const struct vigil_hdr *h = data;
 	struct jw w;
 
-	(void)len;
 	B.taken++;
 	jw_begin(&w, &c->out);
 	jw_obj(&w, NULL);
@@ -243,6 +242,10 @@ static int cb_json(void *ctx, void *data, size_t len)
 	jw_u64(&w, "type", h->type);
 	jw_u64(&w, "size", h->size);
 	jw_u64(&w, "cpu", h->cpu);
+	/* The payload (text), as the agent writes arguments: c ships what
+	 * the event holds, as vigil's paths do. */
+	if (len > sizeof(*h))
+		jw_str(&w, "data", (const char *)(h + 1), len - sizeof(*h));
 	jw_end(&w);
 	jw_u64(&w, "seq", h->seq);
 	jw_u64(&w, "ktime", h->ktime);
