@@ -11,7 +11,12 @@ cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 N=${1:-10000}
 BYTES=${2:-1000}
-ROUNDS=${3:-5}
+ROUNDS=${3:-15}
+# The storm runs on CPU 1; the agent on CPU 0, the core the storm leaves
+# free (as an operator would give it, with CPUAffinity= in its unit).
+# AGENT_CPUS= (empty) lets the scheduler place it: then it sometimes runs
+# on the storm's core, and per-event mode's ratio rises by about 0.05.
+AGENT_CPUS=${AGENT_CPUS-0}
 NS=vigil-bench-net-$$
 PIN=/sys/fs/bpf/vigil-bench-net-$$
 OUT=$(mktemp -d /tmp/vigil-bench-net.XXXX)
@@ -25,19 +30,30 @@ cleanup() {
 }
 trap cleanup EXIT
 
-ip netns add "$NS"
-ip -n "$NS" link set lo up
-NSINO=$(stat -L -c %i "/run/netns/$NS")
 
 # The storm's pid (in $OUT/pid) names its process reports.
-storm() { ip netns exec "$NS" sh -c 'echo $$ >"$1"; shift; exec "$@"' sh "$OUT/pid" \
-	"$BUILD/bench/net_storm" "$N" "$BYTES"; }
+# Each storm in a namespace of its own, on CPU 1. A storm leaves its
+# connections in TIME_WAIT for a minute, and connect() walks them to find a
+# port (__inet_hash_connect, 8 % of a storm's time): in one namespace for
+# all, a round's cost depended on how many storms ran in the minute before
+# it, which the modes' different pauses made differ. The namespace's
+# removal is waited out (its sockets are purged in the background).
+# On CPU 1 always: a storm that migrates between rounds measures the move.
+storm() {
+	ip netns add "$NS" && ip -n "$NS" link set lo up || return 1
+	stat -L -c %i "/run/netns/$NS" >"$OUT/nsino"
+	taskset -c 1 ip netns exec "$NS" sh -c 'echo $$ >"$1"; shift; exec "$@"' sh "$OUT/pid" \
+		"$BUILD/bench/net_storm" "$N" "$BYTES"
+	ip netns del "$NS"
+	sleep 1
+}
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 
 start() {
 	: >"$OUT/agent.err"
 	rm -f "$OUT/events.json"
-	"$BUILD/vigild" --pin-dir "$PIN" --unpin-on-exit -o "$OUT/events.json" --export-file-max-size-mb 0 \
+	${AGENT_CPUS:+taskset -c "$AGENT_CPUS"} "$BUILD/vigild" --pin-dir "$PIN" --unpin-on-exit \
+		-o "$OUT/events.json" --export-file-max-size-mb 0 \
 		--report-interval 1 "$@" \
 		2>>"$OUT/agent.err" &
 	AGENT=$!
@@ -51,7 +67,7 @@ stop() { kill -TERM "$AGENT"; wait "$AGENT" || true; AGENT=; }
 
 # shipped MODE: the storm's records in events.json: "events json_bytes ring_bytes".
 shipped() {
-	jq -R -r --argjson ns "$NSINO" --argjson pid "$(cat "$OUT/pid")" 'fromjson? | to_entries[0] as $e
+	jq -R -r --argjson ns "$(cat "$OUT/nsino")" --argjson pid "$(cat "$OUT/pid")" 'fromjson? | to_entries[0] as $e
 		| select(($e.value.netns? // $e.value.remote.netns?) == $ns
 			or ($e.key == "process_report" and $e.value.process.pid? == $pid))
 		| [$e.key, (tojson | length + 1)] | @tsv' "$OUT/events.json" |
@@ -61,22 +77,31 @@ shipped() {
 		    { n++; j += $2; r += size[$1] + 8 } END { printf "%d %d %d\n", n, j, r }' >>"$OUT/shipped.$1"
 }
 
-storm >/dev/null	# warm caches
-for r in $(seq "$ROUNDS"); do
-	storm >>"$OUT/base"
-	start
-	storm >>"$OUT/event"
-	stop
-	shipped event
+run_base() { storm >>"$OUT/base"; }
+run_event() { start; storm >>"$OUT/event"; stop; shipped event; }
+run_report() {
 	start --report-only
 	storm >>"$OUT/report"
 	sleep 2.5	# the period that holds the storm is reported one tick late
 	stop
 	shipped report
+}
+storm >/dev/null	# warm caches
+# The order rotates from round to round, so drift in the machine's state
+# (caches, memory, a neighbour's load) weighs on each mode alike.
+for r in $(seq "$ROUNDS"); do
+	case $((r % 3)) in
+	1) run_base; run_event; run_report ;;
+	2) run_event; run_report; run_base ;;
+	0) run_report; run_base; run_event ;;
+	esac
 done
 
 base=$(median <"$OUT/base"); event=$(median <"$OUT/event"); report=$(median <"$OUT/report")
-echo "net: $N connections of $BYTES bytes per round over loopback in a namespace, $ROUNDS rounds, medians"
+echo "net: $N connections of $BYTES bytes per round over loopback in a namespace, $ROUNDS rounds," \
+	"storm on CPU 1, agent on ${AGENT_CPUS:-any CPU}"
+for m in base event report; do printf '  rounds, %-6s   %s\n' "$m" "$(tr '\n' ' ' <"$OUT/$m")"; done
+echo "medians:"
 printf '  without agent     %.3f s (%.0f connections/s)\n' "$base" "$(awk -v b="$base" -v n="$N" 'BEGIN {print n / b}')"
 printf '  per-event mode    %.3f s\n  report-only mode  %.3f s\n' "$event" "$report"
 awk -v a="$event" -v r="$report" -v b="$base" \

@@ -6,7 +6,7 @@
  * process_reset (sent or received). The same points feed the report
  * counters (lib/report.bpf.h), which count whether or not events are sent.
  *
- * The owner lives in socket storage (lib/sock.bpf.h). The reason a
+ * The owner lives in vigil's socket table (lib/sock.bpf.h). The reason a
  * connection ended is the first of: a FIN sent, a FIN received, a RST sent,
  * a RST received, a timeout.
  *
@@ -99,7 +99,10 @@ static __always_inline void set_reason(struct vigil_sk *s, __u8 reason)
 		s->reason = reason;
 }
 
-static __always_inline void on_close(const struct sock *sk, struct vigil_sk *s, int oldstate)
+/* Reports the close; true when the kernel sends a RST right after it
+ * (tcp_disconnect, and a close with unread data, go to CLOSE first): the
+ * entry stays for that RST's event. */
+static __always_inline bool on_close(const struct sock *sk, struct vigil_sk *s, int oldstate)
 {
 	struct tcp_sock *tp = bpf_skc_to_tcp_sock((void *)sk);
 	__u32 err = sk->sk_err;
@@ -107,8 +110,10 @@ static __always_inline void on_close(const struct sock *sk, struct vigil_sk *s, 
 	struct vigil_tuple t = {};
 	struct vigil_close *ev;
 
+	bool rst_follows = false;
+
 	if (s->closed)
-		return;
+		return false;
 	s->closed = 1;
 	vigil_tuple_from_sk(&t, &sk->__sk_common);
 	if (!t.sport)
@@ -121,10 +126,10 @@ static __always_inline void on_close(const struct sock *sk, struct vigil_sk *s, 
 		if (c)
 			vigil_report_add(c->connect_errors, 1);
 		emit_conn(VIGIL_EV_CONNECT, s, &t, now - s->start_ktime, err ?: ECONNABORTED);
-		return;
+		return false;
 	}
 	if (oldstate == TCP_SYN_RECV && s->dir == VIGIL_CONN_IN)
-		return;	/* never accepted: only its resets are news */
+		return false;	/* never accepted: only its resets are news */
 	if (oldstate == TCP_LISTEN) {
 		s->reason = VIGIL_CLOSE_LISTENER;
 	} else if (!s->reason) {
@@ -133,19 +138,19 @@ static __always_inline void on_close(const struct sock *sk, struct vigil_sk *s, 
 		else if (oldstate == TCP_ESTABLISHED || oldstate == TCP_CLOSE_WAIT)
 			/* tcp_disconnect (linger 0, unread data, abort) goes to
 			 * CLOSE first and sends its RST right after. */
-			s->reason = VIGIL_CLOSE_LOCAL_RST;
+			s->reason = VIGIL_CLOSE_LOCAL_RST, rst_follows = true;
 	}
 	if (!tp)
-		return;
+		return rst_follows;
 	sent = vigil_tcp_data_sent(tp);
 	received = vigil_tcp_data_received(tp);
 	if (oldstate != TCP_LISTEN)
 		count_bytes(s, &t, sent, received);
 	if (!vigil_net_wanted(&t, s->dir))
-		return;
+		return rst_follows;
 	ev = vigil_reserve(VIGIL_EV_CLOSE, sizeof(*ev));
 	if (!ev)
-		return;
+		return rst_follows;
 	ev->proc = s->owner;
 	ev->tuple = t;
 	ev->bytes_sent = sent;
@@ -159,25 +164,14 @@ static __always_inline void on_close(const struct sock *sk, struct vigil_sk *s, 
 	ev->error = err;
 	ev->flags = s->flags;
 	vigil_submit(ev);
+	return rst_follows;
 }
 
 /* A socket that starts a life in process context: the caller owns it. */
-static __always_inline struct vigil_sk *own(const struct sock *sk, __u8 dir)
+static __always_inline void own(struct vigil_sk *init, __u8 dir)
 {
-	struct vigil_sk *s = vigil_sk_get(sk, true);
-
-	if (!s) {
-		vigil_count(VIGIL_CNT_NET_NO_STORAGE);
-		return NULL;
-	}
-	vigil_owner_current(&s->owner);
-	s->start_ktime = bpf_ktime_get_ns();
-	s->flags = 0;
-	s->dir = dir;
-	s->reason = 0;
-	s->closed = 0;
-	s->refined = 0;
-	return s;
+	*init = (struct vigil_sk){ .start_ktime = bpf_ktime_get_ns(), .dir = dir };
+	vigil_owner_current(&init->owner);
 }
 
 SEC("tp_btf/inet_sock_set_state")
@@ -194,44 +188,49 @@ int BPF_PROG(net_state, const struct sock *sk, int oldstate, int newstate)
 		return 0;
 
 	switch (newstate) {
-	case TCP_SYN_SENT:
-		own(sk, VIGIL_CONN_OUT);	/* in connect(): current is the owner */
+	case TCP_SYN_SENT: {
+		struct vigil_sk init;
+
+		own(&init, VIGIL_CONN_OUT);	/* in connect(): current is the owner */
+		vigil_sk_set(sk, &init);
 		return 0;
-	case TCP_LISTEN:
-		s = own(sk, VIGIL_CONN_LISTEN);	/* in listen() */
-		if (s) {
-			vigil_tuple_from_sk(&t, &sk->__sk_common);
-			s->sport = t.sport;
-			emit_conn(VIGIL_EV_LISTEN, s, &t, 0, 0);
-		}
+	}
+	case TCP_LISTEN: {
+		struct vigil_sk init;
+
+		own(&init, VIGIL_CONN_LISTEN);	/* in listen() */
+		vigil_tuple_from_sk(&t, &sk->__sk_common);
+		init.sport = t.sport;
+		vigil_sk_set(sk, &init);
+		vigil_listener_add(sk, &t, &init.owner, 0);
+		emit_conn(VIGIL_EV_LISTEN, &init, &t, 0, 0);
 		return 0;
-	case TCP_SYN_RECV:
+	}
+	case TCP_SYN_RECV: {
+		struct vigil_sk init = { .dir = VIGIL_CONN_IN, .flags = VIGIL_CONN_NO_OWNER };
+		const struct vigil_listener *l;
+
 		if (oldstate != TCP_LISTEN)
 			return 0;
-		/* A child of a listener, in softirq: its storage is the
-		 * listener's clone, owner included; fresh if the listener had
-		 * none (then the first send or receive names the owner). */
-		s = vigil_sk_get(sk, true);
-		if (!s) {
-			vigil_count(VIGIL_CNT_NET_NO_STORAGE);
-			return 0;
+		/* A child of a listener, in softirq, just cloned from it: its
+		 * local end names the listener and so its owner. Without one,
+		 * the first send or receive names the owner. */
+		vigil_tuple_from_sk(&t, &sk->__sk_common);
+		l = vigil_listener_of(&t);
+		if (l) {
+			init.owner = l->owner;
+			init.flags = l->flags & ~VIGIL_CONN_PREEXISTING;
 		}
-		if (s->dir != VIGIL_CONN_LISTEN)
-			s->flags = VIGIL_CONN_NO_OWNER;
-		else
-			s->flags &= ~VIGIL_CONN_PREEXISTING;
-		s->dir = VIGIL_CONN_IN;
-		s->start_ktime = bpf_ktime_get_ns();
-		s->reason = 0;
-		s->closed = 0;
-		s->refined = 0;
+		init.start_ktime = bpf_ktime_get_ns();
+		vigil_sk_set(sk, &init);
 		return 0;
+	}
 	}
 
 	if (newstate != TCP_ESTABLISHED && newstate != TCP_FIN_WAIT1 &&
 	    newstate != TCP_CLOSE_WAIT && newstate != TCP_CLOSE)
 		return 0;	/* FIN_WAIT2, LAST_ACK, CLOSING: nothing to learn */
-	s = vigil_sk_get(sk, false);
+	s = vigil_sk_get(sk);
 	if (!s)
 		return 0;
 	switch (newstate) {
@@ -257,7 +256,12 @@ int BPF_PROG(net_state, const struct sock *sk, int oldstate, int newstate)
 		set_reason(s, VIGIL_CLOSE_PEER_FIN);
 		break;
 	case TCP_CLOSE:
-		on_close(sk, s, oldstate);
+		if (oldstate == TCP_LISTEN) {
+			vigil_tuple_from_sk(&t, &sk->__sk_common);
+			vigil_listener_remove(sk, &t);
+		}
+		if (!on_close(sk, s, oldstate))
+			vigil_sk_forget(sk);
 		break;
 	}
 	return 0;
@@ -304,7 +308,7 @@ int BPF_PROG(net_rst_in, struct sock *sk)
 
 	if (!sk)
 		return 0;
-	s = vigil_sk_get(sk, false);
+	s = vigil_sk_get(sk);
 	vigil_tuple_from_sk(&t, &sk->__sk_common);
 	if (s) {
 		set_reason(s, VIGIL_CLOSE_PEER_RST);
@@ -328,7 +332,7 @@ int BPF_PROG(net_rst_out, const struct sock *sk, const struct sk_buff *skb, int 
 	if (sk) {
 		tp = bpf_skc_to_tcp_sock((void *)sk);
 		if (tp) {
-			s = vigil_sk_get(tp, false);
+			s = vigil_sk_get(tp);
 			if (s)
 				set_reason(s, VIGIL_CLOSE_LOCAL_RST);
 		}
@@ -340,6 +344,8 @@ int BPF_PROG(net_rst_out, const struct sock *sk, const struct sk_buff *skb, int 
 		return 0;
 	}
 	emit_reset(s, &t, VIGIL_RESET_SENT, state, reason);
+	if (s && s->closed)
+		vigil_sk_forget(sk);	/* the RST its close announced */
 	return 0;
 }
 
@@ -362,7 +368,7 @@ static __always_inline void refine(const struct sock *sk)
 	 * others before the storage lookup. */
 	if (!sk || sk->sk_protocol != IPPROTO_TCP)
 		return;
-	s = vigil_sk_get(sk, false);
+	s = vigil_sk_get(sk);
 	if (!s || s->refined)
 		return;
 	s->refined = 1;
@@ -394,29 +400,31 @@ SEC("iter/tcp")
 int net_preexisting(struct bpf_iter__tcp *ctx)
 {
 	struct sock_common *skc = ctx->sk_common;
+	struct vigil_sk init = { .flags = VIGIL_CONN_PREEXISTING | VIGIL_CONN_NO_OWNER };
+	struct vigil_tuple t = {};
 	struct tcp_sock *tp;
-	struct vigil_sk *s;
 	__u8 state;
 
 	if (!skc)
 		return 0;
 	tp = bpf_skc_to_tcp_sock(skc);
-	if (!tp || vigil_sk_get(tp, false))
+	if (!tp || vigil_sk_get(tp))
 		return 0;
 	state = skc->skc_state;
 	if (state == TCP_CLOSE || state == TCP_SYN_SENT)
 		return 0;
-	s = vigil_sk_get(tp, true);
-	if (!s)
-		return 0;
-	s->owner.uid = ctx->uid;
-	s->owner.auid = (__u32)-1;
-	s->flags = VIGIL_CONN_PREEXISTING | VIGIL_CONN_NO_OWNER;
-	s->dir = state == TCP_LISTEN ? VIGIL_CONN_LISTEN : VIGIL_CONN_UNKNOWN;
-	s->sport = skc->skc_num;
+	init.owner.uid = ctx->uid;
+	init.owner.auid = (__u32)-1;
+	init.dir = state == TCP_LISTEN ? VIGIL_CONN_LISTEN : VIGIL_CONN_UNKNOWN;
+	init.sport = skc->skc_num;
 	if (state == TCP_CLOSE_WAIT || state == TCP_LAST_ACK)
-		s->reason = VIGIL_CLOSE_PEER_FIN;
+		init.reason = VIGIL_CLOSE_PEER_FIN;
 	else if (state == TCP_FIN_WAIT1 || state == TCP_FIN_WAIT2 || state == TCP_CLOSING)
-		s->reason = VIGIL_CLOSE_LOCAL_FIN;
+		init.reason = VIGIL_CLOSE_LOCAL_FIN;
+	vigil_sk_set(tp, &init);
+	if (state == TCP_LISTEN) {
+		vigil_tuple_from_sk(&t, skc);
+		vigil_listener_add(tp, &t, &init.owner, init.flags);
+	}
 	return 0;
 }

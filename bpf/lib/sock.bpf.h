@@ -3,11 +3,21 @@
  * What vigil keeps per TCP socket, and how it reads a socket's ends.
  *
  * State changes mostly happen in softirq, where the current task is whoever
- * the interrupt landed on, so the owning process is recorded in socket-local
- * storage where the socket is in process context (connect, listen), cloned
- * into accepted sockets from their listener (BPF_F_CLONE), and corrected at
- * the first send or receive. The map is pinned: programs that outlive the
- * agent and the socket iterator of the next agent share it.
+ * the interrupt landed on, so the owning process is recorded where the
+ * socket is in process context (connect, listen), handed to accepted
+ * sockets from their listener, and corrected at the first send or receive.
+ *
+ * The table is a hash keyed by the socket's address, not socket-local
+ * storage: storage costs two allocations and an RCU-deferred free per
+ * socket, and a copy per accepted child (BPF_F_CLONE), a tenth of a
+ * loopback connection's time in bench/net.sh; hash elements come from the
+ * map's per-CPU caches. The price is that vigil removes entries itself, at
+ * the close; an entry a missed close leaves behind is overwritten when the
+ * address is reused for a socket vigil sees start, and the table is bounded.
+ * Listeners are also kept by the end they are bound to, which an accepted
+ * socket's local end (or its wildcard) names. Both maps are
+ * pinned: programs that outlive the agent and the socket iterator of the
+ * next agent share them.
  */
 #ifndef VIGIL_SOCK_BPF_H
 #define VIGIL_SOCK_BPF_H
@@ -46,13 +56,41 @@ struct vigil_sk {
 	__u32 pad2;
 };
 
+#define VIGIL_SOCKS_MAX (1 << 20)
+#define VIGIL_LISTENERS_MAX (1 << 16)
+
 struct {
-	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC | BPF_F_CLONE);
-	__type(key, int);
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);	/* memory as used, not 72 MiB up front */
+	__uint(max_entries, VIGIL_SOCKS_MAX);
+	__type(key, __u64);			/* the socket's address */
 	__type(value, struct vigil_sk);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} vigil_sks SEC(".maps");
+} vigil_socks SEC(".maps");
+
+/* A listener by the end it is bound to (a wildcard address is zeros). */
+struct vigil_listen_key {
+	__u32 netns;
+	__u16 family;
+	__u16 port;
+	__u8 addr[16];
+};
+
+struct vigil_listener {
+	__u64 sk;		/* which socket, so only its own close removes it */
+	struct vigil_proc owner;
+	__u32 flags;		/* enum vigil_conn_flags */
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, VIGIL_LISTENERS_MAX);
+	__type(key, struct vigil_listen_key);
+	__type(value, struct vigil_listener);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} vigil_listeners SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -70,10 +108,36 @@ static __always_inline __u32 vigil_net_flags(void)
 	return c ? c->flags : 0;
 }
 
-static __always_inline struct vigil_sk *vigil_sk_get(const void *sk, bool create)
+/* A socket's key: its address (a full, request or timewait socket's
+ * sock_common is at its start, so any view of one socket gives one key). */
+static __always_inline __u64 vigil_sk_key(const void *sk)
 {
-	return bpf_sk_storage_get(&vigil_sks, (void *)sk, NULL,
-				  create ? BPF_SK_STORAGE_GET_F_CREATE : 0);
+	return (__u64)(unsigned long)sk;
+}
+
+static __always_inline struct vigil_sk *vigil_sk_get(const void *sk)
+{
+	__u64 k = vigil_sk_key(sk);
+
+	return bpf_map_lookup_elem(&vigil_socks, &k);
+}
+
+/* Sets the socket's entry to *init (replacing one a missed close left);
+ * counted when the table is full. */
+static __always_inline void vigil_sk_set(const void *sk, const struct vigil_sk *init)
+{
+	__u64 k = vigil_sk_key(sk);
+
+	if (bpf_map_update_elem(&vigil_socks, &k, init, BPF_ANY))
+		vigil_count(VIGIL_CNT_NET_NO_STORAGE);
+}
+
+
+static __always_inline void vigil_sk_forget(const void *sk)
+{
+	__u64 k = vigil_sk_key(sk);
+
+	bpf_map_delete_elem(&vigil_socks, &k);
 }
 
 /* The calling process, named by its exec key like process events name it. */
@@ -126,6 +190,62 @@ static __always_inline void vigil_tuple_from_sk(struct vigil_tuple *t, const str
 		*(__u32 *)t->saddr = skc->skc_rcv_saddr;
 		*(__u32 *)t->daddr = skc->skc_daddr;
 	}
+}
+
+/* The listener bound to t's local end (t from the listener, or from a
+ * child as the kernel cloned it). */
+static __always_inline void vigil_listen_key_of(struct vigil_listen_key *k, const struct vigil_tuple *t)
+{
+	k->netns = t->netns;
+	k->family = t->family;
+	k->port = t->sport;
+	__builtin_memcpy(k->addr, t->saddr, 16);
+}
+
+static __always_inline void vigil_listener_add(const void *sk, const struct vigil_tuple *t,
+					       const struct vigil_proc *owner, __u32 flags)
+{
+	struct vigil_listener l = { .sk = vigil_sk_key(sk), .owner = *owner, .flags = flags };
+	struct vigil_listen_key k;
+
+	vigil_listen_key_of(&k, t);
+	if (bpf_map_update_elem(&vigil_listeners, &k, &l, BPF_ANY))
+		vigil_count(VIGIL_CNT_NET_NO_STORAGE);
+}
+
+/* Only the socket that is the entry's: with SO_REUSEPORT several listen on
+ * one end, and the last one to listen names the children (the first send
+ * or receive corrects them). */
+static __always_inline void vigil_listener_remove(const void *sk, const struct vigil_tuple *t)
+{
+	struct vigil_listen_key k;
+	struct vigil_listener *l;
+
+	vigil_listen_key_of(&k, t);
+	l = bpf_map_lookup_elem(&vigil_listeners, &k);
+	if (l && l->sk == vigil_sk_key(sk))
+		bpf_map_delete_elem(&vigil_listeners, &k);
+}
+
+/* The listener a child came from: bound to the child's local address, else
+ * to the wildcard of its family, else (an IPv4 child) a dual-stack [::]. The
+ * kernel sets the child's addresses before it reports its SYN_RECV, so a
+ * wildcard listener is not found by the child's end as it is. */
+static __always_inline const struct vigil_listener *vigil_listener_of(const struct vigil_tuple *t)
+{
+	struct vigil_listen_key k;
+	struct vigil_listener *l;
+
+	vigil_listen_key_of(&k, t);
+	l = bpf_map_lookup_elem(&vigil_listeners, &k);
+	if (l)
+		return l;
+	__builtin_memset(k.addr, 0, sizeof(k.addr));
+	l = bpf_map_lookup_elem(&vigil_listeners, &k);
+	if (l || k.family != AF_INET)
+		return l;
+	k.family = AF_INET6;
+	return bpf_map_lookup_elem(&vigil_listeners, &k);
 }
 
 /* The ends of the connection an incoming segment belongs to, for a RST
