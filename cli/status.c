@@ -45,6 +45,10 @@ int do_status(int argc, char **argv)
 	       (unsigned long long)seq, (unsigned long long)c[VIGIL_CNT_RING_FULL],
 	       (unsigned long long)vigil_recursion_misses(cli_pin_dir),
 	       (unsigned long long)c[VIGIL_CNT_THREAD_EXIT]);
+	/* The network and enforcement parts' counters, by name. */
+	for (unsigned i = VIGIL_CNT_NET_FIRST; i < VIGIL_CNT_MAX; i++)
+		if (vigil_counter_name(i))
+			printf("%-26s %llu\n", vigil_counter_name(i), (unsigned long long)c[i]);
 out:
 	close(ring_fd);
 	if (cnt_fd >= 0)

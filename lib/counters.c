@@ -6,6 +6,34 @@
 #include <bpf/libbpf.h>
 #include "counters.h"
 
+static const char *const names[VIGIL_CNT_MAX] = {
+	[VIGIL_CNT_RING_FULL] = "lost_ring_full",
+	[VIGIL_CNT_THREAD_EXIT] = "threads_exited",
+	[VIGIL_CNT_NET_RETRANS] = "net_retransmits",
+	[VIGIL_CNT_NET_FILTERED] = "net_events_filtered",
+	[VIGIL_CNT_NET_NO_STORAGE] = "net_sockets_no_room",
+	[VIGIL_CNT_REPORT_FULL] = "report_counts_lost",
+	[VIGIL_CNT_REPORT_TICKS] = "report_periods",
+	[VIGIL_CNT_ENF_DROP] = "enforce_drops",
+	[VIGIL_CNT_ENF_REJECT] = "enforce_rejects",
+	[VIGIL_CNT_ENF_RESET] = "enforce_resets",
+	[VIGIL_CNT_ENF_RST_SENT] = "enforce_rsts_sent",
+	[VIGIL_CNT_ENF_ICMP_SENT] = "enforce_icmp_sent",
+	[VIGIL_CNT_ENF_REPLY_SUPPRESSED] = "enforce_replies_suppressed",
+	[VIGIL_CNT_ENF_INELIGIBLE] = "enforce_no_reply_due",
+	[VIGIL_CNT_ENF_EVENT_SUPPRESSED] = "enforce_events_suppressed",
+	[VIGIL_CNT_ENF_BUILD_FAILED] = "enforce_build_failed",
+	[VIGIL_CNT_ENF_INJECTED] = "enforce_rsts_injected",
+	[VIGIL_CNT_ENF_CONNECT_DENIED] = "enforce_connects_denied",
+	[VIGIL_CNT_ENF_CONNECT_REJECTED] = "enforce_connects_rejected",
+	[VIGIL_CNT_ENF_SOCK_DESTROYED] = "enforce_sockets_destroyed",
+};
+
+const char *vigil_counter_name(unsigned slot)
+{
+	return slot < VIGIL_CNT_MAX ? names[slot] : NULL;
+}
+
 int vigil_counters_read(int fd, uint64_t out[VIGIL_CNT_MAX])
 {
 	int ncpu = libbpf_num_possible_cpus();

@@ -5,7 +5,7 @@
 # test creates.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/net_lib.sh"
-plan 12
+plan 13
 
 EV="$T_DIR/events.json"
 net_pair || { diag "cannot create the namespaces"; exit 1; }
@@ -67,6 +67,10 @@ sleep 0.2
 is "$(jq -c -R --argjson pid "$L" 'fromjson? | select(to_entries[0].value.process.pid? == $pid) | keys[0] | select(test("connect|accept|listen|close|reset"))' "$EV" | wc -l)" 0 \
 	"--no-loopback-events: no event for connections over 127.0.0.1 and ::1"
 is "$(nev process_connect "$(pid_of mark client)")" 1 "but the connection after them has its events"
+# What the filters held back is counted, and vigil status says how much.
+FILTERED=$("$VIGIL" --pin-dir "$T_PIN" status | awk '$1 == "net_events_filtered" {print $2}')
+[ "${FILTERED:-0}" -ge 8 ]
+ok $? "vigil status counts the events the filters held back (${FILTERED:-none}, at least 8)"
 
 stop_agent
 grep -q ' 0 gaps and 0 duplicates' "$T_DIR/agent.err"

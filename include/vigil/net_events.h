@@ -187,7 +187,7 @@ struct vigil_report_end {
 enum vigil_net_counter {
 	VIGIL_CNT_NET_RETRANS = VIGIL_CNT_NET_FIRST,	/* tcp_retransmit_skb */
 	VIGIL_CNT_NET_FILTERED,		/* events not sent: report-only, filters */
-	VIGIL_CNT_NET_NO_STORAGE,	/* socket storage could not be made */
+	VIGIL_CNT_NET_NO_STORAGE,	/* no room in the socket table */
 	VIGIL_CNT_REPORT_FULL,		/* report counts lost: table full */
 	VIGIL_CNT_REPORT_TICKS,		/* periods closed by the timer */
 	VIGIL_CNT_NET_LAST_USED,
