@@ -108,9 +108,8 @@ static __always_inline bool on_close(const struct sock *sk, struct vigil_sk *s, 
 	__u32 err = sk->sk_err;
 	__u64 now = bpf_ktime_get_ns(), sent, received;
 	struct vigil_tuple t = {};
-	struct vigil_close *ev;
-
 	bool rst_follows = false;
+	struct vigil_close *ev;
 
 	if (s->closed)
 		return false;
@@ -133,12 +132,14 @@ static __always_inline bool on_close(const struct sock *sk, struct vigil_sk *s, 
 	if (oldstate == TCP_LISTEN) {
 		s->reason = VIGIL_CLOSE_LISTENER;
 	} else if (!s->reason) {
-		if (err == ETIMEDOUT)
+		if (err == ETIMEDOUT) {
 			s->reason = VIGIL_CLOSE_TIMEOUT;
-		else if (oldstate == TCP_ESTABLISHED || oldstate == TCP_CLOSE_WAIT)
+		} else if (oldstate == TCP_ESTABLISHED || oldstate == TCP_CLOSE_WAIT) {
 			/* tcp_disconnect (linger 0, unread data, abort) goes to
 			 * CLOSE first and sends its RST right after. */
-			s->reason = VIGIL_CLOSE_LOCAL_RST, rst_follows = true;
+			s->reason = VIGIL_CLOSE_LOCAL_RST;
+			rst_follows = true;
+		}
 	}
 	if (!tp)
 		return rst_follows;
