@@ -380,17 +380,21 @@ static __always_inline void refine(const struct sock *sk)
 	s->flags = (s->flags & ~VIGIL_CONN_NO_OWNER) | VIGIL_CONN_REFINED;
 }
 
+/* Only calls that moved bytes: an end of file or an error (EAGAIN on a
+ * non-blocking socket, most of all) says nothing of who does the I/O. */
 SEC("tp_btf/sock_send_length")
-int BPF_PROG(net_send, struct sock *sk)
+int BPF_PROG(net_send, struct sock *sk, int ret)
 {
-	refine(sk);
+	if (ret > 0)
+		refine(sk);
 	return 0;
 }
 
 SEC("tp_btf/sock_recv_length")
-int BPF_PROG(net_recv, struct sock *sk)
+int BPF_PROG(net_recv, struct sock *sk, int ret)
 {
-	refine(sk);
+	if (ret > 0)
+		refine(sk);
 	return 0;
 }
 
