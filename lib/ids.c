@@ -54,29 +54,42 @@ int64_t vigil_realtime_offset(void)
 
 void vigil_rfc3339(char *out, size_t outsz, uint64_t ktime, int64_t offset)
 {
-	/* Events come in bursts within one second: format the date once. */
-	static __thread time_t last_sec = -1;
-	static __thread char prefix[32];
-	static __thread size_t prefix_len;
+	/* Events come in bursts within one second: format each second's date
+	 * once. Two seconds are kept, since an event often names two times
+	 * (its own and its process's start), which one would alternate. */
+	static __thread struct {
+		time_t sec;
+		char prefix[32];
+		size_t len;
+	} cache[2] = { { .sec = -1 }, { .sec = -1 } };
+	static __thread unsigned next;
 	int64_t ns = (int64_t)ktime + offset;
 	time_t sec = ns / 1000000000LL;
 	uint32_t frac = ns % 1000000000LL;
-	struct tm tm;
+	unsigned c;
 
 	if (outsz < VIGIL_TIME_MAX) {
 		*out = 0;
 		return;
 	}
-	if (sec != last_sec) {
+	if (cache[0].sec == sec) {
+		c = 0;
+	} else if (cache[1].sec == sec) {
+		c = 1;
+	} else {
+		struct tm tm;
+
+		c = next;
+		next ^= 1;
 		gmtime_r(&sec, &tm);
-		prefix_len = strftime(prefix, sizeof(prefix), "%Y-%m-%dT%H:%M:%S.", &tm);
-		last_sec = sec;
+		cache[c].len = strftime(cache[c].prefix, sizeof(cache[c].prefix), "%Y-%m-%dT%H:%M:%S.", &tm);
+		cache[c].sec = sec;
 	}
-	memcpy(out, prefix, prefix_len);
+	memcpy(out, cache[c].prefix, cache[c].len);
 	for (int i = 8; i >= 0; i--, frac /= 10)
-		out[prefix_len + i] = '0' + frac % 10;
-	out[prefix_len + 9] = 'Z';
-	out[prefix_len + 10] = 0;
+		out[cache[c].len + i] = '0' + frac % 10;
+	out[cache[c].len + 9] = 'Z';
+	out[cache[c].len + 10] = 0;
 }
 
 static size_t hex_run(const char *s, size_t n)

@@ -55,6 +55,20 @@ int main(void)
 	   "exec id as Tetragon builds it");
 	vigil_rfc3339(buf, sizeof(buf), 1000000007ULL, 1764754785LL * 1000000000LL);
 	ok(!strcmp(buf, "2025-12-03T09:39:46.000000007Z"), "RFC 3339 with nanoseconds");
+	{
+		/* Three seconds in turn through the two-second date cache. */
+		static const char *const want[] = { "2025-12-03T09:39:47.5", "2025-12-04T00:00:00.0",
+						    "2025-12-03T09:39:46.0" };
+		const uint64_t at[] = { 1500000000ULL, 51614000000000ULL, 0 };
+		bool same = true;
+
+		for (int round = 0; round < 3; round++)
+			for (int i = 0; i < 3; i++) {
+				vigil_rfc3339(buf, sizeof(buf), at[i] + 1000000000ULL, 1764754785LL * 1000000000LL);
+				same &= !strncmp(buf, want[i], strlen(want[i]));
+			}
+		ok(same, "RFC 3339: dates of alternating seconds stay right");
+	}
 	ok(!strcmp(vigil_signal_name(9, buf, sizeof(buf)), "SIGKILL") &&
 	   vigil_signal_name(0, buf, sizeof(buf)) == NULL, "signal names");
 
