@@ -5,7 +5,7 @@
 # test creates.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/net_lib.sh"
-plan 13
+plan 14
 
 EV="$T_DIR/events.json"
 net_pair || { diag "cannot create the namespaces"; exit 1; }
@@ -38,6 +38,14 @@ is "$(field '.process_close | [.closed_by, .stats.bytes_sent, .stats.bytes_recei
 	"peer_fin 300 700" "IPv6 close: who closed, exact bytes"
 is "$(field '.process_accept | [.family, .destination_ip] | join(" ")' "$(ev process_accept "$S")")" \
 	"AF_INET6 $NET_C6" "IPv6 accept names the client"
+
+# A dual-stack [::] listener and an IPv4 client: the accepted socket still
+# names the listener's owner (found by the wildcard of the other family).
+NET_PEER_V6=1 ADDR=$NET_S net_run dual client_fin 100 100
+S=$(pid_of dual server)
+flushed process_close "$S"
+sleep 0.2
+is "$(nev process_accept "$S")" 1 "a dual-stack listener's IPv4 connection is accepted by its owner"
 
 # A refused IPv6 connect: the refusing side's RST is read from the segment.
 ADDR=$NET_S6 PORT=8001 net_client refused6 refused 0 0
