@@ -72,6 +72,7 @@ static __always_inline __u64 vigil_next_seq(void)
 	return s ? __sync_fetch_and_add(s, 1) + 1 : 0;
 }
 
+/* For a record of size bytes already reserved (so counted as available). */
 static __always_inline __u64 vigil_wakeup_flag(__u32 size)
 {
 	return vigil_wakeup_flag_for(bpf_ringbuf_query(&vigil_ring, BPF_RB_AVAIL_DATA), size,
@@ -117,7 +118,13 @@ static __always_inline long vigil_output(struct vigil_hdr *h, __u32 size)
 	h->size = size;
 	h->cpu = bpf_get_smp_processor_id();
 	h->seq = vigil_next_seq();
-	err = bpf_ringbuf_output(&vigil_ring, h, size, vigil_wakeup_flag(size));
+	/* Not reserved yet: the record's span is not in the count. Missing
+	 * it, the crossings inside exec events (most of the bytes) went
+	 * unnoticed. */
+	err = bpf_ringbuf_output(&vigil_ring, h, size,
+				 vigil_wakeup_flag_for(bpf_ringbuf_query(&vigil_ring, BPF_RB_AVAIL_DATA) +
+						       vigil_ringbuf_span(size),
+						       size, vigil_wakeup_bytes));
 	if (err)
 		vigil_count(VIGIL_CNT_RING_FULL);
 	return err;

@@ -20,11 +20,18 @@
 
 #define VIGIL_RINGBUF_HDR 8	/* the kernel's per-record header */
 
-/* avail: BPF_RB_AVAIL_DATA read after this record was reserved (so it
- * counts it); size: the record's size as reserved. */
+/* The ring space a record of size bytes takes. */
+static __always_inline __u64 vigil_ringbuf_span(__u32 size)
+{
+	return ((__u64)size + VIGIL_RINGBUF_HDR + 7) & ~7ULL;
+}
+
+/* avail: BPF_RB_AVAIL_DATA with this record counted (read after its
+ * reserve; before a bpf_ringbuf_output, add vigil_ringbuf_span(size));
+ * size: the record's size. */
 static __always_inline __u64 vigil_wakeup_flag_for(__u64 avail, __u32 size, __u64 threshold)
 {
-	__u64 rec = ((__u64)size + VIGIL_RINGBUF_HDR + 7) & ~7ULL;
+	__u64 rec = vigil_ringbuf_span(size);
 	__u64 before = avail > rec ? avail - rec : 0;
 
 	if (!threshold)
