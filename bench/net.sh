@@ -14,8 +14,8 @@ BYTES=${2:-1000}
 ROUNDS=${3:-15}
 # The storm runs on CPU 1; the agent on CPU 0, the core the storm leaves
 # free (as an operator would give it, with CPUAffinity= in its unit).
-# AGENT_CPUS= (empty) lets the scheduler place it: then it sometimes runs
-# on the storm's core, and per-event mode's ratio rises by about 0.05.
+# AGENT_CPUS= (empty) lets the scheduler place it: then it may run on the
+# storm's core.
 AGENT_CPUS=${AGENT_CPUS-0}
 NS=vigil-bench-net-$$
 PIN=/sys/fs/bpf/vigil-bench-net-$$

@@ -34,8 +34,8 @@ char LICENSE[] SEC("license") = "GPL";
  * vigil's own replies sent back out of the interface they came in by carry
  * this mark to that interface's egress hook (always attached with the
  * ingress one), which lets them through unexamined and clears the mark: a
- * RST is never answered, and matching it against the policy again cost a
- * fifth of a reply's time. Replies handed to the local stack carry none:
+ * RST is never answered, and matching it against the policy again took a
+ * fifth of vigil's BPF time per reply. Replies handed to the local stack carry none:
  * in XDP mode no TC ingress hook would clear it. A packet that leaves with
  * this mark set locally (SO_MARK, which needs CAP_NET_ADMIN) passes the
  * egress hook the same way.

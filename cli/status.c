@@ -32,21 +32,18 @@ int do_status(int argc, char **argv)
 	vigil_counters_read(cnt_fd, c);
 	vigil_seq_read(seq_fd, &seq);
 	bpf_map_lookup_elem(schema_fd, &key, &schema);
-	printf("pin_dir          %s\nschema           %u\n", cli_pin_dir, schema);
+	printf("%-26s %s\n%-26s %u\n", "pin_dir", cli_pin_dir, "schema", schema);
 	if (!vigil_ring_open(&r, ring_fd)) {
 		uint64_t cons = vigil_ring_consumer(&r), prod = vigil_ring_producer(&r);
 
-		printf("ring_size        %llu\nring_pending     %llu\n", (unsigned long long)r.size,
-		       (unsigned long long)(prod - cons));
+		printf("%-26s %llu\n%-26s %llu\n", "ring_size", (unsigned long long)r.size,
+		       "ring_pending", (unsigned long long)(prod - cons));
 		vigil_ring_close(&r);
 	}
-	printf("events_seq       %llu\nlost_ring_full   %llu\nrecursion_misses %llu\n"
-	       "threads_exited   %llu\n",
-	       (unsigned long long)seq, (unsigned long long)c[VIGIL_CNT_RING_FULL],
-	       (unsigned long long)vigil_recursion_misses(cli_pin_dir),
-	       (unsigned long long)c[VIGIL_CNT_THREAD_EXIT]);
-	/* The network and enforcement parts' counters, by name. */
-	for (unsigned i = VIGIL_CNT_NET_FIRST; i < VIGIL_CNT_MAX; i++)
+	printf("%-26s %llu\n%-26s %llu\n", "events_seq", (unsigned long long)seq, "recursion_misses",
+	       (unsigned long long)vigil_recursion_misses(cli_pin_dir));
+	/* Every counter slot a part uses, by name. */
+	for (unsigned i = 0; i < VIGIL_CNT_MAX; i++)
 		if (vigil_counter_name(i))
 			printf("%-26s %llu\n", vigil_counter_name(i), (unsigned long long)c[i]);
 out:

@@ -96,7 +96,7 @@ static const char *name_of(const char *const *t, size_t n, unsigned v)
 #define NAME(t, v) name_of(t, N(t), v)
 
 /* "10.0.0.1" or "fd00::1"; out holds INET6_ADDRSTRLEN. IPv4 by hand:
- * glibc's inet_ntop formats it with sprintf, a tenth of the agent's time
+ * glibc's inet_ntop formats it with sprintf, about 4 % of the agent's time
  * in a connection storm (two addresses per event). */
 static const char *addr_text(char *out, uint16_t family, const uint8_t *a)
 {

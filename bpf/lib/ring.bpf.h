@@ -72,11 +72,17 @@ static __always_inline __u64 vigil_next_seq(void)
 	return s ? __sync_fetch_and_add(s, 1) + 1 : 0;
 }
 
-/* For a record of size bytes already reserved (so counted as available). */
-static __always_inline __u64 vigil_wakeup_flag(__u32 size)
+/* The flag for committing a record of size bytes. reserved: the ring
+ * already counts it as available (after bpf_ringbuf_reserve), or not yet
+ * (before bpf_ringbuf_output, which would miss the crossings inside the
+ * record: in exec events, most of the bytes). */
+static __always_inline __u64 vigil_wakeup_flag(__u32 size, bool reserved)
 {
-	return vigil_wakeup_flag_for(bpf_ringbuf_query(&vigil_ring, BPF_RB_AVAIL_DATA), size,
-				     vigil_wakeup_bytes);
+	__u64 avail = bpf_ringbuf_query(&vigil_ring, BPF_RB_AVAIL_DATA);
+
+	if (!reserved)
+		avail += vigil_ringbuf_span(size);
+	return vigil_wakeup_flag_for(avail, size, vigil_wakeup_bytes);
 }
 
 static __always_inline void vigil_hdr_fill(struct vigil_hdr *h, __u16 type, __u32 size)
@@ -105,7 +111,7 @@ static __always_inline void *vigil_reserve(__u16 type, __u32 size)
 
 static __always_inline void vigil_submit(void *ev)
 {
-	bpf_ringbuf_submit(ev, vigil_wakeup_flag(((struct vigil_hdr *)ev)->size));
+	bpf_ringbuf_submit(ev, vigil_wakeup_flag(((struct vigil_hdr *)ev)->size, true));
 }
 
 /* Copies a variable-size event built in scratch memory into the ring. The
@@ -118,13 +124,7 @@ static __always_inline long vigil_output(struct vigil_hdr *h, __u32 size)
 	h->size = size;
 	h->cpu = bpf_get_smp_processor_id();
 	h->seq = vigil_next_seq();
-	/* Not reserved yet: the record's span is not in the count. Missing
-	 * it, the crossings inside exec events (most of the bytes) went
-	 * unnoticed. */
-	err = bpf_ringbuf_output(&vigil_ring, h, size,
-				 vigil_wakeup_flag_for(bpf_ringbuf_query(&vigil_ring, BPF_RB_AVAIL_DATA) +
-						       vigil_ringbuf_span(size),
-						       size, vigil_wakeup_bytes));
+	err = bpf_ringbuf_output(&vigil_ring, h, size, vigil_wakeup_flag(size, false));
 	if (err)
 		vigil_count(VIGIL_CNT_RING_FULL);
 	return err;

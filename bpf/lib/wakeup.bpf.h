@@ -26,9 +26,9 @@ static __always_inline __u64 vigil_ringbuf_span(__u32 size)
 	return ((__u64)size + VIGIL_RINGBUF_HDR + 7) & ~7ULL;
 }
 
-/* avail: BPF_RB_AVAIL_DATA with this record counted (read after its
- * reserve; before a bpf_ringbuf_output, add vigil_ringbuf_span(size));
- * size: the record's size. */
+/* avail: the bytes available with this record counted (BPF_RB_AVAIL_DATA
+ * after its reserve; before a bpf_ringbuf_output, that plus
+ * vigil_ringbuf_span(size)); size: the record's size. */
 static __always_inline __u64 vigil_wakeup_flag_for(__u64 avail, __u32 size, __u64 threshold)
 {
 	__u64 rec = vigil_ringbuf_span(size);
