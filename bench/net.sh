@@ -19,7 +19,7 @@ ROUNDS=${3:-15}
 AGENT_CPUS=${AGENT_CPUS-0}
 NS=vigil-bench-net-$$
 PIN=/sys/fs/bpf/vigil-bench-net-$$
-OUT=$(mktemp -d /tmp/vigil-bench-net.XXXX)
+OUT=$(mktemp -d "${TMPDIR:-/tmp}/vigil-bench-net.XXXX")
 AGENT=
 cleanup() {
 	[ -n "$AGENT" ] && kill -TERM "$AGENT" 2>/dev/null && wait "$AGENT" 2>/dev/null
@@ -106,6 +106,12 @@ printf '  without agent     %.3f s (%.0f connections/s)\n' "$base" "$(awk -v b="
 printf '  per-event mode    %.3f s\n  report-only mode  %.3f s\n' "$event" "$report"
 awk -v a="$event" -v r="$report" -v b="$base" \
 	'BEGIN {printf "  ratio             %.3f per-event, %.3f report-only (target <= 1.05)\n", a / b, r / b}'
+# Each mode's round against the same round's storm without the agent, run
+# within seconds of it: the median of these ratios is less moved by the
+# machine's drift than the ratio of the medians.
+pe=$(paste "$OUT/event" "$OUT/base" | awk '{print $1 / $2}' | median)
+pr=$(paste "$OUT/report" "$OUT/base" | awk '{print $1 / $2}' | median)
+printf '  paired rounds     %.3f per-event, %.3f report-only (median of the rounds'"'"' ratios)\n' "$pe" "$pr"
 for m in event report; do
 	awk -v n="$N" -v m="$m" '{e += $1; j += $2; r += $3; k++}
 		END {printf "  shipped, %-6s   %.5f events, %.2f JSON bytes, %.2f ring bytes per connection" \

@@ -99,9 +99,10 @@ static __always_inline void set_reason(struct vigil_sk *s, __u8 reason)
 		s->reason = reason;
 }
 
-/* Reports the close; true when the kernel sends a RST right after it
- * (tcp_disconnect, and a close with unread data, go to CLOSE first): the
- * entry stays for that RST's event. */
+/* Reports the close; true when the kernel sends a RST right after it:
+ * tcp_disconnect (linger 0, unread data, abort) goes from ESTABLISHED or
+ * CLOSE_WAIT to CLOSE first, and the entry stays for that RST's event.
+ * (From FIN_WAIT1/2 it does too, but so does a normal end: not told apart.) */
 static __always_inline bool on_close(const struct sock *sk, struct vigil_sk *s, int oldstate)
 {
 	struct tcp_sock *tp = bpf_skc_to_tcp_sock((void *)sk);
@@ -127,20 +128,15 @@ static __always_inline bool on_close(const struct sock *sk, struct vigil_sk *s, 
 		emit_conn(VIGIL_EV_CONNECT, s, &t, now - s->start_ktime, err ?: ECONNABORTED);
 		return false;
 	}
-	if (oldstate == TCP_SYN_RECV && s->dir == VIGIL_CONN_IN)
-		return false;	/* never accepted: only its resets are news */
-	if (oldstate == TCP_LISTEN) {
+	if ((oldstate == TCP_ESTABLISHED || oldstate == TCP_CLOSE_WAIT) &&
+	    !s->rst_seen && err != ETIMEDOUT)
+		rst_follows = true;
+	if (oldstate == TCP_LISTEN)
 		s->reason = VIGIL_CLOSE_LISTENER;
-	} else if (!s->reason) {
-		if (err == ETIMEDOUT) {
-			s->reason = VIGIL_CLOSE_TIMEOUT;
-		} else if (oldstate == TCP_ESTABLISHED || oldstate == TCP_CLOSE_WAIT) {
-			/* tcp_disconnect (linger 0, unread data, abort) goes to
-			 * CLOSE first and sends its RST right after. */
-			s->reason = VIGIL_CLOSE_LOCAL_RST;
-			rst_follows = true;
-		}
-	}
+	else
+		set_reason(s, vigil_fin_reason(oldstate) ?:
+			      err == ETIMEDOUT ? VIGIL_CLOSE_TIMEOUT :
+			      rst_follows ? VIGIL_CLOSE_LOCAL_RST : VIGIL_CLOSE_UNKNOWN);
 	if (!tp)
 		return rst_follows;
 	sent = vigil_tcp_data_sent(tp);
@@ -175,6 +171,31 @@ static __always_inline void own(struct vigil_sk *init, __u8 dir)
 	vigil_owner_current(&init->owner);
 }
 
+/* A listener's child, established: in softirq, right after the kernel
+ * cloned it (its SYN_RECV, on the same ACK) and before accept() gives it a
+ * socket. Its local end names the listener and so its owner; without one,
+ * the first send or receive names the owner. Its entry starts here, not
+ * at SYN_RECV: one lookup less, and a child that is never established has
+ * nothing to report but resets. */
+static __always_inline void accepted(const struct sock *sk)
+{
+	struct vigil_sk init = { .dir = VIGIL_CONN_IN, .flags = VIGIL_CONN_NO_OWNER };
+	const struct vigil_listener *l;
+	struct vigil_tuple t = {};
+
+	vigil_tuple_from_sk(&t, &sk->__sk_common);
+	l = vigil_listener_of(&t);
+	if (l) {
+		init.owner = l->owner;
+		init.flags = l->flags & ~VIGIL_CONN_PREEXISTING;
+	}
+	init.start_ktime = bpf_ktime_get_ns();
+	init.sport = t.sport;
+	count_open(&init, &t);
+	emit_conn(VIGIL_EV_ACCEPT, &init, &t, 0, 0);
+	vigil_sk_set(sk, &init);
+}
+
 SEC("tp_btf/inet_sock_set_state")
 int BPF_PROG(net_state, const struct sock *sk, int oldstate, int newstate)
 {
@@ -207,54 +228,33 @@ int BPF_PROG(net_state, const struct sock *sk, int oldstate, int newstate)
 		emit_conn(VIGIL_EV_LISTEN, &init, &t, 0, 0);
 		return 0;
 	}
-	case TCP_SYN_RECV: {
-		struct vigil_sk init = { .dir = VIGIL_CONN_IN, .flags = VIGIL_CONN_NO_OWNER };
-		const struct vigil_listener *l;
-
-		if (oldstate != TCP_LISTEN)
+	case TCP_ESTABLISHED:
+		if (oldstate == TCP_SYN_RECV && !sk->sk_socket) {
+			accepted(sk);
 			return 0;
-		/* A child of a listener, in softirq, just cloned from it: its
-		 * local end names the listener and so its owner. Without one,
-		 * the first send or receive names the owner. */
-		vigil_tuple_from_sk(&t, &sk->__sk_common);
-		l = vigil_listener_of(&t);
-		if (l) {
-			init.owner = l->owner;
-			init.flags = l->flags & ~VIGIL_CONN_PREEXISTING;
 		}
-		init.start_ktime = bpf_ktime_get_ns();
-		vigil_sk_set(sk, &init);
-		return 0;
-	}
+		break;
 	}
 
-	if (newstate != TCP_ESTABLISHED && newstate != TCP_FIN_WAIT1 &&
-	    newstate != TCP_CLOSE_WAIT && newstate != TCP_CLOSE)
-		return 0;	/* FIN_WAIT2, LAST_ACK, CLOSING: nothing to learn */
+	/* FIN_WAIT1 and CLOSE_WAIT say who sent the first FIN, but so does the
+	 * state the socket closes from (vigil_fin_reason). Of a connection's
+	 * ten state changes, only four look the socket up (ESTABLISHED and
+	 * CLOSE, at each end); a child's SYN_RECV, FIN_WAIT1/2, CLOSE_WAIT
+	 * and LAST_ACK end here. */
+	if (newstate != TCP_ESTABLISHED && newstate != TCP_CLOSE)
+		return 0;
 	s = vigil_sk_get(sk);
 	if (!s)
 		return 0;
 	switch (newstate) {
 	case TCP_ESTABLISHED:
+		/* A connect done (also a simultaneous open, through SYN_RECV) */
 		if (oldstate == TCP_SYN_SENT || oldstate == TCP_SYN_RECV) {
-			__u64 now = bpf_ktime_get_ns(), latency = now - s->start_ktime;
-
 			vigil_tuple_from_sk(&t, &sk->__sk_common);
 			s->sport = t.sport;
 			count_open(s, &t);
-			if (s->dir == VIGIL_CONN_IN) {
-				s->start_ktime = now;
-				emit_conn(VIGIL_EV_ACCEPT, s, &t, 0, 0);
-			} else {
-				emit_conn(VIGIL_EV_CONNECT, s, &t, latency, 0);
-			}
+			emit_conn(VIGIL_EV_CONNECT, s, &t, bpf_ktime_get_ns() - s->start_ktime, 0);
 		}
-		break;
-	case TCP_FIN_WAIT1:
-		set_reason(s, VIGIL_CLOSE_LOCAL_FIN);
-		break;
-	case TCP_CLOSE_WAIT:
-		set_reason(s, VIGIL_CLOSE_PEER_FIN);
 		break;
 	case TCP_CLOSE:
 		if (oldstate == TCP_LISTEN) {
@@ -312,7 +312,8 @@ int BPF_PROG(net_rst_in, struct sock *sk)
 	s = vigil_sk_get(sk);
 	vigil_tuple_from_sk(&t, &sk->__sk_common);
 	if (s) {
-		set_reason(s, VIGIL_CLOSE_PEER_RST);
+		set_reason(s, vigil_fin_reason(sk->__sk_common.skc_state) ?: VIGIL_CLOSE_PEER_RST);
+		s->rst_seen = 1;
 		if (t.sport)
 			s->sport = t.sport;	/* a refused connect's only chance */
 	}
@@ -334,10 +335,12 @@ int BPF_PROG(net_rst_out, const struct sock *sk, const struct sk_buff *skb, int 
 		tp = bpf_skc_to_tcp_sock((void *)sk);
 		if (tp) {
 			s = vigil_sk_get(tp);
-			if (s)
-				set_reason(s, VIGIL_CLOSE_LOCAL_RST);
 		}
 		state = sk->__sk_common.skc_state;
+		if (s) {
+			set_reason(s, vigil_fin_reason(state) ?: VIGIL_CLOSE_LOCAL_RST);
+			s->rst_seen = 1;
+		}
 		vigil_tuple_from_sk(&t, &sk->__sk_common);
 		if (s && !t.sport)
 			t.sport = s->sport;	/* a RST sent after CLOSE */
@@ -422,10 +425,7 @@ int net_preexisting(struct bpf_iter__tcp *ctx)
 	init.owner.auid = (__u32)-1;
 	init.dir = state == TCP_LISTEN ? VIGIL_CONN_LISTEN : VIGIL_CONN_UNKNOWN;
 	init.sport = skc->skc_num;
-	if (state == TCP_CLOSE_WAIT || state == TCP_LAST_ACK)
-		init.reason = VIGIL_CLOSE_PEER_FIN;
-	else if (state == TCP_FIN_WAIT1 || state == TCP_FIN_WAIT2 || state == TCP_CLOSING)
-		init.reason = VIGIL_CLOSE_LOCAL_FIN;
+	init.reason = vigil_fin_reason(state);
 	vigil_sk_set(tp, &init);
 	if (state == TCP_LISTEN) {
 		vigil_tuple_from_sk(&t, skc);

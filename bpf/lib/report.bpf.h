@@ -5,11 +5,11 @@
  * turns them into report events (report.bpf.c).
  *
  * Periods without loss or double count: every entry's key carries the slot
- * of the period it was counted in (period id % 3). Writers read the current
+ * of the period it was counted in (period id % 4). Writers read the current
  * period once and add atomically into its slot. The timer starts period N+1,
  * then reports and deletes period N-1's entries: a writer that read N-1
  * before the previous tick has had a whole period to finish, and nobody
- * writes that slot again until it is reused for period N+2, after this
+ * writes that slot again until it is reused for period N+3, after this
  * drain. So each count is in exactly one report, one period late.
  */
 #ifndef VIGIL_REPORT_BPF_H
@@ -20,22 +20,18 @@
 #include <vigil/events.h>
 #include "ring.bpf.h"
 
-#define VIGIL_REPORT_SLOTS 3
+#define VIGIL_REPORT_SLOTS 4	/* three would do; four is a mask, not a division */
 #define VIGIL_REPORT_PROCS_MAX 16384
 #define VIGIL_REPORT_REMOTES_MAX 16384
 
 struct vigil_report_state {
 	__u64 period;		/* the period being counted */
-	__u64 start_ktime[4];	/* by slot: when it started (4: see slot_of) */
+	__u64 start_ktime[VIGIL_REPORT_SLOTS];	/* by slot: when it started */
 };
 
-/* A period's slot, masked so the verifier sees it in bounds of 4. */
 static __always_inline __u32 vigil_slot_of(__u64 period)
 {
-	__u32 slot = period % VIGIL_REPORT_SLOTS;
-
-	asm volatile("%0 &= 3" : "+r"(slot));	/* kept: clang knows it is < 3 */
-	return slot;
+	return period & (VIGIL_REPORT_SLOTS - 1);
 }
 
 struct vigil_report_proc_key {

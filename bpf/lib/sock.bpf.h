@@ -52,7 +52,8 @@ struct vigil_sk {
 	__u8 closed;		/* its close was reported */
 	__u8 refined;		/* owner checked at a send or receive */
 	__u16 sport;		/* local port: gone from the socket at CLOSE */
-	__u16 pad;
+	__u8 rst_seen;		/* a RST was sent or received */
+	__u8 pad;
 	__u32 pad2;
 };
 
@@ -137,6 +138,25 @@ static __always_inline void vigil_sk_forget(const void *sk)
 	__u64 k = vigil_sk_key(sk);
 
 	bpf_map_delete_elem(&vigil_socks, &k);
+}
+
+/* Who sent the first FIN, as a socket's state says it: a local FIN leads
+ * through FIN_WAIT1 (then FIN_WAIT2, CLOSING, TIME_WAIT), the peer's through
+ * CLOSE_WAIT (then LAST_ACK). Read where it matters (at a RST, at CLOSE)
+ * rather than kept at each transition: those runs then need no lookup. */
+static __always_inline __u8 vigil_fin_reason(int state)
+{
+	switch (state) {
+	case TCP_FIN_WAIT1:
+	case TCP_FIN_WAIT2:
+	case TCP_CLOSING:
+	case TCP_TIME_WAIT:
+		return VIGIL_CLOSE_LOCAL_FIN;
+	case TCP_CLOSE_WAIT:
+	case TCP_LAST_ACK:
+		return VIGIL_CLOSE_PEER_FIN;
+	}
+	return VIGIL_CLOSE_UNKNOWN;
 }
 
 /* The calling process, named by its exec key like process events name it. */
