@@ -5,7 +5,7 @@
 # right process, tuple, bytes and close reason.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/net_lib.sh"
-plan 46
+plan 49
 
 EV="$T_DIR/events.json"
 net_pair || { diag "cannot create the namespaces"; exit 1; }
@@ -116,6 +116,16 @@ exchange server_rst server_rst
 close_is server_rst peer_rst local_rst
 is "$(nev process_reset "$S" '.process_reset.direction == "sent"')" 1 "server_rst: the server's RST sent is reported"
 is "$(nev process_reset "$C" '.process_reset.direction == "received"')" 1 "server_rst: the client's RST received is reported"
+
+# 4b. The server's FIN, then the client aborts (SO_LINGER 0) from
+# CLOSE_WAIT: the kernel reports the close before it sends the RST, and that
+# RST still names the client.
+exchange server_fin_client_rst server_fin_client_rst
+close_is server_fin_client_rst peer_fin local_fin
+is "$(nev process_reset "$C" '.process_reset.direction == "sent" and .process_reset.state == "TCP_CLOSE"')" 1 \
+	"server_fin_client_rst: the client's RST after its close names the client"
+is "$(nev process_reset "$S" '.process_reset.direction == "received"')" 1 \
+	"server_fin_client_rst: the server's RST received is reported"
 
 # 5. A refused connect: no listener on 8001.
 PORT=8001 net_client refused refused 0 0

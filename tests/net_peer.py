@@ -55,6 +55,13 @@ def server(port, mode, n_in, n_out, d, count):
             s.shutdown(socket.SHUT_WR)
             wait_eof(s)
             s.close()
+        elif mode == "server_fin_client_rst":
+            s.shutdown(socket.SHUT_WR)
+            try:
+                wait_eof(s)
+            except ConnectionResetError:
+                pass
+            s.close()
         elif mode == "server_rst":
             time.sleep(0.1)  # the client has read everything
             abort(s)
@@ -94,6 +101,9 @@ def client(addr, port, mode, n_out, n_in, d, count, gap):
         elif mode == "server_fin":
             wait_eof(s)
             s.close()
+        elif mode == "server_fin_client_rst":
+            wait_eof(s)
+            abort(s)  # from CLOSE_WAIT: the kernel closes, then sends its RST
         elif mode == "server_rst":
             try:
                 wait_eof(s)
