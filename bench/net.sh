@@ -5,13 +5,20 @@
 # --report-only mode, in interleaved rounds; medians compared (target: ratio
 # at most 1.05). Also what each mode ships per connection: events, JSON
 # bytes, ring bytes (the storm's own records: its namespace, its process).
-#   bench/net.sh [CONNECTIONS_PER_ROUND] [BYTES] [ROUNDS]
+# ROUND_TRIPS > 0 adds that many requests and responses of BYTES each way to
+# every connection (keep-alive I/O: what the send and receive hooks cost).
+#   bench/net.sh [CONNECTIONS_PER_ROUND] [BYTES] [ROUNDS] [ROUND_TRIPS]
 set -eu
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 N=${1:-10000}
 BYTES=${2:-1000}
 ROUNDS=${3:-15}
+TRIPS=${4:-0}
+# Storms per mode in a round, their mean the round's figure: an agent's
+# start costs seconds, a storm half of one, and single storms differ by
+# 5 % or more here.
+STORMS=${STORMS:-3}
 # The storm runs on CPU 1; the agent on CPU 0, the core the storm leaves
 # free (as an operator would give it, with CPUAffinity= in its unit).
 # AGENT_CPUS= (empty) lets the scheduler place it: then it may run on the
@@ -31,7 +38,8 @@ cleanup() {
 trap cleanup EXIT
 
 
-# The storm's pid (in $OUT/pid) names its process reports.
+# Each storm's namespace inode and pid (which names its process reports)
+# are listed in $OUT/storms, for shipped().
 # Each storm in a namespace of its own, on CPU 1. A storm leaves its
 # connections in TIME_WAIT for a minute, and connect() walks them to find a
 # port (__inet_hash_connect, 8 % of a storm's time): in one namespace for
@@ -41,11 +49,16 @@ trap cleanup EXIT
 # On CPU 1 always: a storm that migrates between rounds measures the move.
 storm() {
 	ip netns add "$NS" && ip -n "$NS" link set lo up || return 1
-	stat -L -c %i "/run/netns/$NS" >"$OUT/nsino"
 	taskset -c 1 ip netns exec "$NS" sh -c 'echo $$ >"$1"; shift; exec "$@"' sh "$OUT/pid" \
-		"$BUILD/bench/net_storm" "$N" "$BYTES"
+		"$BUILD/bench/net_storm" "$N" "$BYTES" 50000 "$TRIPS"
+	echo "$(stat -L -c %i "/run/netns/$NS") $(cat "$OUT/pid")" >>"$OUT/storms"
 	ip netns del "$NS"
 	sleep 1
+}
+# STORMS storms; prints their mean time.
+storms() {
+	: >"$OUT/storms"
+	for _ in $(seq "$STORMS"); do storm; done | awk '{t += $1} END {print t / NR}'
 }
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 
@@ -65,23 +78,24 @@ start() {
 }
 stop() { kill -TERM "$AGENT"; wait "$AGENT" || true; AGENT=; }
 
-# shipped MODE: the storm's records in events.json: "events json_bytes ring_bytes".
+# shipped MODE: the storms' records in events.json, per storm:
+# "events json_bytes ring_bytes".
 shipped() {
-	jq -R -r --argjson ns "$(cat "$OUT/nsino")" --argjson pid "$(cat "$OUT/pid")" 'fromjson? | to_entries[0] as $e
-		| select(($e.value.netns? // $e.value.remote.netns?) == $ns
-			or ($e.key == "process_report" and $e.value.process.pid? == $pid))
+	jq -R -r --slurpfile st <(awk '{print "[" $1 "," $2 "]"}' "$OUT/storms") 'fromjson? | to_entries[0] as $e
+		| select(any($st[]; (($e.value.netns? // $e.value.remote.netns?) == .[0])
+			or ($e.key == "process_report" and $e.value.process.pid? == .[1])))
 		| [$e.key, (tojson | length + 1)] | @tsv' "$OUT/events.json" |
-	awk -F'\t' 'BEGIN { size["process_connect"] = size["process_accept"] = size["process_listen"] = 136;
+	awk -F'\t' -v k="$STORMS" 'BEGIN { size["process_connect"] = size["process_accept"] = size["process_listen"] = 136;
 			    size["process_close"] = 160; size["process_reset"] = 128;
 			    size["process_report"] = 160; size["remote_report"] = 104 }
-		    { n++; j += $2; r += size[$1] + 8 } END { printf "%d %d %d\n", n, j, r }' >>"$OUT/shipped.$1"
+		    { n++; j += $2; r += size[$1] + 8 } END { printf "%d %d %d\n", n / k, j / k, r / k }' >>"$OUT/shipped.$1"
 }
 
-run_base() { storm >>"$OUT/base"; }
-run_event() { start; storm >>"$OUT/event"; stop; shipped event; }
+run_base() { storms >>"$OUT/base"; }
+run_event() { start; storms >>"$OUT/event"; stop; shipped event; }
 run_report() {
 	start --report-only
-	storm >>"$OUT/report"
+	storms >>"$OUT/report"
 	sleep 2.5	# the period that holds the storm is reported one tick late
 	stop
 	shipped report
@@ -98,8 +112,8 @@ for r in $(seq "$ROUNDS"); do
 done
 
 base=$(median <"$OUT/base"); event=$(median <"$OUT/event"); report=$(median <"$OUT/report")
-echo "net: $N connections of $BYTES bytes per round over loopback in a namespace, $ROUNDS rounds," \
-	"storm on CPU 1, agent on ${AGENT_CPUS:-any CPU}"
+echo "net: storms of $N connections of $BYTES bytes and $TRIPS round trips over loopback, each in a namespace," \
+	"$ROUNDS rounds of $STORMS storms a mode, storm on CPU 1, agent on ${AGENT_CPUS:-any CPU}"
 for m in base event report; do printf '  rounds, %-6s   %s\n' "$m" "$(tr '\n' ' ' <"$OUT/$m")"; done
 echo "medians:"
 printf '  without agent     %.3f s (%.0f connections/s)\n' "$base" "$(awk -v b="$base" -v n="$N" 'BEGIN {print n / b}')"
@@ -115,5 +129,5 @@ printf '  paired rounds     %.3f per-event, %.3f report-only (median of the roun
 for m in event report; do
 	awk -v n="$N" -v m="$m" '{e += $1; j += $2; r += $3; k++}
 		END {printf "  shipped, %-6s   %.5f events, %.2f JSON bytes, %.2f ring bytes per connection" \
-			    " (%d events a round)\n", m, e / k / n, j / k / n, r / k / n, e / k}' "$OUT/shipped.$m"
+			    " (%d events a storm)\n", m, e / k / n, j / k / n, r / k / n, e / k}' "$OUT/shipped.$m"
 done

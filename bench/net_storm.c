@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * A connect/transfer/close storm over loopback for bench/net.sh: N TCP
- * connections, one after another, each carrying BYTES from client to server
- * and closed by the client. Both ends live in this one thread (the kernel
+ * connections, one after another, each carrying BYTES from client to server,
+ * then ROUND_TRIPS requests and responses of BYTES each way (a keep-alive
+ * connection's I/O), and closed by the client. Both ends live in this one thread (the kernel
  * completes the handshake into the listen backlog), so the storm uses one
  * core at most and leaves the other free; --max-rate caps it further.
  * Prints the wall time in seconds. Run it inside a network namespace.
  *
- *   net_storm CONNECTIONS BYTES [MAX_PER_SECOND]
+ *   net_storm CONNECTIONS BYTES [MAX_PER_SECOND [ROUND_TRIPS]]
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -33,25 +34,39 @@ static int fail(const char *what)
 	return 1;
 }
 
+/* Sends bytes on from, reads them all on to. */
+static int pass(int from, int to, char *buf, size_t bufsz, long bytes)
+{
+	long got = 0;
+	ssize_t r;
+
+	if (bytes && send(from, buf, bytes, 0) != bytes)
+		return -1;
+	while (got < bytes && (r = recv(to, buf, bufsz, 0)) > 0)
+		got += r;
+	return got == bytes ? 0 : -1;
+}
+
 int main(int argc, char **argv)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	socklen_t salen = sizeof(sa);
 	static char buf[65536];
-	long n, bytes, rate;
+	long n, bytes, rate, trips;
 	double t0, elapsed;
 	int ls, one = 1;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: net_storm CONNECTIONS BYTES [MAX_PER_SECOND]\n");
+		fprintf(stderr, "usage: net_storm CONNECTIONS BYTES [MAX_PER_SECOND [ROUND_TRIPS]]\n");
 		return 2;
 	}
 	n = atol(argv[1]);
 	bytes = atol(argv[2]);
 	rate = argc > 3 ? atol(argv[3]) : 50000;
-	if (n <= 0 || bytes < 0 || bytes > (long)sizeof(buf) || rate <= 0) {
-		fprintf(stderr, "net_storm: CONNECTIONS > 0, 0 <= BYTES <= %zu, MAX_PER_SECOND > 0\n",
-			sizeof(buf));
+	trips = argc > 4 ? atol(argv[4]) : 0;
+	if (n <= 0 || bytes < 0 || bytes > (long)sizeof(buf) || rate <= 0 || trips < 0) {
+		fprintf(stderr, "net_storm: CONNECTIONS > 0, 0 <= BYTES <= %zu, MAX_PER_SECOND > 0,"
+			" ROUND_TRIPS >= 0\n", sizeof(buf));
 		return 2;
 	}
 	ls = socket(AF_INET, SOCK_STREAM, 0);
@@ -63,7 +78,6 @@ int main(int argc, char **argv)
 	t0 = now();
 	for (long i = 0; i < n; i++) {
 		int c = socket(AF_INET, SOCK_STREAM, 0), s;
-		long got = 0;
 		ssize_t r;
 
 		if (c < 0 || connect(c, (struct sockaddr *)&sa, sizeof(sa)))
@@ -71,10 +85,11 @@ int main(int argc, char **argv)
 		s = accept(ls, NULL, NULL);
 		if (s < 0)
 			return fail("accept");
-		if (bytes && send(c, buf, bytes, 0) != bytes)
-			return fail("send");
-		while (got < bytes && (r = recv(s, buf, sizeof(buf), 0)) > 0)
-			got += r;
+		if (pass(c, s, buf, sizeof(buf), bytes))
+			return fail("transfer");
+		for (long k = 0; k < trips; k++)
+			if (pass(c, s, buf, sizeof(buf), bytes) || pass(s, c, buf, sizeof(buf), bytes))
+				return fail("round trip");
 		close(c);
 		while ((r = recv(s, buf, sizeof(buf), 0)) > 0)
 			;	/* until the client's FIN */

@@ -360,21 +360,54 @@ int BPF_PROG(net_retrans)
 	return 0;
 }
 
+/* Sockets whose owner has been checked, per CPU, by cookie: a socket's
+ * later sends and receives (most of a keep-alive connection's life) then
+ * need no table lookup. Cookies, unlike addresses, are never reused, so a
+ * slot can be missed, never wrong. A socket gets its cookie (the kernel
+ * makes it at first request) at its second send or receive that moved
+ * bytes, not its first: a short connection does not pay for it. */
+#define VIGIL_CHECKED_SLOTS 256
+
+struct vigil_checked {
+	__u64 cookie[VIGIL_CHECKED_SLOTS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct vigil_checked);
+} vigil_checked SEC(".maps");
+
 /* The first send or receive happens in the owner's context: an accepted
  * socket inherited its listener's owner, which a pre-forked worker or a
  * passed descriptor makes wrong; a socket found at start had none. */
-static __always_inline void refine(const struct sock *sk)
+static __always_inline void refine(struct sock *sk)
 {
-	struct vigil_sk *s;
+	struct vigil_checked *checked;
 	struct task_struct *t;
+	struct vigil_sk *s;
+	__u32 zero = 0;
+	__u64 cookie;
 
 	/* Every send and receive of every socket passes here: leave the
-	 * others before the storage lookup. */
+	 * others before anything else. */
 	if (!sk || sk->sk_protocol != IPPROTO_TCP)
 		return;
-	s = vigil_sk_get(sk);
-	if (!s || s->refined)
+	checked = bpf_map_lookup_elem(&vigil_checked, &zero);
+	if (!checked)
 		return;
+	cookie = sk->__sk_common.skc_cookie.counter;	/* 0: none made yet */
+	if (cookie && checked->cookie[cookie & (VIGIL_CHECKED_SLOTS - 1)] == cookie)
+		return;
+	s = vigil_sk_get(sk);
+	if (!s)
+		return;
+	if (s->refined) {
+		cookie = bpf_get_socket_cookie(sk);
+		checked->cookie[cookie & (VIGIL_CHECKED_SLOTS - 1)] = cookie;
+		return;
+	}
 	s->refined = 1;
 	t = bpf_get_current_task_btf();
 	if (!(s->flags & VIGIL_CONN_NO_OWNER) && s->owner.pid == t->tgid)

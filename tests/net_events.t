@@ -5,7 +5,7 @@
 # right process, tuple, bytes and close reason.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/net_lib.sh"
-plan 49
+plan 52
 
 EV="$T_DIR/events.json"
 net_pair || { diag "cannot create the namespaces"; exit 1; }
@@ -126,6 +126,24 @@ is "$(nev process_reset "$C" '.process_reset.direction == "sent" and .process_re
 	"server_fin_client_rst: the client's RST after its close names the client"
 is "$(nev process_reset "$S" '.process_reset.direction == "received"')" 1 \
 	"server_fin_client_rst: the server's RST received is reported"
+
+# 4c. A pre-forked worker: the listener's owner forks, the worker accepts
+# and does the I/O. The accept (in softirq) can only name the listener's
+# owner; the worker's first receive names the worker, and the close says so.
+net_server prefork prefork 1000 2000
+net_client prefork client_fin 1000 2000
+wait "$SERVER_PID"
+C=$(pid_of prefork client)
+S=$(pid_of prefork server)
+W=$(pid_of prefork worker)
+flushed process_close "$W"
+sleep 0.2
+is "$(nev process_accept "$S")" 1 "prefork: the accept names the listener's owner"
+WC=$(ev process_close "$W" '.process_close.direction == "incoming"')
+is "$(wc -l <<<"$WC")/$(nev process_close "$S" '.process_close.direction == "incoming"')" 1/0 \
+	"prefork: the connection's close names the worker, not the listener's owner"
+is "$(field '.process_close | [.owner_refined, .stats.bytes_sent, .stats.bytes_received] | join(" ")' "$WC")" \
+	"true 2000 1000" "prefork: marked owner_refined, exact bytes"
 
 # 5. A refused connect: no listener on 8001.
 PORT=8001 net_client refused refused 0 0

@@ -47,6 +47,15 @@ def server(port, mode, n_in, n_out, d, count):
     ls.bind(("::" if v6 else "0.0.0.0", port))
     ls.listen(64)
     open(os.path.join(d, "server.ready"), "w").close()
+    if mode == "prefork":
+        # A pre-forked worker: the listener's owner never touches the
+        # connection; the worker accepts it and does all its I/O.
+        worker = os.fork()
+        if worker:
+            os.waitpid(worker, 0)
+            ls.close()
+            return
+        open(os.path.join(d, "worker.pid"), "w").write(str(os.getpid()))
     for _ in range(count):
         s, _ = ls.accept()
         recv_exact(s, n_in)
@@ -76,6 +85,8 @@ def server(port, mode, n_in, n_out, d, count):
                 pass
             s.close()
     ls.close()
+    if mode == "prefork":
+        os._exit(0)
 
 
 def client(addr, port, mode, n_out, n_in, d, count, gap):
