@@ -6,6 +6,7 @@
 #   bench/exec_storm.sh [PROCESSES_PER_ROUND] [ROUNDS]
 set -eu
 cd "$(dirname "$0")/.."
+. bench/lib.bash
 BUILD=${BUILD:-build}
 N=${1:-3000}
 ROUNDS=${2:-5}
@@ -20,7 +21,6 @@ cleanup() {
 trap cleanup EXIT
 
 storm() { "$BUILD/bench/exec_storm" "$N"; }
-median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
 storm >/dev/null   # warm caches

@@ -1,8 +1,19 @@
 # shellcheck shell=bash
 # Helpers for bench/*.sh (not itself a *.sh, so bench/run.sh does not run it):
-# medians, and an agent started and waited for.
+# medians and their intervals, and an agent started and waited for.
 median() { # median [FILE]: the median of the numbers, one a line
 	sort -n "$@" | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'
+}
+# The median's 95 % interval, by bootstrap (2000 resamples of the rounds):
+# how far the machine's noise leaves the figure from what it measures.
+median_ci() { # median_ci: the numbers on stdin, one a line
+	awk 'function med(b, n,   i, j, t) {
+		for (i = 2; i <= n; i++) for (j = i; j > 1 && b[j - 1] > b[j]; j--) { t = b[j]; b[j] = b[j - 1]; b[j - 1] = t }
+		return (n % 2) ? b[(n + 1) / 2] : (b[n / 2] + b[n / 2 + 1]) / 2 }
+	{ a[NR] = $1 }
+	END { srand(1); for (k = 1; k <= 2000; k++) { for (i = 1; i <= NR; i++) b[i] = a[int(rand() * NR) + 1]; m[k] = med(b, NR) }
+	      n = 2000; for (i = 2; i <= n; i++) for (j = i; j > 1 && m[j - 1] > m[j]; j--) { t = m[j]; m[j] = m[j - 1]; m[j - 1] = t }
+	      printf "%.3f-%.3f", m[int(n * 0.025)], m[int(n * 0.975)] }'
 }
 # bench_agent ERRFILE ARGS...: starts vigild in the background (AGENT set),
 # returns once it is attached; fails with its log if it stops first.

@@ -10,6 +10,7 @@
 #   bench/net.sh [CONNECTIONS_PER_ROUND] [BYTES] [ROUNDS] [ROUND_TRIPS]
 set -eu
 cd "$(dirname "$0")/.."
+. bench/lib.bash
 BUILD=${BUILD:-build}
 N=${1:-10000}
 BYTES=${2:-1000}
@@ -60,8 +61,6 @@ storms() {
 	: >"$OUT/storms"
 	for _ in $(seq "$STORMS"); do storm; done | awk '{t += $1} END {print t / NR}'
 }
-median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
-
 start() {
 	: >"$OUT/agent.err"
 	rm -f "$OUT/events.json"
@@ -123,9 +122,11 @@ awk -v a="$event" -v r="$report" -v b="$base" \
 # Each mode's round against the same round's storm without the agent, run
 # within seconds of it: the median of these ratios is less moved by the
 # machine's drift than the ratio of the medians.
-pe=$(paste "$OUT/event" "$OUT/base" | awk '{print $1 / $2}' | median)
-pr=$(paste "$OUT/report" "$OUT/base" | awk '{print $1 / $2}' | median)
-printf '  paired rounds     %.3f per-event, %.3f report-only (median of the rounds'"'"' ratios)\n' "$pe" "$pr"
+paste "$OUT/event" "$OUT/base" | awk '{print $1 / $2}' >"$OUT/pe"
+paste "$OUT/report" "$OUT/base" | awk '{print $1 / $2}' >"$OUT/pr"
+printf '  paired rounds     %.3f per-event (95 %% interval %s), %.3f report-only (%s):\n' \
+	"$(median <"$OUT/pe")" "$(median_ci <"$OUT/pe")" "$(median <"$OUT/pr")" "$(median_ci <"$OUT/pr")"
+echo "                    the median of the rounds' ratios"
 for m in event report; do
 	awk -v n="$N" -v m="$m" '{e += $1; j += $2; r += $3; k++}
 		END {printf "  shipped, %-6s   %.5f events, %.2f JSON bytes, %.2f ring bytes per connection" \
