@@ -3,9 +3,10 @@
  * A connect/transfer/close storm over loopback for bench/net.sh: N TCP
  * connections, one after another, each carrying BYTES from client to server,
  * then ROUND_TRIPS requests and responses of BYTES each way (a keep-alive
- * connection's I/O), and closed by the client. Both ends live in this one thread (the kernel
- * completes the handshake into the listen backlog), so the storm uses one
- * core at most and leaves the other free; --max-rate caps it further.
+ * connection's I/O), and closed by the client. Both ends live in this one
+ * thread (the kernel completes the handshake into the listen backlog), so
+ * the storm uses one core at most and leaves the other free; MAX_PER_SECOND
+ * caps it further.
  * Prints the wall time in seconds. Run it inside a network namespace.
  *
  *   net_storm CONNECTIONS BYTES [MAX_PER_SECOND [ROUND_TRIPS]]

@@ -100,7 +100,6 @@ static __always_inline int reject_udp(struct __sk_buff *skb, const struct vigil_
 static __always_inline int reset_tcp(struct __sk_buff *skb, struct vigil_pkt *p, __u8 dir)
 {
 	int partial = rst_partial(skb, p);
-
 	__u32 mark = skb->mark;
 	long err;
 

@@ -333,9 +333,8 @@ int BPF_PROG(net_rst_out, const struct sock *sk, const struct sk_buff *skb, int 
 
 	if (sk) {
 		tp = bpf_skc_to_tcp_sock((void *)sk);
-		if (tp) {
+		if (tp)
 			s = vigil_sk_get(tp);
-		}
 		state = sk->__sk_common.skc_state;
 		if (s) {
 			set_reason(s, vigil_fin_reason(state) ?: VIGIL_CLOSE_LOCAL_RST);
@@ -458,7 +457,6 @@ int net_preexisting(struct bpf_iter__tcp *ctx)
 	init.owner.auid = (__u32)-1;
 	init.dir = state == TCP_LISTEN ? VIGIL_CONN_LISTEN : VIGIL_CONN_UNKNOWN;
 	init.sport = skc->skc_num;
-	init.reason = vigil_fin_reason(state);
 	vigil_sk_set(tp, &init);
 	if (state == TCP_LISTEN) {
 		vigil_tuple_from_sk(&t, skc);

@@ -247,9 +247,9 @@ static __always_inline void vigil_listener_remove(const void *sk, const struct v
 }
 
 /* The listener a child came from: bound to the child's local address, else
- * to the wildcard of its family, else (an IPv4 child) a dual-stack [::]. The
- * kernel sets the child's addresses before it reports its SYN_RECV, so a
- * wildcard listener is not found by the child's end as it is. */
+ * to the wildcard of its family, else (an IPv4 child) a dual-stack [::]. A
+ * child's local end is a full address, so it does not name a wildcard
+ * listener as it is. */
 static __always_inline const struct vigil_listener *vigil_listener_of(const struct vigil_tuple *t)
 {
 	struct vigil_listen_key k;
