@@ -11,10 +11,10 @@
  * storage: storage costs two allocations and an RCU-deferred free per
  * socket, and a copy per accepted child (BPF_F_CLONE), about 5 % of a
  * loopback connection's time in bench/net.sh, half of what watching TCP
- * cost; hash elements come from the map's per-CPU caches. The price is that
- * vigil removes entries itself, at the close; an entry a missed close
- * leaves behind is overwritten when the address is reused for a socket
- * vigil sees start, and the table is bounded. Listeners are also kept by
+ * cost; a preallocated hash's elements come from per-CPU free lists. The
+ * price is that vigil removes entries itself, at the close; an entry a
+ * missed close leaves behind is overwritten when the address is reused for
+ * a socket vigil sees start, and the table is bounded (2^17 sockets). Listeners are also kept by
  * the end they are bound to, which an accepted socket's local end (or its
  * wildcard) names. Both maps are pinned: programs that outlive the agent
  * and the socket iterator of the next agent share them.
