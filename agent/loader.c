@@ -85,9 +85,45 @@ int vigil_obj_attach(struct bpf_object *obj, const char *dir, bool *resumed)
 	return 0;
 }
 
+/* A pinned map this build defines otherwise (an agent of another version
+ * pinned it) is named, with the way out: libbpf alone fails the load with
+ * EINVAL, which reads like a verifier refusal. Compares what libbpf's reuse
+ * check compares. */
+static int check_pinned_map(const struct bpf_map *map)
+{
+	const char *path = bpf_map__pin_path(map);
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	int fd, err;
+
+	if (!path)
+		return 0;
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : vlog_err(-errno, "cannot open pinned map %s", path);
+	err = bpf_obj_get_info_by_fd(fd, &info, &len) ? -errno : 0;
+	close(fd);
+	if (err)
+		return vlog_err(err, "cannot read pinned map %s", path);
+	if (info.type == bpf_map__type(map) && info.key_size == bpf_map__key_size(map) &&
+	    info.value_size == bpf_map__value_size(map) &&
+	    info.max_entries == bpf_map__max_entries(map) &&
+	    info.map_flags == bpf_map__map_flags(map))
+		return 0;
+	return vlog_err(-EPROTO,
+			"pinned map %s was made by another version of vigild: pinned type %u, key %u, "
+			"value %u bytes, %u entries, flags %#x; this one needs type %u, key %u, value %u "
+			"bytes, %u entries, flags %#x. Remove the pins with 'vigil unpin' and the same "
+			"--pin-dir ('vigil drain' first keeps the events waiting in the ring)",
+			path, info.type, info.key_size, info.value_size, info.max_entries,
+			info.map_flags, bpf_map__type(map), bpf_map__key_size(map),
+			bpf_map__value_size(map), bpf_map__max_entries(map), bpf_map__map_flags(map));
+}
+
 int vigil_obj_prepare(struct bpf_object *obj, uint64_t ring_size)
 {
 	struct bpf_map *ring = bpf_object__find_map_by_name(obj, "vigil_ring");
+	struct bpf_map *map;
 	int err;
 
 	if (!ring)
@@ -96,6 +132,11 @@ int vigil_obj_prepare(struct bpf_object *obj, uint64_t ring_size)
 	if (err)
 		return vlog_err(err, "ring size %llu refused (a power of two, at least a page)",
 				(unsigned long long)ring_size);
+	bpf_object__for_each_map(map, obj) {
+		err = check_pinned_map(map);
+		if (err)
+			return err;
+	}
 	return 0;
 }
 

@@ -37,7 +37,8 @@ struct bpf_object;
 
 /* For every part's BPF object, between open (with pin_root_path set to the
  * pin folder, so the ring and counters are shared) and load: sizes its
- * vigil_ring like the pinned one. */
+ * vigil_ring like the pinned one, and refuses, by name, a pinned map this
+ * build defines otherwise. */
 int vigil_obj_prepare(struct bpf_object *obj, uint64_t ring_size);
 /* After load: attaches each tracing program (not iterators or syscall
  * programs) and pins its link as link_<prog>; a program whose link is pinned

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The ring and the programs are pinned: events produced while the agent is
 # down wait in the kernel and are written out by the next agent. A pinned
-# ring of another event schema is refused, not mixed.
+# ring of another event schema is refused, not mixed, and so is a map that
+# an agent of another version pinned.
 . "$(dirname "$0")/lib.sh"
-plan 7
+plan 8
 
 EV="$T_DIR/events.json"
 start_agent -o "$EV" --poll-ms 20 --no-procfs || exit 1
@@ -26,6 +27,15 @@ is "$(jq -r --argjson p $P 'select(.process_exit.process.pid == $p) | .process_e
 [ $? -ne 0 ] && grep -q "another vigild is running" "$T_DIR/err"
 ok $? "a second agent on the same pins is refused (it would steal the first one's events)"
 stop_agent
+
+# A map pinned by an agent of another version: the socket table as an
+# earlier build made it (2^20 entries, not preallocated).
+rm "$T_PIN/vigil_socks"
+bpftool map create "$T_PIN/vigil_socks" type hash key 8 value 72 entries 1048576 name vigil_socks flags 1
+"$VIGILD" --pin-dir "$T_PIN" -o "$EV" -d 1 2>"$T_DIR/err"
+rc=$?
+[ $rc -ne 0 ] && grep -q "pinned map $T_PIN/vigil_socks was made by another version.*vigil unpin" "$T_DIR/err"
+ok $? "a pinned map of another version is refused by name, with the way out"
 
 # A ring pinned by an agent of another schema.
 bpftool map update pinned "$T_PIN/vigil_schema" key 0 0 0 0 value 99 0 0 0
