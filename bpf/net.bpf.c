@@ -128,14 +128,18 @@ static __always_inline bool on_close(const struct sock *sk, struct vigil_sk *s, 
 		emit_conn(VIGIL_EV_CONNECT, s, &t, now - s->start_ktime, err ?: ECONNABORTED);
 		return false;
 	}
+	/* sk_err is set before CLOSE only where the kernel gives up
+	 * (tcp_write_err: ETIMEDOUT, or the soft error an ICMP left, such as
+	 * EHOSTUNREACH) or after a RST, sent or received, that rst_seen
+	 * already says; tcp_close and tcp_disconnect set it after. */
 	if ((oldstate == TCP_ESTABLISHED || oldstate == TCP_CLOSE_WAIT) &&
-	    !s->rst_seen && err != ETIMEDOUT)
+	    !s->rst_seen && !err)
 		rst_follows = true;
 	if (oldstate == TCP_LISTEN)
 		s->reason = VIGIL_CLOSE_LISTENER;
 	else
 		set_reason(s, vigil_fin_reason(oldstate) ?:
-			      err == ETIMEDOUT ? VIGIL_CLOSE_TIMEOUT :
+			      err && !s->rst_seen ? VIGIL_CLOSE_TIMEOUT :
 			      rst_follows ? VIGIL_CLOSE_LOCAL_RST : VIGIL_CLOSE_UNKNOWN);
 	if (!tp)
 		return rst_follows;
@@ -229,7 +233,9 @@ int BPF_PROG(net_state, const struct sock *sk, int oldstate, int newstate)
 		return 0;
 	}
 	case TCP_ESTABLISHED:
-		if (oldstate == TCP_SYN_RECV && !sk->sk_socket) {
+		/* A Fast Open child has its socket (accept() may have taken
+		 * it) before its handshake completes: no entry says so. */
+		if (oldstate == TCP_SYN_RECV && (!sk->sk_socket || !vigil_sk_get(sk))) {
 			accepted(sk);
 			return 0;
 		}

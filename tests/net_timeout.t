@@ -1,18 +1,24 @@
 #!/usr/bin/env bash
 # Connections that time out: a connect whose SYNs are dropped, and an
-# established connection whose segments start being dropped, both with
-# TCP_USER_TIMEOUT so the kernel gives up within about a second. nftables
-# drops them inside the server namespace this test creates.
+# established connection whose segments start being dropped or answered
+# with ICMP host unreachable, all with TCP_USER_TIMEOUT so the kernel gives
+# up within about a second. nftables drops or rejects them inside the
+# server namespace this test creates.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/net_lib.sh"
-plan 5
+plan 8
 
 EV="$T_DIR/events.json"
 net_pair || { diag "cannot create the namespaces"; exit 1; }
 ip netns exec "$NS_S" nft -f - <<'NFT' || { diag "nft refused the rules"; exit 1; }
 table inet vigil_test {
 	set dropped { type inet_service; }
-	chain input { type filter hook input priority 0; tcp dport @dropped drop; }
+	set unreachable { type inet_service; }
+	chain input {
+		type filter hook input priority 0;
+		tcp dport @dropped drop;
+		tcp dport @unreachable reject with icmpx type host-unreachable;
+	}
 }
 NFT
 ip netns exec "$NS_S" nft add element inet vigil_test dropped '{ 8002 }'
@@ -71,6 +77,37 @@ flushed process_close "$P"
 is "$(cat "$T_DIR/est/err")" 110 "the caller got ETIMEDOUT"
 is "$(jq -r '.process_close | [.closed_by, .error, .stats.bytes_sent] | join(" ")' <<<"$(ev process_close "$P")")" \
 	"timeout ETIMEDOUT 200" "process_close: closed_by timeout, 200 bytes sent (each once, dropped or not)"
+
+# 3. The same, but the segments get ICMP host unreachable: a soft error the
+# kernel gives up with, no RST. The socket's entry goes with its close.
+mkdir -p "$T_DIR/unr"
+ip netns exec "$NS_S" /usr/bin/python3 -c '
+import socket, sys, time
+ls = socket.socket(); ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+ls.bind(("0.0.0.0", 8004)); ls.listen(); open(sys.argv[1], "w").close()
+s, _ = ls.accept(); time.sleep(8)' "$T_DIR/unr/ready" &
+SRV=$!
+on_exit "kill -9 $SRV"
+wait_for 5 test -e "$T_DIR/unr/ready"
+ip netns exec "$NS_C" /usr/bin/python3 "$T_DIR/to.py" est "$NET_S" 8004 "$T_DIR/unr" >"$T_DIR/unr/err" &
+CLI=$!
+wait_for 5 test -e "$T_DIR/unr/established"
+entries() {
+	bpftool map dump pinned "$T_PIN/vigil_socks" -j |
+		jq --argjson p "$1" '[.[] | select(.formatted.value.owner.pid == $p)] | length'
+}
+BEFORE=$(entries "$(cat "$T_DIR/unr/est.pid")")
+ip netns exec "$NS_S" nft add element inet vigil_test unreachable '{ 8004 }'
+touch "$T_DIR/unr/dropping"
+wait_for 20 test -s "$T_DIR/unr/err"	# the client's errno, once the kernel gave up
+wait $CLI
+P=$(cat "$T_DIR/unr/est.pid")
+flushed process_close "$P"
+is "$(cat "$T_DIR/unr/err")" 113 "the caller got EHOSTUNREACH"
+is "$(jq -r '.process_close | [.closed_by, .error] | join(" ")' <<<"$(ev process_close "$P")")" \
+	"timeout EHOSTUNREACH" "process_close: closed_by timeout, the ICMP's error"
+is "$BEFORE $(entries "$P")" "1 0" \
+	"the connection's socket entry, there while it was open, goes with its close"
 
 stop_agent
 grep -q ' 0 gaps and 0 duplicates' "$T_DIR/agent.err"
