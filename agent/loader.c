@@ -108,7 +108,7 @@ static int check_pinned_map(const struct bpf_map *map)
 	if (info.type == bpf_map__type(map) && info.key_size == bpf_map__key_size(map) &&
 	    info.value_size == bpf_map__value_size(map) &&
 	    info.max_entries == bpf_map__max_entries(map) &&
-	    info.map_flags == bpf_map__map_flags(map))
+	    info.map_flags == bpf_map__map_flags(map) && info.map_extra == bpf_map__map_extra(map))
 		return 0;
 	return vlog_err(-EPROTO,
 			"pinned map %s was made by another version of vigild: pinned type %u, key %u, "

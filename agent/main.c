@@ -104,6 +104,8 @@ static const char usage_text[] =
 	"      --report-only                reports only: no per-connection events\n"
 	"      --no-listen-events           no events about listening sockets\n"
 	"      --no-loopback-events         no events for connections within loopback\n"
+	"      --max-sockets N              TCP sockets the socket table holds (default 131072;\n"
+	"                                   a table already pinned keeps its size)\n"
 	"\n"
 	"Enforcement:\n"
 	"      --policy FILE                enforce the rules in FILE (repeatable; docs/policy.md);\n"
@@ -134,7 +136,7 @@ static int parse_u64(const char *opt, const char *s, uint64_t max, uint64_t *out
 static int parse_options(int argc, char **argv, struct options *o)
 {
 	enum { O_MAXSIZE = 256, O_BACKUPS, O_NODE, O_PIN, O_RING, O_WAKE, O_POLL, O_NOPROC, O_UNPIN, O_POLICY,
-	       O_REPORT_INTERVAL, O_REPORT_ONLY, O_NO_LISTEN, O_NO_LOOPBACK,
+	       O_REPORT_INTERVAL, O_REPORT_ONLY, O_NO_LISTEN, O_NO_LOOPBACK, O_MAX_SOCKETS,
 	       O_SEND, O_SENDPATH, O_SPOOL, O_SPOOLMAX, O_ENFORCE_ON, O_TRACK_FLOWS };
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
@@ -156,6 +158,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "report-only", no_argument, NULL, O_REPORT_ONLY },
 		{ "no-listen-events", no_argument, NULL, O_NO_LISTEN },
 		{ "no-loopback-events", no_argument, NULL, O_NO_LOOPBACK },
+		{ "max-sockets", required_argument, NULL, O_MAX_SOCKETS },
 		{ "send", required_argument, NULL, O_SEND },
 		{ "send-path", required_argument, NULL, O_SENDPATH },
 		{ "spool-dir", required_argument, NULL, O_SPOOL },
@@ -244,6 +247,13 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case O_REPORT_ONLY: o->net.report_only = true; break;
 		case O_NO_LISTEN: o->net.no_listen = true; break;
 		case O_NO_LOOPBACK: o->net.no_loopback = true; break;
+		case O_MAX_SOCKETS:
+			if (parse_u64("--max-sockets", optarg, 1u << 24, &v))
+				return -EINVAL;
+			if (v < 1024)
+				return vlog_err(-EINVAL, "--max-sockets %s: at least 1024", optarg);
+			o->net.max_sockets = v;
+			break;
 		case O_SEND:
 			if (o->nsend == VIGIL_MAX_SINKS - 1)
 				return vlog_err(-E2BIG, "at most %d --send", VIGIL_MAX_SINKS - 1);

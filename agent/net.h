@@ -21,6 +21,7 @@ struct vigil_net_opts {
 	bool report_only;	/* reports only: no per-connection events */
 	bool no_listen;		/* no events about listening sockets */
 	bool no_loopback;	/* no events when both ends are loopback */
+	uint32_t max_sockets;	/* socket table entries; 0: the pinned table's, or the build's */
 };
 
 #define VIGIL_REPORT_INTERVAL_DEFAULT_S 10

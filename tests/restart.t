@@ -4,7 +4,7 @@
 # ring of another event schema is refused, not mixed, and so is a map that
 # an agent of another version pinned.
 . "$(dirname "$0")/lib.sh"
-plan 8
+plan 10
 
 EV="$T_DIR/events.json"
 start_agent -o "$EV" --poll-ms 20 --no-procfs || exit 1
@@ -45,4 +45,14 @@ rc=$?
 ok $? "a pinned ring of another schema is refused, with the way out ($(head -c 120 "$T_DIR/err"))"
 "$VIGIL" --pin-dir "$T_PIN" unpin >/dev/null && [ ! -e "$T_PIN" ]
 ok $? "vigil unpin removes the pins"
+
+# The socket table is preallocated: --max-sockets sizes it, and a pinned
+# table keeps its size (a map cannot be resized).
+sockets() { bpftool map show pinned "$T_PIN/vigil_socks" -j | jq .max_entries; }
+"$VIGILD" --pin-dir "$T_PIN" -o "$EV" --max-sockets 4096 -d 1 2>"$T_DIR/err"
+is "$(sockets)" 4096 "--max-sockets sizes the socket table"
+"$VIGILD" --pin-dir "$T_PIN" -o "$EV" --max-sockets 8192 -d 1 2>"$T_DIR/err"
+[ $? -eq 0 ] && [ "$(sockets)" = 4096 ] && grep -q "keeping the pinned socket table's size 4096 (asked for 8192)" "$T_DIR/err"
+ok $? "a pinned socket table keeps its size, and the agent says so"
+"$VIGIL" --pin-dir "$T_PIN" unpin >/dev/null
 done_testing

@@ -38,8 +38,7 @@
 #ifndef IPPROTO_TCP
 #define IPPROTO_TCP 6
 #endif
-#ifndef ETIMEDOUT
-#define ETIMEDOUT 110
+#ifndef ECONNABORTED
 #define ECONNABORTED 103
 #endif
 
@@ -64,7 +63,8 @@ struct {
 	/* Preallocated: every connection inserts and deletes two entries, and
 	 * taking them from the map's per-CPU free lists instead of the BPF
 	 * allocator costs about 250 ns less a connection (docs/network-events.md,
-	 * "Cost"). 2^17 entries take about 20 MiB. */
+	 * "Cost"). 2^17 entries take about 18 MiB; the agent's --max-sockets
+	 * sets another size before load. */
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, VIGIL_SOCKS_MAX);
 	__type(key, __u64);			/* the socket's address */
