@@ -390,10 +390,11 @@ struct {
 static __always_inline void refine(struct sock *sk)
 {
 	struct vigil_checked *checked;
+	struct vigil_proc owner;
 	struct task_struct *t;
 	struct vigil_sk *s;
 	__u32 zero = 0;
-	__u64 cookie;
+	__u64 cookie, born;
 
 	/* Every send and receive of every socket passes here: leave the
 	 * others before anything else. */
@@ -413,12 +414,23 @@ static __always_inline void refine(struct sock *sk)
 		checked->cookie[cookie & (VIGIL_CHECKED_SLOTS - 1)] = cookie;
 		return;
 	}
-	s->refined = 1;
 	t = bpf_get_current_task_btf();
-	if (!(s->flags & VIGIL_CONN_NO_OWNER) && s->owner.pid == t->tgid)
+	if (!(s->flags & VIGIL_CONN_NO_OWNER) && s->owner.pid == t->tgid) {
+		s->refined = 1;
 		return;
-	vigil_owner_current(&s->owner);
+	}
+	/* This runs without the socket's lock: a softirq may close the
+	 * socket and its entry be reused for another (the table's elements
+	 * are reused at once). The owner is made aside, and written only if
+	 * the entry still has the start it had: the window is a few
+	 * instructions, not the owner's lookups. */
+	born = s->start_ktime;
+	vigil_owner_current(&owner);
+	if (s->start_ktime != born || s->closed)
+		return;
+	s->owner = owner;
 	s->flags = (s->flags & ~VIGIL_CONN_NO_OWNER) | VIGIL_CONN_REFINED;
+	s->refined = 1;
 }
 
 /* Only calls that moved bytes: an end of file or an error (EAGAIN on a
