@@ -21,12 +21,30 @@
 
 #define DEFAULT_RING_SIZE (16u << 20)
 
-/* Refuses a pinned ring of another schema, and adopts the pinned ring's
- * size (a pinned map cannot be resized). */
-static int check_pins(const char *dir, uint64_t *ring_size)
+int vigil_pinned_size(const char *dir, const char *name, uint64_t *size)
 {
 	struct bpf_map_info info = {};
-	__u32 len = sizeof(info), key = 0, version = 0;
+	__u32 len = sizeof(info);
+	int fd = vigil_pinned_fd(dir, name), err;
+
+	if (fd < 0)
+		return 0;
+	err = bpf_obj_get_info_by_fd(fd, &info, &len) ? -errno : 0;
+	close(fd);
+	if (err)
+		return vlog_err(err, "cannot read pinned map %s/%s", dir, name);
+	if (*size && *size != info.max_entries)
+		vlog_info("keeping the size of the pinned %s, %u (asked for %llu)",
+			  name, info.max_entries, (unsigned long long)*size);
+	*size = info.max_entries;
+	return 0;
+}
+
+/* Refuses a pinned ring of another schema, and adopts the pinned ring's
+ * size. */
+static int check_pins(const char *dir, uint64_t *ring_size)
+{
+	__u32 key = 0, version = 0;
 	int fd = vigil_pinned_fd(dir, "vigil_schema");
 
 	if (fd >= 0) {
@@ -40,17 +58,7 @@ static int check_pins(const char *dir, uint64_t *ring_size)
 					"'vigil unpin --pin-dir %s'",
 					dir, version, VIGIL_SCHEMA_VERSION, dir, dir);
 	}
-	fd = vigil_pinned_fd(dir, "vigil_ring");
-	if (fd < 0)
-		return 0;
-	if (!bpf_obj_get_info_by_fd(fd, &info, &len)) {
-		if (*ring_size && *ring_size != info.max_entries)
-			vlog_info("keeping the pinned ring's size %u (asked for %llu)",
-				  info.max_entries, (unsigned long long)*ring_size);
-		*ring_size = info.max_entries;
-	}
-	close(fd);
-	return 0;
+	return vigil_pinned_size(dir, "vigil_ring", ring_size);
 }
 
 /* Attaches each tracing program of obj once: a program whose link is pinned

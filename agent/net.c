@@ -15,7 +15,6 @@
 #include "loader.h"
 #include "log.h"
 #include "net.h"
-#include "pins.h"
 #include "net.skel.h"
 #include "report.skel.h"
 
@@ -50,27 +49,15 @@ static int start_reports(struct vigil_net *n, uint64_t interval_ns)
 
 /* The socket table is preallocated, so its size is memory taken up front
  * (about 140 bytes a socket): --max-sockets sets it, and a pinned table
- * keeps its own (a map cannot be resized; vigil unpin starts afresh). */
-static int size_socket_table(struct vigil_net *n, const char *pin_dir, uint32_t want)
+ * keeps its own (vigil unpin starts afresh). */
+static int size_socket_table(struct vigil_net *n, const char *pin_dir, uint64_t size)
 {
-	struct bpf_map_info info = {};
-	__u32 len = sizeof(info);
-	int fd = vigil_pinned_fd(pin_dir, "vigil_socks"), err;
+	int err = vigil_pinned_size(pin_dir, "vigil_socks", &size);
 
-	if (fd >= 0) {
-		err = bpf_obj_get_info_by_fd(fd, &info, &len) ? -errno : 0;
-		close(fd);
-		if (err)
-			return vlog_err(err, "cannot read the pinned socket table");
-		if (want && want != info.max_entries)
-			vlog_info("keeping the pinned socket table's size %u (asked for %u)",
-				  info.max_entries, want);
-		want = info.max_entries;
-	}
-	if (!want)
-		return 0;
-	err = bpf_map__set_max_entries(n->net->maps.vigil_socks, want);
-	return err ? vlog_err(err, "socket table size %u refused", want) : 0;
+	if (err || !size)
+		return err;
+	err = bpf_map__set_max_entries(n->net->maps.vigil_socks, size);
+	return err ? vlog_err(err, "socket table size %llu refused", (unsigned long long)size) : 0;
 }
 
 int vigil_net_load(struct vigil_net *n, const struct vigil_bpf *b, const struct vigil_net_opts *o)

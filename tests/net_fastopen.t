@@ -17,41 +17,8 @@ for ns in "$NS_C" "$NS_S"; do
 done
 start_agent -o "$EV" --export-file-max-size-mb 0 --poll-ms 20 || exit 1
 
-mkdir -p "$T_DIR/tfo"
-ip netns exec "$NS_S" /usr/bin/python3 -c '
-import os, socket, sys
-d = sys.argv[1]
-open(os.path.join(d, "server.pid"), "w").write(str(os.getpid()))
-ls = socket.socket(); ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-ls.setsockopt(socket.IPPROTO_TCP, socket.TCP_FASTOPEN, 16)
-ls.bind(("0.0.0.0", 8010)); ls.listen(); open(os.path.join(d, "ready"), "w").close()
-s, _ = ls.accept()
-n = 0
-while n < 100:
-    b = s.recv(100 - n)
-    if not b:
-        sys.exit(1)
-    n += len(b)
-s.sendall(b"s" * 50)
-while s.recv(100):
-    pass
-s.close()' "$T_DIR/tfo" &
-SRV=$!
-on_exit "kill -9 $SRV 2>/dev/null"
-wait_for 5 test -e "$T_DIR/tfo/ready"
-ip netns exec "$NS_C" /usr/bin/python3 -c '
-import socket, sys
-s = socket.socket()
-s.sendto(b"c" * 100, socket.MSG_FASTOPEN, (sys.argv[1], 8010))
-n = 0
-while n < 50:
-    b = s.recv(50 - n)
-    if not b:
-        sys.exit(1)
-    n += len(b)
-s.close()' "$NET_S"
-wait_for 5 test ! -d "/proc/$SRV"
-P=$(cat "$T_DIR/tfo/server.pid")
+PORT=8010 net_run tfo fastopen 100 50
+P=$(pid_of tfo server)
 
 PASSIVE=$(ip netns exec "$NS_S" nstat -az TcpExtTCPFastOpenPassive | awk '/TcpExtTCPFastOpenPassive/ {print $2}')
 [ "${PASSIVE:-0}" -ge 1 ]

@@ -8,7 +8,9 @@ for the network event tests (tests/net_*.t, tests/report_*.t).
 MODE says who closes and how: client_fin, server_fin, client_rst,
 server_rst, client_exits (the client exits with the socket open; the
 server closes 0.5 s later, so the client's close completes after its
-exit), or refused (the client expects ECONNREFUSED: run no server).
+exit), refused (the client expects ECONNREFUSED: run no server), or
+fastopen (the client's data rides in its SYN, TCP Fast Open, then it
+closes; the namespaces' net.ipv4.tcp_fastopen must allow it).
 Each side writes its pid to DIR/<role>.pid; the server touches
 DIR/server.ready once it listens. COUNT connections are made one after
 another, GAP seconds apart. With NET_PEER_V6=1 in the environment the
@@ -45,6 +47,8 @@ def server(port, mode, n_in, n_out, d, count):
     ls = socket.socket(socket.AF_INET6 if v6 else socket.AF_INET, socket.SOCK_STREAM)
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     ls.bind(("::" if v6 else "0.0.0.0", port))
+    if mode == "fastopen":
+        ls.setsockopt(socket.IPPROTO_TCP, socket.TCP_FASTOPEN, 16)
     ls.listen(64)
     open(os.path.join(d, "server.ready"), "w").close()
     if mode == "prefork":
@@ -99,10 +103,14 @@ def client(addr, port, mode, n_out, n_in, d, count, gap):
             except ConnectionRefusedError:
                 continue
             raise SystemExit("connect was not refused")
-        s = socket.create_connection((addr, port))
-        s.sendall(b"c" * n_out)
+        if mode == "fastopen":
+            s = socket.socket(socket.AF_INET6 if ":" in addr else socket.AF_INET)
+            s.sendto(b"c" * n_out, socket.MSG_FASTOPEN, (addr, port))
+        else:
+            s = socket.create_connection((addr, port))
+            s.sendall(b"c" * n_out)
         recv_exact(s, n_in)
-        if mode == "client_fin":
+        if mode in ("client_fin", "fastopen"):
             s.close()
         elif mode == "client_rst":
             abort(s)

@@ -56,57 +56,47 @@ is "$ERR" 110 "the caller got ETIMEDOUT"
 is "$(jq -r '.process_connect.error' <<<"$(ev process_connect "$P")")" ETIMEDOUT \
 	"process_connect says ETIMEDOUT"
 
-# 2. An established connection whose peer goes silent.
-mkdir -p "$T_DIR/est"
-ip netns exec "$NS_S" /usr/bin/python3 -c '
+# entries PID: the socket table's entries owned by PID.
+entries() {
+	bpftool map dump pinned "$T_PIN/vigil_socks" -j |
+		jq --argjson p "$1" '[.[] | select(.formatted.value.owner.pid == $p)] | length'
+}
+# silenced NAME PORT SET: an established connection to PORT, whose segments
+# then go to the nftables set SET, until the client's kernel gives up. Sets
+# P (the client) and OPEN_ENTRIES (its socket entries while it was open).
+silenced() {
+	local d="$T_DIR/$1"
+	mkdir -p "$d"
+	ip netns exec "$NS_S" /usr/bin/python3 -c '
 import socket, sys, time
 ls = socket.socket(); ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-ls.bind(("0.0.0.0", 8003)); ls.listen(); open(sys.argv[1], "w").close()
-s, _ = ls.accept(); time.sleep(8)' "$T_DIR/est/ready" &
-SRV=$!
-on_exit "kill -9 $SRV"
-wait_for 5 test -e "$T_DIR/est/ready"
-ip netns exec "$NS_C" /usr/bin/python3 "$T_DIR/to.py" est "$NET_S" 8003 "$T_DIR/est" >"$T_DIR/est/err" &
-CLI=$!
-wait_for 5 test -e "$T_DIR/est/established"
-ip netns exec "$NS_S" nft add element inet vigil_test dropped '{ 8003 }'
-touch "$T_DIR/est/dropping"
-wait $CLI
-P=$(cat "$T_DIR/est/est.pid")
-flushed process_close "$P"
+ls.bind(("0.0.0.0", int(sys.argv[2]))); ls.listen(); open(sys.argv[1], "w").close()
+s, _ = ls.accept(); time.sleep(8)' "$d/ready" "$2" &
+	on_exit "kill -9 $!"
+	wait_for 5 test -e "$d/ready"
+	ip netns exec "$NS_C" /usr/bin/python3 "$T_DIR/to.py" est "$NET_S" "$2" "$d" >"$d/err" &
+	wait_for 5 test -e "$d/established"
+	P=$(cat "$d/est.pid")
+	OPEN_ENTRIES=$(entries "$P")
+	ip netns exec "$NS_S" nft add element inet vigil_test "$3" "{ $2 }"
+	touch "$d/dropping"
+	wait_for 20 test -s "$d/err"	# the client's errno, once the kernel gave up
+	flushed process_close "$P"
+}
+
+# 2. An established connection whose peer goes silent.
+silenced est 8003 dropped
 is "$(cat "$T_DIR/est/err")" 110 "the caller got ETIMEDOUT"
 is "$(jq -r '.process_close | [.closed_by, .error, .stats.bytes_sent] | join(" ")' <<<"$(ev process_close "$P")")" \
 	"timeout ETIMEDOUT 200" "process_close: closed_by timeout, 200 bytes sent (each once, dropped or not)"
 
 # 3. The same, but the segments get ICMP host unreachable: a soft error the
 # kernel gives up with, no RST. The socket's entry goes with its close.
-mkdir -p "$T_DIR/unr"
-ip netns exec "$NS_S" /usr/bin/python3 -c '
-import socket, sys, time
-ls = socket.socket(); ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-ls.bind(("0.0.0.0", 8004)); ls.listen(); open(sys.argv[1], "w").close()
-s, _ = ls.accept(); time.sleep(8)' "$T_DIR/unr/ready" &
-SRV=$!
-on_exit "kill -9 $SRV"
-wait_for 5 test -e "$T_DIR/unr/ready"
-ip netns exec "$NS_C" /usr/bin/python3 "$T_DIR/to.py" est "$NET_S" 8004 "$T_DIR/unr" >"$T_DIR/unr/err" &
-CLI=$!
-wait_for 5 test -e "$T_DIR/unr/established"
-entries() {
-	bpftool map dump pinned "$T_PIN/vigil_socks" -j |
-		jq --argjson p "$1" '[.[] | select(.formatted.value.owner.pid == $p)] | length'
-}
-BEFORE=$(entries "$(cat "$T_DIR/unr/est.pid")")
-ip netns exec "$NS_S" nft add element inet vigil_test unreachable '{ 8004 }'
-touch "$T_DIR/unr/dropping"
-wait_for 20 test -s "$T_DIR/unr/err"	# the client's errno, once the kernel gave up
-wait $CLI
-P=$(cat "$T_DIR/unr/est.pid")
-flushed process_close "$P"
+silenced unr 8004 unreachable
 is "$(cat "$T_DIR/unr/err")" 113 "the caller got EHOSTUNREACH"
 is "$(jq -r '.process_close | [.closed_by, .error] | join(" ")' <<<"$(ev process_close "$P")")" \
 	"timeout EHOSTUNREACH" "process_close: closed_by timeout, the ICMP's error"
-is "$BEFORE $(entries "$P")" "1 0" \
+is "$OPEN_ENTRIES $(entries "$P")" "1 0" \
 	"the connection's socket entry, there while it was open, goes with its close"
 
 stop_agent

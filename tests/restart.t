@@ -52,7 +52,7 @@ sockets() { bpftool map show pinned "$T_PIN/vigil_socks" -j | jq .max_entries; }
 "$VIGILD" --pin-dir "$T_PIN" -o "$EV" --max-sockets 4096 -d 1 2>"$T_DIR/err"
 is "$(sockets)" 4096 "--max-sockets sizes the socket table"
 "$VIGILD" --pin-dir "$T_PIN" -o "$EV" --max-sockets 8192 -d 1 2>"$T_DIR/err"
-[ $? -eq 0 ] && [ "$(sockets)" = 4096 ] && grep -q "keeping the pinned socket table's size 4096 (asked for 8192)" "$T_DIR/err"
+[ $? -eq 0 ] && [ "$(sockets)" = 4096 ] && grep -q "keeping the size of the pinned vigil_socks, 4096 (asked for 8192)" "$T_DIR/err"
 ok $? "a pinned socket table keeps its size, and the agent says so"
 "$VIGIL" --pin-dir "$T_PIN" unpin >/dev/null
 done_testing

@@ -14,9 +14,9 @@
  * cost; a preallocated hash's elements come from per-CPU free lists. The
  * price is that vigil removes entries itself, at the close; an entry a
  * missed close leaves behind is overwritten when the address is reused for
- * a socket vigil sees start, and the table is bounded (2^17 sockets). Listeners are also kept by
- * the end they are bound to, which an accepted socket's local end (or its
- * wildcard) names. Both maps are pinned: programs that outlive the agent
+ * a socket vigil sees start, and the table is bounded (--max-sockets).
+ * Listeners are also kept by the end they are bound to, which an accepted
+ * socket's local end (or its wildcard) names. Both maps are pinned: programs that outlive the agent
  * and the socket iterator of the next agent share them.
  */
 #ifndef VIGIL_SOCK_BPF_H
