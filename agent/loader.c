@@ -21,7 +21,7 @@
 
 #define DEFAULT_RING_SIZE (16u << 20)
 
-int vigil_pinned_size(const char *dir, const char *name, uint64_t *size)
+int vigil_pinned_size(const char *dir, const char *name, unsigned per_entry, uint64_t *size)
 {
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
@@ -33,10 +33,10 @@ int vigil_pinned_size(const char *dir, const char *name, uint64_t *size)
 	close(fd);
 	if (err)
 		return vlog_err(err, "cannot read pinned map %s/%s", dir, name);
-	if (*size && *size != info.max_entries)
-		vlog_info("keeping the size of the pinned %s, %u (asked for %llu)",
-			  name, info.max_entries, (unsigned long long)*size);
-	*size = info.max_entries;
+	if (*size && *size != (uint64_t)info.max_entries * per_entry)
+		vlog_info("keeping the size of the pinned %s, %llu (asked for %llu)", name,
+			  (unsigned long long)info.max_entries * per_entry, (unsigned long long)*size);
+	*size = (uint64_t)info.max_entries * per_entry;
 	return 0;
 }
 
@@ -58,7 +58,7 @@ static int check_pins(const char *dir, uint64_t *ring_size)
 					"'vigil unpin --pin-dir %s'",
 					dir, version, VIGIL_SCHEMA_VERSION, dir, dir);
 	}
-	return vigil_pinned_size(dir, "vigil_ring", ring_size);
+	return vigil_pinned_size(dir, "vigil_ring", 1, ring_size);
 }
 
 /* Attaches each tracing program of obj once: a program whose link is pinned

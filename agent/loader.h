@@ -36,9 +36,10 @@ struct vigil_bpf {
 struct bpf_object;
 
 /* A pinned map's size, which a map cannot change: *size (0: none asked
- * for) becomes the size of DIR/NAME if that is pinned, said when it differs
- * from what was asked for. */
-int vigil_pinned_size(const char *dir, const char *name, uint64_t *size);
+ * for), counted in units of which each map entry holds PER_ENTRY, becomes
+ * the size of DIR/NAME if that is pinned, said when it differs from what
+ * was asked for. */
+int vigil_pinned_size(const char *dir, const char *name, unsigned per_entry, uint64_t *size);
 /* For every part's BPF object, between open (with pin_root_path set to the
  * pin folder, so the ring and counters are shared) and load: sizes its
  * vigil_ring like the pinned one, and refuses, by name, a pinned map this

@@ -47,17 +47,24 @@ static int start_reports(struct vigil_net *n, uint64_t interval_ns)
 	return 0;
 }
 
-/* The socket table is preallocated, so its size is memory taken up front
- * (about 140 bytes a socket): --max-sockets sets it, and a pinned table
- * keeps its own (vigil unpin starts afresh). */
+/* The socket table is an array of sets, so its size is memory taken up
+ * front (about 80 bytes a socket): --max-sockets sets it, in whole sets,
+ * and a pinned table keeps its own (vigil unpin starts afresh). The spill
+ * hash and the programs' set count follow it. */
 static int size_socket_table(struct vigil_net *n, const char *pin_dir, uint64_t size)
 {
-	int err = vigil_pinned_size(pin_dir, "vigil_socks", &size);
+	uint64_t sets;
+	int err;
 
-	if (err || !size)
+	size = (size + VIGIL_SOCK_WAYS - 1) / VIGIL_SOCK_WAYS * VIGIL_SOCK_WAYS;
+	if ((err = vigil_pinned_size(pin_dir, "vigil_socks", VIGIL_SOCK_WAYS, &size)))
 		return err;
-	err = bpf_map__set_max_entries(n->net->maps.vigil_socks, size);
-	return err ? vlog_err(err, "socket table size %llu refused", (unsigned long long)size) : 0;
+	sets = (size ?: VIGIL_SOCKS_DEFAULT) / VIGIL_SOCK_WAYS;
+	if ((err = bpf_map__set_max_entries(n->net->maps.vigil_socks, sets)) ||
+	    (err = bpf_map__set_max_entries(n->net->maps.vigil_socks_spill, sets)))
+		return vlog_err(err, "socket table size %llu refused", (unsigned long long)size);
+	n->net->rodata->vigil_sock_sets = sets;
+	return 0;
 }
 
 int vigil_net_load(struct vigil_net *n, const struct vigil_bpf *b, const struct vigil_net_opts *o)

@@ -22,7 +22,8 @@ table inet vigil_test {
 }
 NFT
 ip netns exec "$NS_S" nft add element inet vigil_test dropped '{ 8002 }'
-start_agent -o "$EV" --export-file-max-size-mb 0 --poll-ms 20 || exit 1
+# A small socket table, so that its dump (entries, below) is quick.
+start_agent -o "$EV" --export-file-max-size-mb 0 --poll-ms 20 --max-sockets 1024 || exit 1
 
 cat >"$T_DIR/to.py" <<'PY'
 import os, socket, sys, time
@@ -56,10 +57,13 @@ is "$ERR" 110 "the caller got ETIMEDOUT"
 is "$(jq -r '.process_connect.error' <<<"$(ev process_connect "$P")")" ETIMEDOUT \
 	"process_connect says ETIMEDOUT"
 
-# entries PID: the socket table's entries owned by PID.
+# entries PID: the socket table's entries owned by PID (in use: a key
+# that is not 0), in its sets and its spill.
 entries() {
-	bpftool map dump pinned "$T_PIN/vigil_socks" -j |
-		jq --argjson p "$1" '[.[] | select(.formatted.value.owner.pid == $p)] | length'
+	{ bpftool map dump pinned "$T_PIN/vigil_socks" -j |
+		jq '.[].formatted.value | [.key, .sk] | transpose[] | select(.[0] != 0) | .[1]'
+	  bpftool map dump pinned "$T_PIN/vigil_socks_spill" -j | jq '.[].formatted.value'
+	} | jq -s --argjson p "$1" '[.[] | select(.owner.pid == $p)] | length'
 }
 # silenced NAME PORT SET: an established connection to PORT, whose segments
 # then go to the nftables set SET, until the client's kernel gives up. Sets

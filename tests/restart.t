@@ -29,7 +29,7 @@ ok $? "a second agent on the same pins is refused (it would steal the first one'
 stop_agent
 
 # A map pinned by an agent of another version: the socket table as an
-# earlier build made it (2^20 entries, not preallocated).
+# earlier build made it (a hash of 2^20 entries, not preallocated).
 rm "$T_PIN/vigil_socks"
 bpftool map create "$T_PIN/vigil_socks" type hash key 8 value 72 entries 1048576 name vigil_socks flags 1
 "$VIGILD" --pin-dir "$T_PIN" -o "$EV" -d 1 2>"$T_DIR/err"
@@ -46,9 +46,9 @@ ok $? "a pinned ring of another schema is refused, with the way out ($(head -c 1
 "$VIGIL" --pin-dir "$T_PIN" unpin >/dev/null && [ ! -e "$T_PIN" ]
 ok $? "vigil unpin removes the pins"
 
-# The socket table is preallocated: --max-sockets sizes it, and a pinned
-# table keeps its size (a map cannot be resized).
-sockets() { bpftool map show pinned "$T_PIN/vigil_socks" -j | jq .max_entries; }
+# The socket table is taken up front: --max-sockets sizes it (sets of 8
+# sockets), and a pinned table keeps its size (a map cannot be resized).
+sockets() { echo $(( $(bpftool map show pinned "$T_PIN/vigil_socks" -j | jq .max_entries) * 8 )); }
 "$VIGILD" --pin-dir "$T_PIN" -o "$EV" --max-sockets 4096 -d 1 2>"$T_DIR/err"
 is "$(sockets)" 4096 "--max-sockets sizes the socket table"
 "$VIGILD" --pin-dir "$T_PIN" -o "$EV" --max-sockets 8192 -d 1 2>"$T_DIR/err"

@@ -7,17 +7,14 @@
  * socket is in process context (connect, listen), handed to accepted
  * sockets from their listener, and corrected at the first send or receive.
  *
- * The table is a hash keyed by the socket's address, not socket-local
- * storage: storage costs two allocations and an RCU-deferred free per
- * socket, and a copy per accepted child (BPF_F_CLONE), about 5 % of a
- * loopback connection's time in bench/net.sh, half of what watching TCP
- * cost; a preallocated hash's elements come from per-CPU free lists. The
- * price is that vigil removes entries itself, at the close; an entry a
- * missed close leaves behind is overwritten when the address is reused for
- * a socket vigil sees start, and the table is bounded (--max-sockets).
- * Listeners are also kept by the end they are bound to, which an accepted
- * socket's local end (or its wildcard) names. Both maps are pinned: programs that outlive the agent
- * and the socket iterator of the next agent share them.
+ * The table (sock_table.bpf.h) is vigil's own, not socket-local storage:
+ * storage costs two allocations and an RCU-deferred free per socket, and a
+ * copy per accepted child (BPF_F_CLONE), about 5 % of a loopback
+ * connection's time in bench/net.sh, half of what watching TCP cost. The
+ * price is that vigil removes entries itself, at the close. Listeners are
+ * also kept by the end they are bound to, which an accepted socket's local
+ * end (or its wildcard) names. The maps are pinned: programs that outlive
+ * the agent and the socket iterator of the next agent share them.
  */
 #ifndef VIGIL_SOCK_BPF_H
 #define VIGIL_SOCK_BPF_H
@@ -30,6 +27,7 @@
 #include "ring.bpf.h"
 #include "path.bpf.h"	/* task.bpf.h needs its sizes */
 #include "task.bpf.h"
+#include "sock_table.bpf.h"
 
 #ifndef AF_INET
 #define AF_INET 2
@@ -42,35 +40,7 @@
 #define ECONNABORTED 103
 #endif
 
-struct vigil_sk {
-	struct vigil_proc owner;
-	__u64 start_ktime;	/* connect() or handshake done; 0: unknown */
-	__u32 flags;		/* enum vigil_conn_flags */
-	__u8 dir;		/* enum vigil_conn_dir */
-	__u8 reason;		/* enum vigil_close_reason: the first seen */
-	__u8 closed;		/* its close was reported */
-	__u8 refined;		/* owner checked at a send or receive */
-	__u16 sport;		/* local port: gone from the socket at CLOSE */
-	__u8 rst_seen;		/* a RST was sent or received */
-	__u8 pad;
-	__u32 pad2;
-};
-
-#define VIGIL_SOCKS_MAX (1 << 17)
 #define VIGIL_LISTENERS_MAX (1 << 16)
-
-struct {
-	/* Preallocated: every connection inserts and deletes two entries, and
-	 * taking them from the map's per-CPU free lists instead of the BPF
-	 * allocator costs about 250 ns less a connection (docs/network-events.md,
-	 * "Cost"). 2^17 entries take about 18 MiB; the agent's --max-sockets
-	 * sets another size before load. */
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, VIGIL_SOCKS_MAX);
-	__type(key, __u64);			/* the socket's address */
-	__type(value, struct vigil_sk);
-	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} vigil_socks SEC(".maps");
 
 /* A listener by the end it is bound to (a wildcard address is zeros). */
 struct vigil_listen_key {
@@ -110,37 +80,6 @@ static __always_inline __u32 vigil_net_flags(void)
 	struct vigil_net_config *c = bpf_map_lookup_elem(&vigil_net_config, &zero);
 
 	return c ? c->flags : 0;
-}
-
-/* A socket's key: its address (a full, request or timewait socket's
- * sock_common is at its start, so any view of one socket gives one key). */
-static __always_inline __u64 vigil_sk_key(const void *sk)
-{
-	return (__u64)(unsigned long)sk;
-}
-
-static __always_inline struct vigil_sk *vigil_sk_get(const void *sk)
-{
-	__u64 k = vigil_sk_key(sk);
-
-	return bpf_map_lookup_elem(&vigil_socks, &k);
-}
-
-/* Sets the socket's entry to *init (replacing one a missed close left);
- * counted when the table is full. */
-static __always_inline void vigil_sk_set(const void *sk, const struct vigil_sk *init)
-{
-	__u64 k = vigil_sk_key(sk);
-
-	if (bpf_map_update_elem(&vigil_socks, &k, init, BPF_ANY))
-		vigil_count(VIGIL_CNT_NET_NO_STORAGE);
-}
-
-static __always_inline void vigil_sk_forget(const void *sk)
-{
-	__u64 k = vigil_sk_key(sk);
-
-	bpf_map_delete_elem(&vigil_socks, &k);
 }
 
 /* Who sent the first FIN, as a socket's state says it: a local FIN leads

@@ -206,6 +206,11 @@ struct vigil_net_config {
 	__u32 pad;
 };
 
+/* The socket table (bpf/lib/sock_table.bpf.h): sets of VIGIL_SOCK_WAYS
+ * entries, VIGIL_SOCKS_DEFAULT sockets unless --max-sockets says. */
+#define VIGIL_SOCK_WAYS 8
+#define VIGIL_SOCKS_DEFAULT (1u << 17)
+
 /* Input of the report_start syscall program (BPF_PROG_TEST_RUN). */
 struct vigil_report_start {
 	__u64 interval_ns;	/* 0 stops the timer */

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# The socket table holds every live socket up to --max-sockets: sets of 8
+# entries chosen by the socket's address, and a spill for sets that fill.
+# With a table of 1024 sockets, 400 connections held open at once (800
+# sockets, about 6 a set) fill some sets past 8; every socket must still
+# have its entry, every close its event, and the table must be empty after.
+# The namespace and the peers are this test's own.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/net_lib.sh"
+plan 6
+
+N=400
+EV="$T_DIR/events.json"
+NS="vt-${T_ID}-t"
+ip netns add "$NS" || { diag "cannot create the namespace"; exit 1; }
+on_exit "ip netns pids $NS | xargs -r kill -9; ip netns del $NS"
+ip -n "$NS" link set lo up
+start_agent -o "$EV" --export-file-max-size-mb 0 --poll-ms 20 --max-sockets 1024 || exit 1
+
+# N connections over loopback, all open at once, closed when told.
+cat >"$T_DIR/many.py" <<'PY'
+import os, socket, sys, time
+n, d = int(sys.argv[1]), sys.argv[2]
+ls = socket.socket(); ls.bind(("127.0.0.1", 0)); ls.listen(n)
+conns = []
+for _ in range(n):
+    c = socket.create_connection(ls.getsockname())
+    s, _ = ls.accept()
+    c.sendall(b"x"); s.recv(1)
+    conns += [c, s]
+open(os.path.join(d, "pid"), "w").write(str(os.getpid()))
+open(os.path.join(d, "open"), "w").close()
+while not os.path.exists(os.path.join(d, "close")):
+    time.sleep(0.02)
+for c in conns:
+    c.close()
+ls.close()
+PY
+ip netns exec "$NS" /usr/bin/python3 "$T_DIR/many.py" "$N" "$T_DIR" &
+on_exit "kill -9 $! 2>/dev/null"
+wait_for 20 test -e "$T_DIR/open" || { diag "the peers did not start"; exit 1; }
+P=$(cat "$T_DIR/pid")
+
+# in_sets PID, in_spill PID: the table's entries owned by PID (in use: a
+# key that is not 0).
+in_sets() {
+	bpftool map dump pinned "$T_PIN/vigil_socks" -j |
+		jq --argjson p "$1" '[.[].formatted.value | [.key, .sk] | transpose[] |
+			select(.[0] != 0 and .[1].owner.pid == $p)] | length'
+}
+in_spill() {
+	bpftool map dump pinned "$T_PIN/vigil_socks_spill" -j |
+		jq --argjson p "$1" '[.[] | select(.formatted.value.owner.pid == $p)] | length'
+}
+SETS=$(in_sets "$P") SPILL=$(in_spill "$P")
+is "$((SETS + SPILL))" $((2 * N + 1)) "every socket has its entry while open (sets $SETS, spill $SPILL)"
+[ "$SPILL" -gt 0 ]
+ok $? "sets that filled spilled ($SPILL sockets)"
+
+touch "$T_DIR/close"
+wait_for 20 sh -c "[ \$(grep -c '\"process_close\":{\"process\":{\"exec_id\":\"[^\"]*\",\"pid\":$P,' '$EV') -ge $((2 * N + 1)) ]"
+is "$(nev process_close "$P" '.process_close.closed_by != "listener_closed"')" $((2 * N)) \
+	"every connection's two ends have their process_close"
+is "$(in_sets "$P") $(in_spill "$P")" "0 0" "the entries go with the closes, from sets and spill"
+is "$("$VIGIL" --pin-dir "$T_PIN" status | awk '$1 == "net_sockets_no_room" {print $2}')" 0 \
+	"no socket found the table without room"
+
+stop_agent
+grep -q ' 0 gaps and 0 duplicates' "$T_DIR/agent.err"
+ok $? "no gap and no duplicate in the sequence numbers"
+done_testing
