@@ -49,19 +49,21 @@ static int start_reports(struct vigil_net *n, uint64_t interval_ns)
 
 /* The socket table is an array of sets, so its size is memory taken up
  * front (about 80 bytes a socket): --max-sockets sets it, in whole sets,
- * and a pinned table keeps its own (vigil unpin starts afresh). The spill
- * hash and the programs' set count follow it. */
+ * and a pinned table keeps its own (vigil unpin starts afresh). The
+ * programs' set count follows it; the spill hash (two entries a set,
+ * allocated when used) keeps its own size if pinned. */
 static int size_socket_table(struct vigil_net *n, const char *pin_dir, uint64_t size)
 {
-	uint64_t sets;
+	uint64_t sets, spill = 0;
 	int err;
 
 	size = (size + VIGIL_SOCK_WAYS - 1) / VIGIL_SOCK_WAYS * VIGIL_SOCK_WAYS;
-	if ((err = vigil_pinned_size(pin_dir, "vigil_socks", VIGIL_SOCK_WAYS, &size)))
+	if ((err = vigil_pinned_size(pin_dir, "vigil_socks", VIGIL_SOCK_WAYS, &size)) ||
+	    (err = vigil_pinned_size(pin_dir, "vigil_socks_spill", 1, &spill)))
 		return err;
 	sets = (size ?: VIGIL_SOCKS_DEFAULT) / VIGIL_SOCK_WAYS;
 	if ((err = bpf_map__set_max_entries(n->net->maps.vigil_socks, sets)) ||
-	    (err = bpf_map__set_max_entries(n->net->maps.vigil_socks_spill, sets)))
+	    (err = bpf_map__set_max_entries(n->net->maps.vigil_socks_spill, spill ?: sets * 2)))
 		return vlog_err(err, "socket table size %llu refused", (unsigned long long)size);
 	n->net->rodata->vigil_sock_sets = sets;
 	return 0;

@@ -1,26 +1,29 @@
 #!/usr/bin/env bash
 # The socket table holds every live socket up to --max-sockets: sets of 8
 # entries chosen by the socket's address, and a spill for sets that fill.
-# With a table of 1024 sockets, 400 connections held open at once (800
-# sockets, about 6 a set) fill some sets past 8; every socket must still
-# have its entry, every close its event, and the table must be empty after.
+# With a table of 4096 sockets (512 sets, a spill of 1024), 2100
+# connections held open at once (4200 sockets: more than the sets hold
+# however evenly they spread, with room left for the host's own sockets)
+# must spill; every socket must still have its entry, every close its
+# event, and the table must be empty after.
 # The namespace and the peers are this test's own.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/net_lib.sh"
 plan 6
 
-N=400
+N=2100
 EV="$T_DIR/events.json"
 NS="vt-${T_ID}-t"
 ip netns add "$NS" || { diag "cannot create the namespace"; exit 1; }
 on_exit "ip netns pids $NS | xargs -r kill -9; ip netns del $NS"
 ip -n "$NS" link set lo up
-start_agent -o "$EV" --export-file-max-size-mb 0 --poll-ms 20 --max-sockets 1024 || exit 1
+start_agent -o "$EV" --export-file-max-size-mb 0 --poll-ms 20 --max-sockets 4096 || exit 1
 
 # N connections over loopback, all open at once, closed when told.
 cat >"$T_DIR/many.py" <<'PY'
-import os, socket, sys, time
+import os, resource, socket, sys, time
 n, d = int(sys.argv[1]), sys.argv[2]
+resource.setrlimit(resource.RLIMIT_NOFILE, (2 * n + 64, 2 * n + 64))
 ls = socket.socket(); ls.bind(("127.0.0.1", 0)); ls.listen(n)
 conns = []
 for _ in range(n):
@@ -38,7 +41,7 @@ ls.close()
 PY
 ip netns exec "$NS" /usr/bin/python3 "$T_DIR/many.py" "$N" "$T_DIR" &
 on_exit "kill -9 $! 2>/dev/null"
-wait_for 20 test -e "$T_DIR/open" || { diag "the peers did not start"; exit 1; }
+wait_for 60 test -e "$T_DIR/open" || { diag "the peers did not start"; exit 1; }
 P=$(cat "$T_DIR/pid")
 
 # in_sets PID, in_spill PID: the table's entries owned by PID (in use: a
@@ -58,7 +61,7 @@ is "$((SETS + SPILL))" $((2 * N + 1)) "every socket has its entry while open (se
 ok $? "sets that filled spilled ($SPILL sockets)"
 
 touch "$T_DIR/close"
-wait_for 20 sh -c "[ \$(grep -c '\"process_close\":{\"process\":{\"exec_id\":\"[^\"]*\",\"pid\":$P,' '$EV') -ge $((2 * N + 1)) ]"
+wait_for 60 sh -c "[ \$(grep -c '\"process_close\":{\"process\":{\"exec_id\":\"[^\"]*\",\"pid\":$P,' '$EV') -ge $((2 * N + 1)) ]"
 is "$(nev process_close "$P" '.process_close.closed_by != "listener_closed"')" $((2 * N)) \
 	"every connection's two ends have their process_close"
 is "$(in_sets "$P") $(in_spill "$P")" "0 0" "the entries go with the closes, from sets and spill"

@@ -23,7 +23,7 @@ table inet vigil_test {
 NFT
 ip netns exec "$NS_S" nft add element inet vigil_test dropped '{ 8002 }'
 # A small socket table, so that its dump (entries, below) is quick.
-start_agent -o "$EV" --export-file-max-size-mb 0 --poll-ms 20 --max-sockets 1024 || exit 1
+start_agent -o "$EV" --export-file-max-size-mb 0 --poll-ms 20 --max-sockets 8192 || exit 1
 
 cat >"$T_DIR/to.py" <<'PY'
 import os, socket, sys, time

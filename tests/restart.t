@@ -50,7 +50,8 @@ ok $? "vigil unpin removes the pins"
 # sockets), and a pinned table keeps its size (a map cannot be resized).
 sockets() { echo $(( $(bpftool map show pinned "$T_PIN/vigil_socks" -j | jq .max_entries) * 8 )); }
 "$VIGILD" --pin-dir "$T_PIN" -o "$EV" --max-sockets 4096 -d 1 2>"$T_DIR/err"
-is "$(sockets)" 4096 "--max-sockets sizes the socket table"
+is "$(sockets) $(bpftool map show pinned "$T_PIN/vigil_socks_spill" -j | jq .max_entries)" "4096 1024" \
+	"--max-sockets sizes the socket table (512 sets) and its spill (two entries a set)"
 "$VIGILD" --pin-dir "$T_PIN" -o "$EV" --max-sockets 8192 -d 1 2>"$T_DIR/err"
 [ $? -eq 0 ] && [ "$(sockets)" = 4096 ] && grep -q "keeping the size of the pinned vigil_socks, 4096 (asked for 8192)" "$T_DIR/err"
 ok $? "a pinned socket table keeps its size, and the agent says so"

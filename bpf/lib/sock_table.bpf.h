@@ -5,21 +5,23 @@
  *
  * Every connection makes and removes an entry at each end and looks it up
  * at most state changes, so the table is an array of sets of
- * VIGIL_SOCK_WAYS entries: the address picks a set, the set's keys share
- * one cache line, an entry is claimed with one compare-and-swap and freed
- * with one store. No lock, no allocation, and the array lookup is inlined
- * by the verifier. A preallocated hash (bucket lock, per-CPU free lists,
- * jhash) cost about 1 us more a connection (docs/network-events.md, "Cost").
+ * VIGIL_SOCK_WAYS entries: the address picks a set, whose keys lie side by
+ * side; an entry is claimed with one compare-and-swap and freed with one
+ * store. No lock, no allocation, and the verifier inlines the array
+ * lookup. The preallocated hash it replaced (bucket lock, per-CPU free
+ * lists, jhash) cost about 1 us more a connection (docs/network-events.md,
+ * "Cost").
  *
- * A socket whose set is full goes to a small hash (vigil_socks_spill), so
- * the table fails only when both are full, and a lookup that misses the set
- * looks there.
+ * A socket whose set is full goes to a small hash (vigil_socks_spill). Each
+ * set counts its sockets there, so that only a set with some looks there,
+ * and a close or a new socket at the same address always removes or
+ * replaces the spilled copy: the table fails only when both are full, and
+ * nothing stays in the spill past its socket or its address's next use.
  *
  * Keys are addresses, not cookies, because addresses are reused: an entry
- * that a missed close left behind (the programs detached meanwhile) is
- * replaced when a socket vigil sees start gets its address. A spilled
- * stale entry can outlive that (the new socket may find room in its set);
- * it is found only by a lookup of that address that misses the set.
+ * that a missed close left behind (the programs detached meanwhile, or a
+ * RST announced at a close that never came) is replaced when a socket
+ * vigil sees start gets its address.
  */
 #ifndef VIGIL_SOCK_TABLE_BPF_H
 #define VIGIL_SOCK_TABLE_BPF_H
@@ -46,12 +48,15 @@ struct vigil_sk {
 
 /* A key is a socket's address; 0 is a free entry, and an address with its
  * low bit set (sockets are aligned) an entry being written, which no
- * lookup matches. */
+ * lookup matches. x86 keeps the entry's stores before the key's; a weakly
+ * ordered CPU would also need the lookups to load the key with acquire. */
 #define VIGIL_SOCK_WRITING 1ULL
 
 struct vigil_sock_set {
 	__u64 key[VIGIL_SOCK_WAYS];
 	struct vigil_sk sk[VIGIL_SOCK_WAYS];
+	__u32 spilled;		/* this set's sockets in vigil_socks_spill */
+	__u32 pad;
 };
 
 struct {
@@ -65,11 +70,11 @@ struct {
 } vigil_socks SEC(".maps");
 
 struct {
-	/* One entry per set: enough for sets that fill unevenly. Allocated
-	 * only when used. */
+	/* Two entries per set: sets that fill unevenly spill about one
+	 * socket each at the table's nominal load. Allocated only when used. */
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, VIGIL_SOCKS_DEFAULT / VIGIL_SOCK_WAYS);
+	__uint(max_entries, VIGIL_SOCKS_DEFAULT / VIGIL_SOCK_WAYS * 2);
 	__type(key, __u64);
 	__type(value, struct vigil_sk);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
@@ -78,29 +83,47 @@ struct {
 /* vigil_socks' size, which the agent sets with it. */
 const volatile __u32 vigil_sock_sets = VIGIL_SOCKS_DEFAULT / VIGIL_SOCK_WAYS;
 
+/* Per CPU: a slot for each program that may be running on the CPU at
+ * once (process context, a softirq that interrupts it, ...). */
+struct vigil_sock_addr_slots {
+	__u64 depth;
+	__u64 addr[4];
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, __u64);
+	__type(value, struct vigil_sock_addr_slots);
 } vigil_sock_addr SEC(".maps");
 
 /*
  * A socket's key. The verifier does no arithmetic on a socket pointer, and
  * the set is chosen by hashing the address, so the address goes through
- * map memory, from which it reads back as a number (a privileged program
- * may store a pointer there). A full, request or timewait socket's
- * sock_common is at its start, so any view of one socket gives one key.
+ * map memory, from which it reads back as a number (a program that may
+ * read kernel pointers, as tracing programs must, may store one there). A
+ * program that interrupts this one on the CPU (a softirq's) takes the
+ * next slot, so the value read back is this socket's. A full, request or
+ * timewait socket's sock_common is at its start, so any view of one
+ * socket gives one key. 0: none.
  */
 static __always_inline __u64 vigil_sk_key(const void *sk)
 {
 	__u32 zero = 0;
-	__u64 *a = bpf_map_lookup_elem(&vigil_sock_addr, &zero);
+	struct vigil_sock_addr_slots *s = bpf_map_lookup_elem(&vigil_sock_addr, &zero);
+	volatile __u64 *depth, *slot;
+	__u64 d, key;
 
-	if (!a)
+	if (!s)
 		return 0;
-	*a = (__u64)(unsigned long)sk;
-	return *(volatile __u64 *)a;
+	depth = &s->depth;
+	d = *depth;
+	*depth = d + 1;
+	slot = &s->addr[d & 3];
+	*slot = (__u64)(unsigned long)sk;
+	key = *slot;
+	*depth = d;
+	return key;
 }
 
 /* Multiplicative hash, then the top 32 bits scaled to the set count (any
@@ -111,6 +134,13 @@ static __always_inline struct vigil_sock_set *vigil_sock_set_of(__u64 key)
 	__u32 i = (h * vigil_sock_sets) >> 32;
 
 	return bpf_map_lookup_elem(&vigil_socks, &i);
+}
+
+/* Removes key's spilled copy, if its set has any. */
+static __always_inline void vigil_sock_unspill(struct vigil_sock_set *set, __u64 *key)
+{
+	if (set->spilled && !bpf_map_delete_elem(&vigil_socks_spill, key))
+		__sync_fetch_and_sub(&set->spilled, 1);
 }
 
 static __always_inline struct vigil_sk *vigil_sk_get(const void *sk)
@@ -124,7 +154,7 @@ static __always_inline struct vigil_sk *vigil_sk_get(const void *sk)
 	for (int i = 0; i < VIGIL_SOCK_WAYS; i++)
 		if (set->key[i] == key)
 			return &set->sk[i];
-	return bpf_map_lookup_elem(&vigil_socks_spill, &key);
+	return set->spilled ? bpf_map_lookup_elem(&vigil_socks_spill, &key) : NULL;
 }
 
 /* Sets the socket's entry to *init (replacing one a missed close left);
@@ -134,14 +164,19 @@ static __always_inline void vigil_sk_set(const void *sk, const struct vigil_sk *
 	__u64 key = vigil_sk_key(sk);
 	struct vigil_sock_set *set = vigil_sock_set_of(key);
 
-	if (!key || !set)
+	if (!key || !set) {
+		vigil_count(VIGIL_CNT_NET_NO_STORAGE);
 		return;
+	}
 #pragma unroll
 	for (int i = 0; i < VIGIL_SOCK_WAYS; i++)
 		if (set->key[i] == key) {
 			set->sk[i] = *init;
+			vigil_sock_unspill(set, &key);	/* two paths set it at once */
 			return;
 		}
+	if (set->spilled && !bpf_map_update_elem(&vigil_socks_spill, &key, init, BPF_EXIST))
+		return;
 	/* Claimed as being written, so that no lookup reads it half done. */
 #pragma unroll
 	for (int i = 0; i < VIGIL_SOCK_WAYS; i++)
@@ -151,7 +186,9 @@ static __always_inline void vigil_sk_set(const void *sk, const struct vigil_sk *
 			__sync_lock_test_and_set(&set->key[i], key);	/* after the entry */
 			return;
 		}
-	if (bpf_map_update_elem(&vigil_socks_spill, &key, init, BPF_ANY))
+	if (!bpf_map_update_elem(&vigil_socks_spill, &key, init, BPF_NOEXIST))
+		__sync_fetch_and_add(&set->spilled, 1);
+	else
 		vigil_count(VIGIL_CNT_NET_NO_STORAGE);
 }
 
@@ -159,18 +196,15 @@ static __always_inline void vigil_sk_forget(const void *sk)
 {
 	__u64 key = vigil_sk_key(sk);
 	struct vigil_sock_set *set = vigil_sock_set_of(key);
-	bool found = false;
 
 	if (!key || !set)
 		return;
+	/* Every way: two paths may have set it at once. */
 #pragma unroll
 	for (int i = 0; i < VIGIL_SOCK_WAYS; i++)
-		if (set->key[i] == key) {
+		if (set->key[i] == key)
 			set->key[i] = 0;
-			found = true;	/* all ways: two paths may have set it */
-		}
-	if (!found)
-		bpf_map_delete_elem(&vigil_socks_spill, &key);
+	vigil_sock_unspill(set, &key);
 }
 
 #endif
