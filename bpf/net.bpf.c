@@ -22,7 +22,7 @@
 #include "lib/path.bpf.h"
 #include "lib/task.bpf.h"
 #include "lib/sock.bpf.h"
-#include "lib/report.bpf.h"
+#include "lib/report_pairs.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -56,41 +56,19 @@ static __always_inline void emit_conn(__u16 type, const struct vigil_sk *s,
 /* Counts an established connection for its owner and its remote end. */
 static __always_inline void count_open(const struct vigil_sk *s, const struct vigil_tuple *t)
 {
-	__u32 slot = vigil_report_slot();
-	struct vigil_report_counts *c = vigil_report_proc(&s->owner, slot);
-	struct vigil_report_remote_val *r;
-	struct vigil_remote rem = {};
+	union vigil_remote_words rem = {};
 
-	if (c) {
-		if (s->dir == VIGIL_CONN_OUT)
-			vigil_report_add(c->connects, 1);
-		else
-			vigil_report_add(c->accepts, 1);
-	}
-	remote_of(&rem, t, s->dir);
-	r = vigil_report_remote(&rem, slot);
-	if (r)
-		vigil_report_add(r->connections, 1);
+	remote_of(&rem.r, t, s->dir);
+	vigil_report_pair_add(&s->owner, &rem, 1, 0, 0);
 }
 
 static __always_inline void count_bytes(const struct vigil_sk *s, const struct vigil_tuple *t,
 					__u64 sent, __u64 received)
 {
-	__u32 slot = vigil_report_slot();
-	struct vigil_report_counts *c = vigil_report_proc(&s->owner, slot);
-	struct vigil_report_remote_val *r;
-	struct vigil_remote rem = {};
+	union vigil_remote_words rem = {};
 
-	if (c) {
-		vigil_report_add(c->bytes_sent, sent);
-		vigil_report_add(c->bytes_received, received);
-	}
-	remote_of(&rem, t, s->dir);
-	r = vigil_report_remote(&rem, slot);
-	if (r) {
-		vigil_report_add(r->bytes_sent, sent);
-		vigil_report_add(r->bytes_received, received);
-	}
+	remote_of(&rem.r, t, s->dir);
+	vigil_report_pair_add(&s->owner, &rem, 0, sent, received);
 }
 
 static __always_inline void set_reason(struct vigil_sk *s, __u8 reason)

@@ -3,7 +3,9 @@
  * Periodic reports built in BPF: a bpf_timer closes a period every interval
  * and turns the counters of the period before (lib/report.bpf.h says why one
  * period late) into report events in the ring: one per process, one per
- * remote end, then a report_end. Also counts execs per parent process.
+ * remote end, then a report_end; first it folds the per-CPU connection
+ * counts of that period into the maps (lib/report_pairs.bpf.h). Also counts
+ * execs per parent process.
  *
  * The timer lives in a pinned map, so it keeps running while the agent
  * restarts, and a restarted agent only re-arms it (report_start): periods
@@ -16,7 +18,7 @@
 #include "lib/ring.bpf.h"
 #include "lib/path.bpf.h"
 #include "lib/task.bpf.h"
-#include "lib/report.bpf.h"
+#include "lib/report_pairs.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -88,6 +90,21 @@ static long drain_remote(struct bpf_map *map, struct vigil_report_remote_key *k,
 	return 0;
 }
 
+/* Folds one CPU's pair (i: CPU * VIGIL_REPORT_PAIRS + pair) of slot d->slot. */
+static long fold_pair(__u32 i, struct drain *d)
+{
+	struct vigil_report_pair_table *tab;
+	struct vigil_report_pair *e;
+
+	tab = bpf_map_lookup_percpu_elem(&vigil_report_pairs, &d->slot, i >> VIGIL_REPORT_PAIRS_LOG2);
+	if (!tab)
+		return 1;	/* past the last possible CPU */
+	e = &tab->e[i & (VIGIL_REPORT_PAIRS - 1)];
+	if (e->used)
+		vigil_report_pair_fold(e, d->slot);
+	return 0;
+}
+
 static long add_cpu_table_full(__u32 cpu, __u64 *sum)
 {
 	__u32 slot = VIGIL_CNT_REPORT_FULL;
@@ -122,6 +139,7 @@ static int report_tick(void *map, __u32 *key, struct report_timer *rt)
 	d.period.id = old - 1;
 	d.period.start_ktime = st->start_ktime[d.slot];
 	d.period.end_ktime = st->start_ktime[vigil_slot_of(old)];
+	bpf_loop(vigil_nr_cpus * VIGIL_REPORT_PAIRS, fold_pair, &d, 0);
 	bpf_for_each_map_elem(&vigil_report_procs, drain_proc, &d, 0);
 	bpf_for_each_map_elem(&vigil_report_remotes, drain_remote, &d, 0);
 	bpf_loop(vigil_nr_cpus, add_cpu_table_full, &table_full, 0);

@@ -6,7 +6,7 @@
 # --report-only drops the per-connection events in BPF and still counts.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/net_lib.sh"
-plan 25
+plan 29
 
 EV1="$T_DIR/run1.json"
 EV2="$T_DIR/run2.json"
@@ -98,6 +98,47 @@ is "$(jq -c '. == (sort | unique)' <<<"$P")" true "no period reported twice acro
 is "$(jq -c 'length == (last - first + 1)' <<<"$P")" true "no period missing across the restart"
 is "$(remote_sum connections "$NET_S" outgoing "$NETNS_C" "$EV1" "$EV2")" $((K + K2 + K3)) \
 	"remote $NET_S:8000: every connection of the three runs, once"
+
+# 3. More (process, remote) pairs than a CPU keeps between folds (64): one
+# client connects once to each of 200 ports of one server process, so each
+# connection is a pair of its own at both ends and pushes another out.
+NP=200
+ip netns exec "$NS_S" /usr/bin/python3 -c '
+import socket, sys
+ls = []
+for p in range(9000, 9000 + int(sys.argv[1])):
+    s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("0.0.0.0", p)); s.listen(8); ls.append(s)
+open(sys.argv[2] + "/pairs.pid", "w").write(str(__import__("os").getpid()))
+open(sys.argv[2] + "/pairs.ready", "w").close()
+for s in ls:
+    c, _ = s.accept(); n = 0
+    while n < int(sys.argv[3]):
+        b = c.recv(65536)
+        if not b: break
+        n += len(b)
+    c.close()
+' "$NP" "$T_DIR" "$B" &
+PAIRS_SERVER=$!
+wait_for 5 test -e "$T_DIR/pairs.ready"
+ip netns exec "$NS_C" /usr/bin/python3 -c '
+import os, socket, sys
+open(sys.argv[2] + "/pairs_client.pid", "w").write(str(os.getpid()))
+for p in range(9000, 9000 + int(sys.argv[1])):
+    s = socket.create_connection((sys.argv[4], p)); s.sendall(b"x" * int(sys.argv[3])); s.close()
+' "$NP" "$T_DIR" "$B" "$NET_S"
+wait "$PAIRS_SERVER"
+PC=$(cat "$T_DIR/pairs_client.pid")
+PS=$(cat "$T_DIR/pairs.pid")
+reported_past "$(now)" "$EV2"
+ok $? "a report covers the many pairs"
+is "$(sum connects "$PC" "$EV2")/$(sum bytes_sent "$PC" "$EV2")" "$NP/$((NP * B))" \
+	"client of $NP ports: every connect and byte counted once"
+is "$(sum accepts "$PS" "$EV2")/$(sum bytes_received "$PS" "$EV2")" "$NP/$((NP * B))" \
+	"server on $NP ports: every accept and byte counted once"
+is "$(q "map(select(.remote_report.remote | .ip == \"$NET_S\" and .port >= 9000 and .port < $((9000 + NP)) and .direction == \"outgoing\")
+	| .remote_report) | group_by(.remote.port) | map(map(.connections) | add) | [length, unique]" "$EV2" | jq -c .)" "[$NP,[1]]" \
+	"each of the $NP remote ports: one connection"
 
 stop_agent
 grep -q ' 0 gaps and 0 duplicates' "$T_DIR/agent.err"
