@@ -7,6 +7,10 @@
 # bytes, ring bytes (the storm's own records: its namespace, its process).
 # ROUND_TRIPS > 0 adds that many requests and responses of BYTES each way to
 # every connection (keep-alive I/O: what the send and receive hooks cost).
+# COMPARE=DIR also runs, in every round, the agent that build directory
+# holds (a change's parent, say) in both modes, and prints this build's
+# storm times against it, paired by round: a change's cost, which separate
+# runs of this script (3 % apart here) cannot show.
 #   bench/net.sh [CONNECTIONS_PER_ROUND] [BYTES] [ROUNDS] [ROUND_TRIPS]
 set -eu
 cd "$(dirname "$0")/.."
@@ -25,6 +29,7 @@ STORMS=${STORMS:-3}
 # AGENT_CPUS= (empty) lets the scheduler place it: then it may run on the
 # storm's core.
 AGENT_CPUS=${AGENT_CPUS-0}
+COMPARE=${COMPARE-}
 NS=vigil-bench-net-$$
 PIN=/sys/fs/bpf/vigil-bench-net-$$
 OUT=$(mktemp -d "${TMPDIR:-/tmp}/vigil-bench-net.XXXX")
@@ -61,10 +66,12 @@ storms() {
 	: >"$OUT/storms"
 	for _ in $(seq "$STORMS"); do storm; done | awk '{t += $1} END {print t / NR}'
 }
+# start BUILD_DIR ARGS...
 start() {
+	local build=$1; shift
 	: >"$OUT/agent.err"
 	rm -f "$OUT/events.json"
-	${AGENT_CPUS:+taskset -c "$AGENT_CPUS"} "$BUILD/vigild" --pin-dir "$PIN" --unpin-on-exit \
+	${AGENT_CPUS:+taskset -c "$AGENT_CPUS"} "$build/vigild" --pin-dir "$PIN" --unpin-on-exit \
 		-o "$OUT/events.json" --export-file-max-size-mb 0 \
 		--report-interval 1 "$@" \
 		2>>"$OUT/agent.err" &
@@ -91,22 +98,24 @@ shipped() {
 }
 
 run_base() { storms >>"$OUT/base"; }
-run_event() { start; storms >>"$OUT/event"; stop; shipped event; }
+# run_event [BUILD_DIR SUFFIX]: the agent in per-event mode
+run_event() { start "${1:-$BUILD}"; storms >>"$OUT/event${2-}"; stop; [ -n "${2-}" ] || shipped event; }
 run_report() {
-	start --report-only
-	storms >>"$OUT/report"
+	start "${1:-$BUILD}" --report-only
+	storms >>"$OUT/report${2-}"
 	sleep 2.5	# the period that holds the storm is reported one tick late
 	stop
-	shipped report
+	[ -n "${2-}" ] || shipped report
 }
+run_compared() { [ -z "$COMPARE" ] || { run_event "$COMPARE" .c; run_report "$COMPARE" .c; }; }
 storm >/dev/null	# warm caches
 # The order rotates from round to round, so drift in the machine's state
 # (caches, memory, a neighbour's load) weighs on each mode alike.
 for r in $(seq "$ROUNDS"); do
 	case $((r % 3)) in
-	1) run_base; run_event; run_report ;;
-	2) run_event; run_report; run_base ;;
-	0) run_report; run_base; run_event ;;
+	1) run_base; run_event; run_compared; run_report ;;
+	2) run_compared; run_event; run_report; run_base ;;
+	0) run_report; run_base; run_compared; run_event ;;
 	esac
 done
 
@@ -131,4 +140,11 @@ for m in event report; do
 	awk -v n="$N" -v m="$m" '{e += $1; j += $2; r += $3; k++}
 		END {printf "  shipped, %-6s   %.5f events, %.2f JSON bytes, %.2f ring bytes per connection" \
 			    " (%d events a storm)\n", m, e / k / n, j / k / n, r / k / n, e / k}' "$OUT/shipped.$m"
+done
+[ -z "$COMPARE" ] || for m in event report; do
+	paste "$OUT/$m" "$OUT/$m.c" | awk '{print $1 / $2}' >"$OUT/c"
+	paste "$OUT/$m.c" "$OUT/base" | awk '{print $1 / $2}' >"$OUT/cb"
+	printf '  against %s, %-6s %.3f (95 %% interval %s); its own ratio to no agent %.3f (%s)\n' \
+		"$COMPARE" "$m" "$(median <"$OUT/c")" "$(median_ci <"$OUT/c")" \
+		"$(median <"$OUT/cb")" "$(median_ci <"$OUT/cb")"
 done

@@ -35,14 +35,33 @@ static __always_inline void remote_of(struct vigil_remote *r, const struct vigil
 	r->netns = t->netns;
 }
 
+/* The time for a connection's start, latency or duration, read only when
+ * per-connection events are sent: nothing else needs it, and a clock read
+ * (a helper call; kvm-clock on a VM) was about a quarter of the programs'
+ * work a connection in report-only mode. 0: not read. A socket that opens
+ * in report-only mode and closes after a restart in per-event mode has no
+ * duration. */
+static __always_inline __u64 net_clock(void)
+{
+	return vigil_net_flags() & VIGIL_NET_REPORT_ONLY ? 0 : bpf_ktime_get_ns();
+}
+
+/* now - then, 0 when either is unknown. */
+static __always_inline __u64 net_since(__u64 then, __u64 now)
+{
+	return then && now ? now - then : 0;
+}
+
+/* now: net_clock(), which also stamps the event. */
 static __always_inline void emit_conn(__u16 type, const struct vigil_sk *s,
-				      const struct vigil_tuple *t, __u64 latency, __u32 error)
+				      const struct vigil_tuple *t, __u64 now, __u64 latency,
+				      __u32 error)
 {
 	struct vigil_conn *ev;
 
 	if (!vigil_net_wanted(t, s->dir))
 		return;
-	ev = vigil_reserve(type, sizeof(*ev));
+	ev = vigil_reserve_at(type, sizeof(*ev), now);
 	if (!ev)
 		return;
 	ev->proc = s->owner;
@@ -85,7 +104,7 @@ static __always_inline bool on_close(const struct sock *sk, struct vigil_sk *s, 
 {
 	struct tcp_sock *tp = bpf_skc_to_tcp_sock((void *)sk);
 	__u32 err = sk->sk_err;
-	__u64 now = bpf_ktime_get_ns(), sent, received;
+	__u64 now = net_clock(), sent, received;
 	struct vigil_tuple t = {};
 	bool rst_follows = false;
 	struct vigil_close *ev;
@@ -103,7 +122,8 @@ static __always_inline bool on_close(const struct sock *sk, struct vigil_sk *s, 
 
 		if (c)
 			vigil_report_add(c->connect_errors, 1);
-		emit_conn(VIGIL_EV_CONNECT, s, &t, now - s->start_ktime, err ?: ECONNABORTED);
+		emit_conn(VIGIL_EV_CONNECT, s, &t, now, net_since(s->start_ktime, now),
+			  err ?: ECONNABORTED);
 		return false;
 	}
 	/* sk_err is set before CLOSE only where the kernel gives up
@@ -127,14 +147,14 @@ static __always_inline bool on_close(const struct sock *sk, struct vigil_sk *s, 
 		count_bytes(s, &t, sent, received);
 	if (!vigil_net_wanted(&t, s->dir))
 		return rst_follows;
-	ev = vigil_reserve(VIGIL_EV_CLOSE, sizeof(*ev));
+	ev = vigil_reserve_at(VIGIL_EV_CLOSE, sizeof(*ev), now);
 	if (!ev)
 		return rst_follows;
 	ev->proc = s->owner;
 	ev->tuple = t;
 	ev->bytes_sent = sent;
 	ev->bytes_received = received;
-	ev->duration_ns = s->start_ktime ? now - s->start_ktime : 0;
+	ev->duration_ns = net_since(s->start_ktime, now);
 	ev->retransmits = tp->total_retrans;
 	ev->reason = s->reason;
 	ev->direction = s->dir;
@@ -149,7 +169,7 @@ static __always_inline bool on_close(const struct sock *sk, struct vigil_sk *s, 
 /* A socket that starts a life in process context: the caller owns it. */
 static __always_inline void own(struct vigil_sk *init, __u8 dir)
 {
-	*init = (struct vigil_sk){ .start_ktime = bpf_ktime_get_ns(), .dir = dir };
+	*init = (struct vigil_sk){ .start_ktime = net_clock(), .dir = dir };
 	vigil_owner_current(&init->owner);
 }
 
@@ -171,10 +191,10 @@ static __always_inline void accepted(const struct sock *sk)
 		init.owner = l->owner;
 		init.flags = l->flags & ~VIGIL_CONN_PREEXISTING;
 	}
-	init.start_ktime = bpf_ktime_get_ns();
+	init.start_ktime = net_clock();
 	init.sport = t.sport;
 	count_open(&init, &t);
-	emit_conn(VIGIL_EV_ACCEPT, &init, &t, 0, 0);
+	emit_conn(VIGIL_EV_ACCEPT, &init, &t, init.start_ktime, 0, 0);
 	vigil_sk_set(sk, &init);
 }
 
@@ -207,7 +227,7 @@ int BPF_PROG(net_state, const struct sock *sk, int oldstate, int newstate)
 		init.sport = t.sport;
 		vigil_sk_set(sk, &init);
 		vigil_listener_add(sk, &t, &init.owner, 0);
-		emit_conn(VIGIL_EV_LISTEN, &init, &t, 0, 0);
+		emit_conn(VIGIL_EV_LISTEN, &init, &t, init.start_ktime, 0, 0);
 		return 0;
 	}
 	case TCP_ESTABLISHED:
@@ -234,10 +254,12 @@ int BPF_PROG(net_state, const struct sock *sk, int oldstate, int newstate)
 	case TCP_ESTABLISHED:
 		/* A connect done (also a simultaneous open, through SYN_RECV) */
 		if (oldstate == TCP_SYN_SENT || oldstate == TCP_SYN_RECV) {
+			__u64 now = net_clock();
+
 			vigil_tuple_from_sk(&t, &sk->__sk_common);
 			s->sport = t.sport;
 			count_open(s, &t);
-			emit_conn(VIGIL_EV_CONNECT, s, &t, bpf_ktime_get_ns() - s->start_ktime, 0);
+			emit_conn(VIGIL_EV_CONNECT, s, &t, now, net_since(s->start_ktime, now), 0);
 		}
 		break;
 	case TCP_CLOSE:
@@ -372,7 +394,8 @@ static __always_inline void refine(struct sock *sk)
 	struct task_struct *t;
 	struct vigil_sk *s;
 	__u32 zero = 0;
-	__u64 cookie, born;
+	__u64 cookie;
+	__u32 life;
 
 	/* Every send and receive of every socket passes here: leave the
 	 * others before anything else. */
@@ -400,11 +423,11 @@ static __always_inline void refine(struct sock *sk)
 	/* This runs without the socket's lock: a softirq may close the
 	 * socket and its entry be reused for another (the table's elements
 	 * are reused at once). The owner is made aside, and written only if
-	 * the entry still has the start it had: the window is a few
+	 * the entry is still in the life it was in: the window is a few
 	 * instructions, not the owner's lookups. */
-	born = s->start_ktime;
+	life = s->life;
 	vigil_owner_current(&owner);
-	if (s->start_ktime != born || s->closed)
+	if (s->life != life || s->closed)
 		return;
 	s->owner = owner;
 	s->flags = (s->flags & ~VIGIL_CONN_NO_OWNER) | VIGIL_CONN_REFINED;

@@ -94,7 +94,7 @@ static __always_inline struct vigil_enforce *vigil_enforce_event(const struct vi
 			st->events_suppressed++;
 		return NULL;
 	}
-	ev = vigil_reserve(VIGIL_EV_ENFORCE, sizeof(*ev));
+	ev = vigil_reserve_at(VIGIL_EV_ENFORCE, sizeof(*ev), now);
 	if (!ev)
 		return NULL;
 	__builtin_memset(&ev->proc, 0, sizeof(*ev) - sizeof(ev->hdr));

@@ -85,17 +85,12 @@ static __always_inline __u64 vigil_wakeup_flag(__u32 size, bool reserved)
 	return vigil_wakeup_flag_for(avail, size, vigil_wakeup_bytes);
 }
 
-static __always_inline void vigil_hdr_fill(struct vigil_hdr *h, __u16 type, __u32 size)
-{
-	h->type = type;
-	h->size = size;
-	h->cpu = bpf_get_smp_processor_id();
-	h->ktime = bpf_ktime_get_ns();
-}
-
-/* Reserves a fixed-size event with its header filled in; NULL (counted) when
- * the ring is full. size must be a multiple of 8 and a constant. */
-static __always_inline void *vigil_reserve(__u16 type, __u32 size)
+/* Reserves a fixed-size event with its header filled in, stamped now (a
+ * bpf_ktime_get_ns() the caller read for its own use: a clock read is a
+ * helper call, about 100 ns on a VM's kvm-clock; 0 reads the clock here).
+ * NULL (counted) when the ring is full. size must be a multiple of 8 and a
+ * constant. */
+static __always_inline void *vigil_reserve_at(__u16 type, __u32 size, __u64 now)
 {
 	__u64 seq = vigil_next_seq();
 	struct vigil_hdr *h = bpf_ringbuf_reserve(&vigil_ring, size, 0);
@@ -104,9 +99,17 @@ static __always_inline void *vigil_reserve(__u16 type, __u32 size)
 		vigil_count(VIGIL_CNT_RING_FULL);
 		return NULL;
 	}
-	vigil_hdr_fill(h, type, size);
+	h->type = type;
+	h->size = size;
+	h->cpu = bpf_get_smp_processor_id();
+	h->ktime = now ?: bpf_ktime_get_ns();
 	h->seq = seq;
 	return h;
+}
+
+static __always_inline void *vigil_reserve(__u16 type, __u32 size)
+{
+	return vigil_reserve_at(type, size, 0);
 }
 
 static __always_inline void vigil_submit(void *ev)

@@ -43,7 +43,7 @@ struct vigil_sk {
 	__u16 sport;		/* local port: gone from the socket at CLOSE */
 	__u8 rst_seen;		/* a RST was sent or received */
 	__u8 pad;
-	__u32 pad2;
+	__u32 life;		/* which of the entry's lives: see vigil_sk_set */
 };
 
 /* A key is a socket's address; 0 is a free entry, and an address with its
@@ -84,10 +84,12 @@ struct {
 const volatile __u32 vigil_sock_sets = VIGIL_SOCKS_DEFAULT / VIGIL_SOCK_WAYS;
 
 /* Per CPU: a slot for each program that may be running on the CPU at
- * once (process context, a softirq that interrupts it, ...). */
+ * once (process context, a softirq that interrupts it, ...); and the
+ * entries this CPU has set, which number their lives. */
 struct vigil_sock_addr_slots {
 	__u64 depth;
 	__u64 addr[4];
+	__u64 lives;
 };
 
 struct {
@@ -157,13 +159,29 @@ static __always_inline struct vigil_sk *vigil_sk_get(const void *sk)
 	return set->spilled ? bpf_map_lookup_elem(&vigil_socks_spill, &key) : NULL;
 }
 
-/* Sets the socket's entry to *init (replacing one a missed close left);
- * counted when there is no room. */
-static __always_inline void vigil_sk_set(const void *sk, const struct vigil_sk *init)
+/* A number for an entry's new life, unique among the lives an entry can
+ * have while a reader holds it: per CPU, with the CPU in the low bits.
+ * A reader that works on an entry without the socket's lock (refine, in
+ * process context) checks it to tell that a softirq did not close the
+ * socket and give the entry to another meanwhile. */
+static __always_inline __u32 vigil_sock_life(void)
+{
+	__u32 zero = 0;
+	struct vigil_sock_addr_slots *s = bpf_map_lookup_elem(&vigil_sock_addr, &zero);
+
+	if (!s)
+		return 0;
+	return (__u32)(++s->lives << 10) | (bpf_get_smp_processor_id() & 1023);
+}
+
+/* Sets the socket's entry to *init (replacing one a missed close left),
+ * with a new init->life; counted when there is no room. */
+static __always_inline void vigil_sk_set(const void *sk, struct vigil_sk *init)
 {
 	__u64 key = vigil_sk_key(sk);
 	struct vigil_sock_set *set = vigil_sock_set_of(key);
 
+	init->life = vigil_sock_life();
 	if (!key || !set) {
 		vigil_count(VIGIL_CNT_NET_NO_STORAGE);
 		return;
