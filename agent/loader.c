@@ -21,7 +21,8 @@
 
 #define DEFAULT_RING_SIZE (16u << 20)
 
-int vigil_pinned_size(const char *dir, const char *name, unsigned per_entry, uint64_t *size)
+int vigil_pinned_size(const char *dir, const char *name, enum bpf_map_type type,
+		      unsigned per_entry, uint64_t *size)
 {
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
@@ -33,6 +34,8 @@ int vigil_pinned_size(const char *dir, const char *name, unsigned per_entry, uin
 	close(fd);
 	if (err)
 		return vlog_err(err, "cannot read pinned map %s/%s", dir, name);
+	if (info.type != type)
+		return 0;	/* another build's map: vigil_obj_prepare refuses it */
 	if (*size && *size != (uint64_t)info.max_entries * per_entry)
 		vlog_info("keeping the size of the pinned %s, %llu (asked for %llu)", name,
 			  (unsigned long long)info.max_entries * per_entry, (unsigned long long)*size);
@@ -58,7 +61,7 @@ static int check_pins(const char *dir, uint64_t *ring_size)
 					"'vigil unpin --pin-dir %s'",
 					dir, version, VIGIL_SCHEMA_VERSION, dir, dir);
 	}
-	return vigil_pinned_size(dir, "vigil_ring", 1, ring_size);
+	return vigil_pinned_size(dir, "vigil_ring", BPF_MAP_TYPE_RINGBUF, 1, ring_size);
 }
 
 /* Attaches each tracing program of obj once: a program whose link is pinned
