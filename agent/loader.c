@@ -21,9 +21,10 @@
 
 #define DEFAULT_RING_SIZE (16u << 20)
 
-int vigil_pinned_size(const char *dir, const char *name, enum bpf_map_type type,
-		      unsigned per_entry, uint64_t *size)
+int vigil_pinned_size(const char *dir, const struct bpf_map *like, unsigned per_entry,
+		      uint64_t *size)
 {
+	const char *name = bpf_map__name(like);
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
 	int fd = vigil_pinned_fd(dir, name), err;
@@ -34,8 +35,10 @@ int vigil_pinned_size(const char *dir, const char *name, enum bpf_map_type type,
 	close(fd);
 	if (err)
 		return vlog_err(err, "cannot read pinned map %s/%s", dir, name);
-	if (info.type != type)
-		return 0;	/* another build's map: vigil_obj_prepare refuses it */
+	/* Another build's map: vigil_obj_prepare refuses it, by name. */
+	if (info.type != bpf_map__type(like) || info.key_size != bpf_map__key_size(like) ||
+	    info.value_size != bpf_map__value_size(like))
+		return 0;
 	if (*size && *size != (uint64_t)info.max_entries * per_entry)
 		vlog_info("keeping the size of the pinned %s, %llu (asked for %llu)", name,
 			  (unsigned long long)info.max_entries * per_entry, (unsigned long long)*size);
@@ -43,9 +46,8 @@ int vigil_pinned_size(const char *dir, const char *name, enum bpf_map_type type,
 	return 0;
 }
 
-/* Refuses a pinned ring of another schema, and adopts the pinned ring's
- * size. */
-static int check_pins(const char *dir, uint64_t *ring_size)
+/* Refuses a pinned ring of another schema. */
+static int check_schema(const char *dir)
 {
 	__u32 key = 0, version = 0;
 	int fd = vigil_pinned_fd(dir, "vigil_schema");
@@ -61,7 +63,7 @@ static int check_pins(const char *dir, uint64_t *ring_size)
 					"'vigil unpin --pin-dir %s'",
 					dir, version, VIGIL_SCHEMA_VERSION, dir, dir);
 	}
-	return vigil_pinned_size(dir, "vigil_ring", BPF_MAP_TYPE_RINGBUF, 1, ring_size);
+	return 0;
 }
 
 /* Attaches each tracing program of obj once: a program whose link is pinned
@@ -173,18 +175,20 @@ int vigil_bpf_load(struct vigil_bpf *b, const struct vigil_loader_opts *o)
 	if (flock(b->lock_fd, LOCK_EX | LOCK_NB))
 		return vlog_err(errno == EWOULDBLOCK ? -EBUSY : -errno,
 				"another vigild is running on %s", o->pin_dir);
-	err = check_pins(o->pin_dir, &ring_size);
+	err = check_schema(o->pin_dir);
 	if (err)
 		return err;
-	if (!ring_size)
-		ring_size = DEFAULT_RING_SIZE;
-
-	b->ring_size = ring_size;
-	b->wakeup_bytes = o->wakeup_bytes;
 	b->process = process_bpf__open_opts(&oo);
 	b->inject = inject_bpf__open_opts(&oo);
 	if (!b->process || !b->inject)
 		return vlog_err(-errno, "cannot open BPF objects");
+	err = vigil_pinned_size(o->pin_dir, b->process->maps.vigil_ring, 1, &ring_size);
+	if (err)
+		return err;
+	if (!ring_size)
+		ring_size = DEFAULT_RING_SIZE;
+	b->ring_size = ring_size;
+	b->wakeup_bytes = o->wakeup_bytes;
 	if ((err = vigil_obj_prepare(b->process->obj, ring_size)) ||
 	    (err = vigil_obj_prepare(b->inject->obj, ring_size)))
 		return err;

@@ -9,7 +9,6 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include <linux/bpf.h>	/* enum bpf_map_type */
 
 struct process_bpf;
 struct inject_bpf;
@@ -35,14 +34,15 @@ struct vigil_bpf {
 };
 
 struct bpf_object;
+struct bpf_map;
 
 /* A pinned map's size, which a map cannot change: *size (0: none asked
  * for), counted in units of which each map entry holds PER_ENTRY, becomes
- * the size of DIR/NAME if that is pinned as a map of TYPE, said when it
- * differs from what was asked for. A pin of another type is left to
- * vigil_obj_prepare, which refuses it by name. */
-int vigil_pinned_size(const char *dir, const char *name, enum bpf_map_type type,
-		      unsigned per_entry, uint64_t *size);
+ * the size of the map pinned in DIR under LIKE's name, if it has LIKE's
+ * type, key and value; said when it differs from what was asked for. A
+ * pin of another shape is left to vigil_obj_prepare, which refuses it. */
+int vigil_pinned_size(const char *dir, const struct bpf_map *like, unsigned per_entry,
+		      uint64_t *size);
 /* For every part's BPF object, between open (with pin_root_path set to the
  * pin folder, so the ring and counters are shared) and load: sizes its
  * vigil_ring like the pinned one, and refuses, by name, a pinned map this

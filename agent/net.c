@@ -58,9 +58,8 @@ static int size_socket_table(struct vigil_net *n, const char *pin_dir, uint64_t 
 	int err;
 
 	size = (size + VIGIL_SOCK_WAYS - 1) / VIGIL_SOCK_WAYS * VIGIL_SOCK_WAYS;
-	if ((err = vigil_pinned_size(pin_dir, "vigil_socks", BPF_MAP_TYPE_ARRAY, VIGIL_SOCK_WAYS,
-				     &size)) ||
-	    (err = vigil_pinned_size(pin_dir, "vigil_socks_spill", BPF_MAP_TYPE_HASH, 1, &spill)))
+	if ((err = vigil_pinned_size(pin_dir, n->net->maps.vigil_socks, VIGIL_SOCK_WAYS, &size)) ||
+	    (err = vigil_pinned_size(pin_dir, n->net->maps.vigil_socks_spill, 1, &spill)))
 		return err;
 	sets = (size ?: VIGIL_SOCKS_DEFAULT) / VIGIL_SOCK_WAYS;
 	if ((err = bpf_map__set_max_entries(n->net->maps.vigil_socks, sets)) ||

@@ -35,12 +35,12 @@ static __always_inline void remote_of(struct vigil_remote *r, const struct vigil
 	r->netns = t->netns;
 }
 
-/* The time for a connection's start, latency or duration, read only when
- * per-connection events are sent: nothing else needs it, and a clock read
- * (a helper call; kvm-clock on a VM) was about a quarter of the programs'
- * work a connection in report-only mode. 0: not read. A socket that opens
- * in report-only mode and closes after a restart in per-event mode has no
- * duration. */
+/* The time for a connection's start, latency or duration, read unless
+ * --report-only, where no event needs it: a clock read (a helper call;
+ * kvm-clock on a VM) was about a quarter of the programs' work a
+ * connection in that mode. 0: not read. A socket that opens in report-only
+ * mode and connects or closes after a restart in per-event mode has no
+ * latency or duration. */
 static __always_inline __u64 net_clock(void)
 {
 	return vigil_net_flags() & VIGIL_NET_REPORT_ONLY ? 0 : bpf_ktime_get_ns();
@@ -427,7 +427,9 @@ static __always_inline void refine(struct sock *sk)
 	 * instructions, not the owner's lookups. */
 	life = s->life;
 	vigil_owner_current(&owner);
-	if (s->life != life || s->closed)
+	/* closed before life: an entry's next life is written before its
+	 * closed is cleared (vigil_sk_fill). */
+	if (*(volatile __u8 *)&s->closed || *(volatile __u32 *)&s->life != life)
 		return;
 	s->owner = owner;
 	s->flags = (s->flags & ~VIGIL_CONN_NO_OWNER) | VIGIL_CONN_REFINED;

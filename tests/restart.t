@@ -4,7 +4,7 @@
 # ring of another event schema is refused, not mixed, and so is a map that
 # an agent of another version pinned.
 . "$(dirname "$0")/lib.sh"
-plan 10
+plan 11
 
 EV="$T_DIR/events.json"
 start_agent -o "$EV" --poll-ms 20 --no-procfs || exit 1
@@ -32,11 +32,19 @@ stop_agent
 # earlier build made it (a hash of 2^20 entries, not preallocated).
 rm "$T_PIN/vigil_socks"
 bpftool map create "$T_PIN/vigil_socks" type hash key 8 value 72 entries 1048576 name vigil_socks flags 1
-"$VIGILD" --pin-dir "$T_PIN" -o "$EV" -d 1 2>"$T_DIR/err"
+"$VIGILD" --pin-dir "$T_PIN" -o "$EV" -d 1 --max-sockets 8192 2>"$T_DIR/err"
 rc=$?
 [ $rc -ne 0 ] && grep -q "pinned map $T_PIN/vigil_socks was made by another version.*vigil unpin" "$T_DIR/err" &&
 	! grep -q "keeping the size" "$T_DIR/err"
 ok $? "a pinned map of another version is refused by name, with the way out (its size is not taken first)"
+# The same table with entries of another size (a field added).
+rm "$T_PIN/vigil_socks"
+bpftool map create "$T_PIN/vigil_socks" type array key 4 value 656 entries 512 name vigil_socks
+"$VIGILD" --pin-dir "$T_PIN" -o "$EV" -d 1 --max-sockets 8192 2>"$T_DIR/err"
+rc=$?
+[ $rc -ne 0 ] && grep -q "pinned map $T_PIN/vigil_socks was made by another version.*value 656 bytes" "$T_DIR/err" &&
+	! grep -q "keeping the size" "$T_DIR/err"
+ok $? "so is one whose entries changed size"
 
 # A ring pinned by an agent of another schema.
 bpftool map update pinned "$T_PIN/vigil_schema" key 0 0 0 0 value 99 0 0 0

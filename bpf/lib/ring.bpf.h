@@ -87,7 +87,7 @@ static __always_inline __u64 vigil_wakeup_flag(__u32 size, bool reserved)
 
 /* Reserves a fixed-size event with its header filled in, stamped now (a
  * bpf_ktime_get_ns() the caller read for its own use: a clock read is a
- * helper call, about 100 ns on a VM's kvm-clock; 0 reads the clock here).
+ * helper call, and a kvm-clock read on a VM; 0 reads the clock here).
  * NULL (counted) when the ring is full. size must be a multiple of 8 and a
  * constant. */
 static __always_inline void *vigil_reserve_at(__u16 type, __u32 size, __u64 now)

@@ -34,7 +34,8 @@
 
 struct vigil_sk {
 	struct vigil_proc owner;
-	__u64 start_ktime;	/* connect() or handshake done; 0: unknown */
+	__u64 start_ktime;	/* connect() or handshake done; 0: unknown, or not read
+				 * (--report-only reads no clock) */
 	__u32 flags;		/* enum vigil_conn_flags */
 	__u8 dir;		/* enum vigil_conn_dir */
 	__u8 reason;		/* enum vigil_close_reason: the first seen */
@@ -159,8 +160,9 @@ static __always_inline struct vigil_sk *vigil_sk_get(const void *sk)
 	return set->spilled ? bpf_map_lookup_elem(&vigil_socks_spill, &key) : NULL;
 }
 
-/* A number for an entry's new life, unique among the lives an entry can
- * have while a reader holds it: per CPU, with the CPU in the low bits.
+/* A number for an entry's new life, different (in practice: a per-CPU
+ * count, wrapping at 2^22, with the CPU in the low bits) from the life
+ * the entry had while a reader held it.
  * A reader that works on an entry without the socket's lock (refine, in
  * process context) checks it to tell that a softirq did not close the
  * socket and give the entry to another meanwhile. */
@@ -172,6 +174,16 @@ static __always_inline __u32 vigil_sock_life(void)
 	if (!s)
 		return 0;
 	return (__u32)(++s->lives << 10) | (bpf_get_smp_processor_id() & 1023);
+}
+
+/* Writes an entry: its new life first, so that a reader that checks the
+ * life and then `closed` (refine) never sees the old life with the new
+ * entry's closed == 0 (a freed entry has closed set). */
+static __always_inline void vigil_sk_fill(struct vigil_sk *e, const struct vigil_sk *init)
+{
+	*(volatile __u32 *)&e->life = init->life;
+	asm volatile("" ::: "memory");
+	*e = *init;
 }
 
 /* Sets the socket's entry to *init (replacing one a missed close left),
@@ -189,7 +201,7 @@ static __always_inline void vigil_sk_set(const void *sk, struct vigil_sk *init)
 #pragma unroll
 	for (int i = 0; i < VIGIL_SOCK_WAYS; i++)
 		if (set->key[i] == key) {
-			set->sk[i] = *init;
+			vigil_sk_fill(&set->sk[i], init);
 			vigil_sock_unspill(set, &key);	/* two paths set it at once */
 			return;
 		}
@@ -200,7 +212,7 @@ static __always_inline void vigil_sk_set(const void *sk, struct vigil_sk *init)
 	for (int i = 0; i < VIGIL_SOCK_WAYS; i++)
 		if (!set->key[i] &&
 		    !__sync_val_compare_and_swap(&set->key[i], 0, key | VIGIL_SOCK_WRITING)) {
-			set->sk[i] = *init;
+			vigil_sk_fill(&set->sk[i], init);
 			__sync_lock_test_and_set(&set->key[i], key);	/* after the entry */
 			return;
 		}
