@@ -176,9 +176,10 @@ static __always_inline __u32 vigil_sock_life(void)
 	return (__u32)(++s->lives << 10) | (bpf_get_smp_processor_id() & 1023);
 }
 
-/* Writes an entry: its new life first, so that a reader that checks the
- * life and then `closed` (refine) never sees the old life with the new
- * entry's closed == 0 (a freed entry has closed set). */
+/* Writes an entry: its new life first, whatever order the compiler copies
+ * the rest in, so that a reader that checks `closed` and then the life
+ * (refine) never sees the new entry's closed == 0 with the old life (a
+ * freed entry has closed set). */
 static __always_inline void vigil_sk_fill(struct vigil_sk *e, const struct vigil_sk *init)
 {
 	*(volatile __u32 *)&e->life = init->life;
