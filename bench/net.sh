@@ -10,7 +10,9 @@
 # COMPARE=DIR also runs, in every round, the agent that build directory
 # holds (a change's parent, say) in both modes, and prints this build's
 # storm times against it, paired by round: a change's cost, which separate
-# runs of this script (3 % apart here) cannot show.
+# runs of this script (3 % apart here) cannot show. AGENT_ARGS are added
+# to this build's agent, COMPARE_ARGS to the compared one: COMPARE=build
+# COMPARE_ARGS='--ring-size 2097152' weighs a setting the same way.
 #   bench/net.sh [CONNECTIONS_PER_ROUND] [BYTES] [ROUNDS] [ROUND_TRIPS]
 set -eu
 cd "$(dirname "$0")/.."
@@ -30,6 +32,8 @@ STORMS=${STORMS:-3}
 # storm's core.
 AGENT_CPUS=${AGENT_CPUS-0}
 COMPARE=${COMPARE-}
+AGENT_ARGS=${AGENT_ARGS-}
+COMPARE_ARGS=${COMPARE_ARGS-}
 NS=vigil-bench-net-$$
 PIN=/sys/fs/bpf/vigil-bench-net-$$
 OUT=$(mktemp -d "${TMPDIR:-/tmp}/vigil-bench-net.XXXX")
@@ -66,9 +70,12 @@ storms() {
 	: >"$OUT/storms"
 	for _ in $(seq "$STORMS"); do storm; done | awk '{t += $1} END {print t / NR}'
 }
-# start BUILD_DIR ARGS...
+# start BUILD_DIR ARGS...: with AGENT_ARGS, or COMPARE_ARGS for the
+# compared agent (word-split on purpose: a list of options).
 start() {
 	local build=$1; shift
+	# shellcheck disable=SC2086
+	if [ -n "${COMPARED-}" ]; then set -- "$@" $COMPARE_ARGS; else set -- "$@" $AGENT_ARGS; fi
 	: >"$OUT/agent.err"
 	rm -f "$OUT/events.json"
 	${AGENT_CPUS:+taskset -c "$AGENT_CPUS"} "$build/vigild" --pin-dir "$PIN" --unpin-on-exit \
@@ -107,7 +114,12 @@ run_report() {
 	stop
 	[ -n "${2-}" ] || shipped report
 }
-run_compared() { [ -z "$COMPARE" ] || { run_event "$COMPARE" .c; run_report "$COMPARE" .c; }; }
+run_compared() {
+	[ -z "$COMPARE" ] && return
+	COMPARED=1
+	run_event "$COMPARE" .c; run_report "$COMPARE" .c
+	COMPARED=
+}
 storm >/dev/null	# warm caches
 # The order rotates from round to round, so drift in the machine's state
 # (caches, memory, a neighbour's load) weighs on each mode alike.
@@ -121,7 +133,7 @@ done
 
 base=$(median <"$OUT/base"); event=$(median <"$OUT/event"); report=$(median <"$OUT/report")
 echo "net: storms of $N connections of $BYTES bytes and $TRIPS round trips over loopback, each in a namespace," \
-	"$ROUNDS rounds of $STORMS storms a mode, storm on CPU 1, agent on ${AGENT_CPUS:-any CPU}"
+	"$ROUNDS rounds of $STORMS storms a mode, storm on CPU 1, agent on ${AGENT_CPUS:-any CPU}${AGENT_ARGS:+, agent options $AGENT_ARGS}"
 for m in base event report; do printf '  rounds, %-6s   %s\n' "$m" "$(tr '\n' ' ' <"$OUT/$m")"; done
 echo "medians:"
 printf '  without agent     %.3f s (%.0f connections/s)\n' "$base" "$(awk -v b="$base" -v n="$N" 'BEGIN {print n / b}')"
@@ -145,6 +157,6 @@ done
 	paste "$OUT/$m" "$OUT/$m.c" | awk '{print $1 / $2}' >"$OUT/c"
 	paste "$OUT/$m.c" "$OUT/base" | awk '{print $1 / $2}' >"$OUT/cb"
 	printf '  against %s, %-6s %.3f (95 %% interval %s); its own ratio to no agent %.3f (%s)\n' \
-		"$COMPARE" "$m" "$(median <"$OUT/c")" "$(median_ci <"$OUT/c")" \
+		"$COMPARE${COMPARE_ARGS:+ $COMPARE_ARGS}" "$m" "$(median <"$OUT/c")" "$(median_ci <"$OUT/c")" \
 		"$(median <"$OUT/cb")" "$(median_ci <"$OUT/cb")"
 done
