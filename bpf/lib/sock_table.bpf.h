@@ -194,11 +194,11 @@ static __always_inline void vigil_sk_set(const void *sk, struct vigil_sk *init)
 	__u64 key = vigil_sk_key(sk);
 	struct vigil_sock_set *set = vigil_sock_set_of(key);
 
-	init->life = vigil_sock_life();
 	if (!key || !set) {
 		vigil_count(VIGIL_CNT_NET_NO_STORAGE);
 		return;
 	}
+	init->life = vigil_sock_life();
 #pragma unroll
 	for (int i = 0; i < VIGIL_SOCK_WAYS; i++)
 		if (set->key[i] == key) {
