@@ -7,12 +7,14 @@ BUILD_PKGS="clang llvm make gcc pkg-config bpftool libbpf-dev libelf-dev zlib1g-
             liburing-dev libyaml-dev libnats-dev libclang-rt-14-dev"
 TEST_PKGS="jq perl iproute2 nftables tshark python3-scapy nats-server rsyslog
            procps util-linux psmisc netsniff-ng ethtool"
+BENCH_PKGS="linux-perf"	# bench/net_perf.sh
 
 want="$BUILD_PKGS"
 case "${1:-all}" in
 	build) ;;
-	all|test) want="$BUILD_PKGS $TEST_PKGS" ;;
-	*) echo "usage: $0 [build|test|all]" >&2; exit 2 ;;
+	test) want="$BUILD_PKGS $TEST_PKGS" ;;
+	bench|all) want="$BUILD_PKGS $TEST_PKGS $BENCH_PKGS" ;;
+	*) echo "usage: $0 [build|test|bench|all]" >&2; exit 2 ;;
 esac
 
 missing=()
