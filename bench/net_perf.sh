@@ -9,7 +9,7 @@
 # ratio is bench/net.sh's; this says what it is made of. The namespaces'
 # teardown (a kworker) lands on CPU 1 at times, and the host's noise weighs
 # the same: small storms and single runs measure mostly those.
-#   bench/net_perf.sh [CONNECTIONS_PER_STORM] [BYTES] [RUNS]
+#   bench/net_perf.sh [CONNECTIONS_PER_STORM] [BYTES] [RUNS] [ROUND_TRIPS]
 set -eu
 cd "$(dirname "$0")/.."
 . bench/lib.bash
@@ -17,6 +17,7 @@ BUILD=${BUILD:-build}
 N=${1:-10000}
 BYTES=${2:-1000}
 RUNS=${3:-2}
+TRIPS=${4:-0}	# as in bench/net.sh: keep-alive requests and responses a connection
 STORMS=${STORMS:-8}	# per run and mode
 HZ=${HZ:-4000}		# perf's sampling rate: a sample is 1e9 / HZ ns
 command -v perf >/dev/null || scripts/install-deps.sh bench
@@ -41,7 +42,7 @@ taskset -cp 0 $$ >/dev/null
 # storm MODE: one storm, its time added to $OUT/times.MODE
 storm() {
 	ip netns add "$NS" && ip -n "$NS" link set lo up || return 1
-	taskset -c 1 ip netns exec "$NS" "$BUILD/bench/net_storm" "$N" "$BYTES" 50000 >>"$OUT/times.$1"
+	taskset -c 1 ip netns exec "$NS" "$BUILD/bench/net_storm" "$N" "$BYTES" 50000 "$TRIPS" >>"$OUT/times.$1"
 	ip netns del "$NS"
 	sleep 0.5
 }
@@ -70,7 +71,7 @@ for r in $(seq "$RUNS"); do
 	esac
 done
 
-echo "net_perf: $RUNS runs of $STORMS storms of $N connections of $BYTES bytes a mode, perf at $HZ Hz on CPU 1"
+echo "net_perf: $RUNS runs of $STORMS storms of $N connections of $BYTES bytes and $TRIPS round trips a mode, perf at $HZ Hz on CPU 1"
 printf '  median storm: %.3f s without the agent, %.3f report-only, %.3f per-event\n' \
 	"$(median "$OUT/times.base")" "$(median "$OUT/times.report")" "$(median "$OUT/times.event")"
 echo "  added to the storm's core, ns per connection (samples over the runs without the agent;"
