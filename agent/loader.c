@@ -66,8 +66,27 @@ static int check_schema(const char *dir)
 	return 0;
 }
 
+/* Detaches the program an earlier agent pinned a link for at path, if any:
+ * this agent's settings do not want it. */
+static int detach_pinned(const char *path)
+{
+	int fd = bpf_obj_get(path);
+
+	if (fd < 0)
+		return errno == ENOENT ? 0 : vlog_err(-errno, "cannot open pinned link %s", path);
+	if (bpf_link_detach(fd) && errno != EINVAL)	/* EINVAL: detached already */
+		vlog_err(-errno, "cannot detach pinned link %s", path);
+	close(fd);
+	if (unlink(path))
+		return vlog_err(-errno, "cannot remove pinned link %s", path);
+	vlog_info("detached %s: not wanted with these options", path);
+	return 0;
+}
+
 /* Attaches each tracing program of obj once: a program whose link is pinned
- * already keeps running as it is (it was attached by an earlier agent). */
+ * already keeps running as it is (it was attached by an earlier agent). A
+ * program set not to attach (bpf_program__set_autoattach) is detached if an
+ * earlier agent attached it. */
 int vigil_obj_attach(struct bpf_object *obj, const char *dir, bool *resumed)
 {
 	struct bpf_program *prog;
@@ -82,6 +101,11 @@ int vigil_obj_attach(struct bpf_object *obj, const char *dir, bool *resumed)
 		    bpf_program__expected_attach_type(prog) == BPF_TRACE_ITER)
 			continue;	/* run on demand, never attached */
 		snprintf(path, sizeof(path), "%s/" VIGIL_LINK_PREFIX "%s", dir, bpf_program__name(prog));
+		if (!bpf_program__autoattach(prog)) {
+			if ((err = detach_pinned(path)))
+				return err;
+			continue;
+		}
 		if (!access(path, F_OK)) {
 			*resumed = true;
 			continue;

@@ -107,6 +107,8 @@ static const char usage_text[] =
 	"      --max-sockets N              TCP sockets the socket table holds (default 131072,\n"
 	"                                   about 80 bytes each; a table already pinned keeps\n"
 	"                                   its size)\n"
+	"      --no-io-hooks                no hook at every send and receive: an accepted\n"
+	"                                   socket's owner is the process that accepted it\n"
 	"\n"
 	"Enforcement:\n"
 	"      --policy FILE                enforce the rules in FILE (repeatable; docs/policy.md);\n"
@@ -137,7 +139,7 @@ static int parse_u64(const char *opt, const char *s, uint64_t max, uint64_t *out
 static int parse_options(int argc, char **argv, struct options *o)
 {
 	enum { O_MAXSIZE = 256, O_BACKUPS, O_NODE, O_PIN, O_RING, O_WAKE, O_POLL, O_NOPROC, O_UNPIN, O_POLICY,
-	       O_REPORT_INTERVAL, O_REPORT_ONLY, O_NO_LISTEN, O_NO_LOOPBACK, O_MAX_SOCKETS,
+	       O_REPORT_INTERVAL, O_REPORT_ONLY, O_NO_LISTEN, O_NO_LOOPBACK, O_MAX_SOCKETS, O_NO_IO_HOOKS,
 	       O_SEND, O_SENDPATH, O_SPOOL, O_SPOOLMAX, O_ENFORCE_ON, O_TRACK_FLOWS };
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
@@ -160,6 +162,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "no-listen-events", no_argument, NULL, O_NO_LISTEN },
 		{ "no-loopback-events", no_argument, NULL, O_NO_LOOPBACK },
 		{ "max-sockets", required_argument, NULL, O_MAX_SOCKETS },
+		{ "no-io-hooks", no_argument, NULL, O_NO_IO_HOOKS },
 		{ "send", required_argument, NULL, O_SEND },
 		{ "send-path", required_argument, NULL, O_SENDPATH },
 		{ "spool-dir", required_argument, NULL, O_SPOOL },
@@ -248,6 +251,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case O_REPORT_ONLY: o->net.report_only = true; break;
 		case O_NO_LISTEN: o->net.no_listen = true; break;
 		case O_NO_LOOPBACK: o->net.no_loopback = true; break;
+		case O_NO_IO_HOOKS: o->net.no_io_hooks = true; break;
 		case O_MAX_SOCKETS:
 			if (parse_u64("--max-sockets", optarg, 1u << 24, &v))
 				return -EINVAL;

@@ -7,7 +7,9 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -69,6 +71,36 @@ static int size_socket_table(struct vigil_net *n, const char *pin_dir, uint64_t 
 	return 0;
 }
 
+#define TRACEFS_MAGIC_NUM 0x74726163
+
+/* Classic tracepoints (the accept programs) are found by their id in
+ * tracefs, which a fresh machine may not have mounted. */
+static int tracefs_prepare(void)
+{
+	struct statfs st;
+
+	if (!statfs("/sys/kernel/tracing", &st) && st.f_type == TRACEFS_MAGIC_NUM)
+		return 0;
+	if (!statfs("/sys/kernel/debug/tracing", &st) && st.f_type == TRACEFS_MAGIC_NUM)
+		return 0;
+	if (mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, NULL))
+		return vlog_err(-errno, "cannot mount tracefs at /sys/kernel/tracing");
+	vlog_info("mounted tracefs at /sys/kernel/tracing");
+	return 0;
+}
+
+/* Owners are named at each socket's first send or receive (net_send,
+ * net_recv), or, with --no-io-hooks, at accept() (net_accept4, net_accept):
+ * one pair is attached, and a pair an earlier agent left is detached. */
+static int choose_owner_hooks(struct vigil_net *n, const struct vigil_net_opts *o)
+{
+	bpf_program__set_autoattach(n->net->progs.net_send, !o->no_io_hooks);
+	bpf_program__set_autoattach(n->net->progs.net_recv, !o->no_io_hooks);
+	bpf_program__set_autoattach(n->net->progs.net_accept4, o->no_io_hooks);
+	bpf_program__set_autoattach(n->net->progs.net_accept, o->no_io_hooks);
+	return o->no_io_hooks ? tracefs_prepare() : 0;
+}
+
 int vigil_net_load(struct vigil_net *n, const struct vigil_bpf *b, const struct vigil_net_opts *o)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .pin_root_path = b->pin_dir);
@@ -96,7 +128,8 @@ int vigil_net_load(struct vigil_net *n, const struct vigil_bpf *b, const struct 
 	/* Settings first, so programs attached now never run on stale ones. */
 	if ((err = write_config(n, o)))
 		return err;
-	if ((err = vigil_obj_attach(n->net->obj, b->pin_dir, &n->resumed)) ||
+	if ((err = choose_owner_hooks(n, o)) ||
+	    (err = vigil_obj_attach(n->net->obj, b->pin_dir, &n->resumed)) ||
 	    (err = vigil_obj_attach(n->report->obj, b->pin_dir, &n->resumed)))
 		return err;
 	return start_reports(n, o->report_interval_ns);

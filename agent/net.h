@@ -22,6 +22,7 @@ struct vigil_net_opts {
 	bool no_listen;		/* no events about listening sockets */
 	bool no_loopback;	/* no events when both ends are loopback */
 	uint32_t max_sockets;	/* socket table entries; 0: the pinned table's, or the build's */
+	bool no_io_hooks;	/* owners named at accept(), not at the first send or receive */
 };
 
 #define VIGIL_REPORT_INTERVAL_DEFAULT_S 10

@@ -384,38 +384,13 @@ struct {
 	__type(value, struct vigil_checked);
 } vigil_checked SEC(".maps");
 
-/* The first send or receive happens in the owner's context: an accepted
- * socket inherited its listener's owner, which a pre-forked worker or a
- * passed descriptor makes wrong; a socket found at start had none. */
-static __always_inline void refine(struct sock *sk)
+/* Makes the calling process s's owner, once. */
+static __always_inline void name_owner(struct vigil_sk *s)
 {
-	struct vigil_checked *checked;
+	struct task_struct *t = bpf_get_current_task_btf();
 	struct vigil_proc owner;
-	struct task_struct *t;
-	struct vigil_sk *s;
-	__u32 zero = 0;
-	__u64 cookie;
 	__u32 life;
 
-	/* Every send and receive of every socket passes here: leave the
-	 * others before anything else. */
-	if (!sk || sk->sk_protocol != IPPROTO_TCP)
-		return;
-	checked = bpf_map_lookup_elem(&vigil_checked, &zero);
-	if (!checked)
-		return;
-	cookie = sk->__sk_common.skc_cookie.counter;	/* 0: none made yet */
-	if (cookie && checked->cookie[cookie & (VIGIL_CHECKED_SLOTS - 1)] == cookie)
-		return;
-	s = vigil_sk_get(sk);
-	if (!s)
-		return;
-	if (s->refined) {
-		cookie = bpf_get_socket_cookie(sk);
-		checked->cookie[cookie & (VIGIL_CHECKED_SLOTS - 1)] = cookie;
-		return;
-	}
-	t = bpf_get_current_task_btf();
 	if (!(s->flags & VIGIL_CONN_NO_OWNER) && s->owner.pid == t->tgid) {
 		s->refined = 1;
 		return;
@@ -436,6 +411,37 @@ static __always_inline void refine(struct sock *sk)
 	s->refined = 1;
 }
 
+/* The first send or receive happens in the owner's context: an accepted
+ * socket inherited its listener's owner, which a pre-forked worker or a
+ * passed descriptor makes wrong; a socket found at start had none. */
+static __always_inline void refine(struct sock *sk)
+{
+	struct vigil_checked *checked;
+	struct vigil_sk *s;
+	__u32 zero = 0;
+	__u64 cookie;
+
+	/* Every send and receive of every socket passes here: leave the
+	 * others before anything else. */
+	if (!sk || sk->sk_protocol != IPPROTO_TCP)
+		return;
+	checked = bpf_map_lookup_elem(&vigil_checked, &zero);
+	if (!checked)
+		return;
+	cookie = sk->__sk_common.skc_cookie.counter;	/* 0: none made yet */
+	if (cookie && checked->cookie[cookie & (VIGIL_CHECKED_SLOTS - 1)] == cookie)
+		return;
+	s = vigil_sk_get(sk);
+	if (!s)
+		return;
+	if (s->refined) {
+		cookie = bpf_get_socket_cookie(sk);
+		checked->cookie[cookie & (VIGIL_CHECKED_SLOTS - 1)] = cookie;
+		return;
+	}
+	name_owner(s);
+}
+
 /* Only calls that moved bytes: an end of file or an error (EAGAIN on a
  * non-blocking socket, most of all) says nothing of who does the I/O. */
 SEC("tp_btf/sock_send_length")
@@ -452,6 +458,61 @@ int BPF_PROG(net_recv, struct sock *sk, int ret)
 	if (ret > 0)
 		refine(sk);
 	return 0;
+}
+
+/* With --no-io-hooks the send and receive hooks are not attached (each
+ * runs at every I/O of every socket, though only a socket's first needs
+ * it): accept() names an accepted socket's owner instead, in the process
+ * that accepted it, which is right for pre-forked workers; a descriptor
+ * passed on keeps that owner. Attached only in that mode. */
+struct vigil_sys_exit {
+	__u64 common;		/* the tracepoint's common fields */
+	__s32 syscall_nr;
+	__s64 ret;		/* the new descriptor, or -errno */
+};
+
+/* The socket behind the caller's descriptor fd; NULL if none. Probe reads:
+ * this runs once per accept, and the file table is RCU-managed. */
+static __always_inline struct sock *vigil_fd_sock(__s64 fd)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct fdtable *fdt = BPF_CORE_READ(t, files, fdt);
+	struct file **fds = BPF_CORE_READ(fdt, fd);
+	struct file *f = NULL;
+	struct socket *so;
+
+	if (fd < 0 || fd >= BPF_CORE_READ(fdt, max_fds) ||
+	    bpf_probe_read_kernel(&f, sizeof(f), fds + fd) || !f)
+		return NULL;
+	so = BPF_CORE_READ(f, private_data);
+	return so ? BPF_CORE_READ(so, sk) : NULL;
+}
+
+static __always_inline int accepted_by_caller(__s64 fd)
+{
+	struct sock *sk = vigil_fd_sock(fd);
+	struct vigil_sk *s;
+
+	/* A descriptor closed and reused in between names a socket that is
+	 * not in the table, or not an accepted one: nothing is written. */
+	if (!sk)
+		return 0;
+	s = vigil_sk_get(sk);
+	if (s && s->dir == VIGIL_CONN_IN && !s->refined)
+		name_owner(s);
+	return 0;
+}
+
+SEC("tp/syscalls/sys_exit_accept4")
+int net_accept4(struct vigil_sys_exit *ctx)
+{
+	return accepted_by_caller(ctx->ret);
+}
+
+SEC("tp/syscalls/sys_exit_accept")
+int net_accept(struct vigil_sys_exit *ctx)
+{
+	return accepted_by_caller(ctx->ret);
 }
 
 /* Marks TCP sockets that have no storage yet: they existed before the
