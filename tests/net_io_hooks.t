@@ -19,7 +19,8 @@ stop_agent
 start_agent -o "$EV" --export-file-max-size-mb 0 --poll-ms 20 --no-io-hooks || exit 1
 ! linked net_send && ! linked net_recv && linked net_accept4 && linked net_accept
 ok $? "--no-io-hooks: a restart detaches the send and receive hooks, attaches the accept hooks"
-is "$(grep -c 'detached .*link_net_\(send\|recv\)' "$T_DIR/agent.err")" 2 "the detaching is logged"
+is "$(grep -c 'detached .*link_net_\(send\|recv\)' "$T_DIR/agent.err")/$(grep -c 'cannot' "$T_DIR/agent.err")" 2/0 \
+	"the detaching is logged, with no error"
 # Detached, not only unpinned: no link in the kernel runs either program.
 IO_PROGS=$(bpftool -j prog show | jq -c '[.[] | select(.name == "net_send" or .name == "net_recv") | .id]')
 is "$(bpftool -j link show | jq --argjson p "$IO_PROGS" '[.[] | select(.prog_id as $i | $p | index($i))] | length')" 0 \

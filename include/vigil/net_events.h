@@ -47,7 +47,7 @@ enum vigil_close_reason {
 enum vigil_conn_flags {
 	VIGIL_CONN_PREEXISTING = 1 << 0,	/* existed before the agent started */
 	VIGIL_CONN_NO_OWNER = 1 << 1,		/* no process known: proc is zero */
-	VIGIL_CONN_REFINED = 1 << 2,	/* owner taken from the first send/recv */
+	VIGIL_CONN_REFINED = 1 << 2,	/* owner taken from the first send/recv, or accept() */
 };
 
 /* A TCP socket's ends. IPv4 addresses sit in the first 4 bytes of the
