@@ -493,8 +493,9 @@ static __always_inline int accepted_by_caller(__s64 fd)
 	struct sock *sk = vigil_fd_sock(fd);
 	struct vigil_sk *s;
 
-	/* A descriptor closed and reused in between names a socket that is
-	 * not in the table, or not an accepted one: nothing is written. */
+	/* A descriptor closed and reused in between (by another thread: the
+	 * file table is the process's) names another socket of this same
+	 * process, or one vigil does not hold: no wrong owner is written. */
 	if (!sk)
 		return 0;
 	s = vigil_sk_get(sk);
