@@ -88,8 +88,8 @@ static int detach_pinned(const char *path)
 
 /* Attaches each tracing program of obj once: a program whose link is pinned
  * already keeps running as it is (it was attached by an earlier agent). A
- * program set not to attach (bpf_program__set_autoattach) is detached if an
- * earlier agent attached it. */
+ * program set not to attach (bpf_program__set_autoattach) is then detached
+ * if an earlier agent attached it. */
 int vigil_obj_attach(struct bpf_object *obj, const char *dir, bool *resumed)
 {
 	struct bpf_program *prog;
@@ -104,11 +104,8 @@ int vigil_obj_attach(struct bpf_object *obj, const char *dir, bool *resumed)
 		    bpf_program__expected_attach_type(prog) == BPF_TRACE_ITER)
 			continue;	/* run on demand, never attached */
 		snprintf(path, sizeof(path), "%s/" VIGIL_LINK_PREFIX "%s", dir, bpf_program__name(prog));
-		if (!bpf_program__autoattach(prog)) {
-			if ((err = detach_pinned(path)))
-				return err;
-			continue;
-		}
+		if (!bpf_program__autoattach(prog))
+			continue;	/* below, once every wanted one is attached */
 		if (!access(path, F_OK)) {
 			*resumed = true;
 			continue;
@@ -121,6 +118,18 @@ int vigil_obj_attach(struct bpf_object *obj, const char *dir, bool *resumed)
 		bpf_link__destroy(link);	/* the pin holds it */
 		if (err)
 			return vlog_err(err, "cannot pin link %s", path);
+	}
+	/* Only now: an agent that cannot attach what it wants leaves what an
+	 * earlier one attached running. */
+	bpf_object__for_each_program(prog, obj) {
+		int err;
+
+		if (bpf_program__autoattach(prog) || bpf_program__type(prog) == BPF_PROG_TYPE_SYSCALL ||
+		    bpf_program__expected_attach_type(prog) == BPF_TRACE_ITER)
+			continue;
+		snprintf(path, sizeof(path), "%s/" VIGIL_LINK_PREFIX "%s", dir, bpf_program__name(prog));
+		if ((err = detach_pinned(path)))
+			return err;
 	}
 	return 0;
 }

@@ -471,36 +471,57 @@ struct vigil_sys_exit {
 	__s64 ret;		/* the new descriptor, or -errno */
 };
 
-/* The socket behind the caller's descriptor fd; NULL if none. Probe reads:
- * this runs once per accept, and the file table is RCU-managed. */
-static __always_inline struct sock *vigil_fd_sock(__s64 fd)
+#ifndef S_IFSOCK
+#define S_IFMT 0170000
+#define S_IFSOCK 0140000
+#endif
+
+/* The file at the caller's descriptor fd, NULL if none. Probe reads: the
+ * file table is read without its lock, and may change meanwhile. */
+static __always_inline struct file *vigil_fd_file(__s64 fd)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
 	struct fdtable *fdt = BPF_CORE_READ(t, files, fdt);
 	struct file **fds = BPF_CORE_READ(fdt, fd);
 	struct file *f = NULL;
-	struct socket *so;
 
 	if (fd < 0 || fd >= BPF_CORE_READ(fdt, max_fds) ||
-	    bpf_probe_read_kernel(&f, sizeof(f), fds + fd) || !f)
+	    bpf_probe_read_kernel(&f, sizeof(f), fds + fd))
+		return NULL;
+	return f;
+}
+
+/* The TCP socket behind file f, NULL if f is not one. */
+static __always_inline struct sock *vigil_file_tcp_sock(struct file *f)
+{
+	struct socket *so;
+	struct sock *sk;
+
+	if ((BPF_CORE_READ(f, f_inode, i_mode) & S_IFMT) != S_IFSOCK)
 		return NULL;
 	so = BPF_CORE_READ(f, private_data);
-	return so ? BPF_CORE_READ(so, sk) : NULL;
+	if (!so || BPF_CORE_READ(so, file) != f)
+		return NULL;
+	sk = BPF_CORE_READ(so, sk);
+	return sk && BPF_CORE_READ(sk, sk_protocol) == IPPROTO_TCP ? sk : NULL;
 }
 
 static __always_inline int accepted_by_caller(__s64 fd)
 {
-	struct sock *sk = vigil_fd_sock(fd);
+	struct file *f = vigil_fd_file(fd);
+	struct sock *sk = f ? vigil_file_tcp_sock(f) : NULL;
 	struct vigil_sk *s;
 
-	/* A descriptor closed and reused in between (by another thread: the
-	 * file table is the process's) names another socket of this same
-	 * process, or one vigil does not hold: no wrong owner is written. */
 	if (!sk)
 		return 0;
 	s = vigil_sk_get(sk);
-	if (s && s->dir == VIGIL_CONN_IN && !s->refined)
-		name_owner(s);
+	/* Nothing holds the socket here: another thread of the process may
+	 * close the descriptor (and the socket be freed and its address
+	 * reused) in between. The descriptor still naming the same file after
+	 * the lookup leaves a window of a few instructions, as in refine. */
+	if (!s || s->dir != VIGIL_CONN_IN || s->refined || vigil_fd_file(fd) != f)
+		return 0;
+	name_owner(s);
 	return 0;
 }
 
