@@ -26,3 +26,11 @@ bench_agent() {
 		sleep 0.05
 	done
 }
+# bench_net_teardown: stops AGENT, removes the pins under PIN, and kills
+# what runs in the namespace NS and removes it (bench/net*.sh's storms).
+bench_net_teardown() {
+	[ -n "${AGENT-}" ] && kill -TERM "$AGENT" 2>/dev/null && wait "$AGENT" 2>/dev/null
+	"$BUILD/vigil" --pin-dir "$PIN" unpin >/dev/null 2>&1 || true
+	ip netns pids "$NS" 2>/dev/null | xargs -r kill -9
+	ip netns del "$NS" 2>/dev/null || true
+}

@@ -39,10 +39,7 @@ PIN=/sys/fs/bpf/vigil-bench-net-$$
 OUT=$(mktemp -d "${TMPDIR:-/tmp}/vigil-bench-net.XXXX")
 AGENT=
 cleanup() {
-	[ -n "$AGENT" ] && kill -TERM "$AGENT" 2>/dev/null && wait "$AGENT" 2>/dev/null
-	"$BUILD/vigil" --pin-dir "$PIN" unpin >/dev/null 2>&1 || true
-	ip netns pids "$NS" 2>/dev/null | xargs -r kill -9
-	ip netns del "$NS" 2>/dev/null || true
+	bench_net_teardown
 	rm -rf "$OUT"
 }
 trap cleanup EXIT
