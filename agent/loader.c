@@ -86,50 +86,50 @@ static int detach_pinned(const char *path)
 	return 0;
 }
 
+/* Programs that run on demand (syscall, iterators) are never attached. */
+static bool attachable(const struct bpf_program *prog)
+{
+	return bpf_program__type(prog) != BPF_PROG_TYPE_SYSCALL &&
+	       bpf_program__expected_attach_type(prog) != BPF_TRACE_ITER;
+}
+
 /* Attaches each tracing program of obj once: a program whose link is pinned
  * already keeps running as it is (it was attached by an earlier agent). A
  * program set not to attach (bpf_program__set_autoattach) is then detached
- * if an earlier agent attached it. */
+ * if an earlier agent attached it: only then, so that an agent that cannot
+ * attach what it wants leaves what an earlier one attached running. */
 int vigil_obj_attach(struct bpf_object *obj, const char *dir, bool *resumed)
 {
 	struct bpf_program *prog;
 	char path[512];
+	int err;
 
-	bpf_object__for_each_program(prog, obj) {
-		enum bpf_prog_type type = bpf_program__type(prog);
-		struct bpf_link *link;
-		int err;
+	for (int pass = 0; pass < 2; pass++) {
+		bpf_object__for_each_program(prog, obj) {
+			struct bpf_link *link;
 
-		if (type == BPF_PROG_TYPE_SYSCALL ||
-		    bpf_program__expected_attach_type(prog) == BPF_TRACE_ITER)
-			continue;	/* run on demand, never attached */
-		snprintf(path, sizeof(path), "%s/" VIGIL_LINK_PREFIX "%s", dir, bpf_program__name(prog));
-		if (!bpf_program__autoattach(prog))
-			continue;	/* below, once every wanted one is attached */
-		if (!access(path, F_OK)) {
-			*resumed = true;
-			continue;
+			if (!attachable(prog) || bpf_program__autoattach(prog) != !pass)
+				continue;
+			snprintf(path, sizeof(path), "%s/" VIGIL_LINK_PREFIX "%s", dir,
+				 bpf_program__name(prog));
+			if (pass) {
+				if ((err = detach_pinned(path)))
+					return err;
+				continue;
+			}
+			if (!access(path, F_OK)) {
+				*resumed = true;
+				continue;
+			}
+			link = bpf_program__attach(prog);
+			if (!link)
+				return vlog_err(-errno, "cannot attach BPF program %s",
+						bpf_program__name(prog));
+			err = bpf_link__pin(link, path);
+			bpf_link__destroy(link);	/* the pin holds it */
+			if (err)
+				return vlog_err(err, "cannot pin link %s", path);
 		}
-		link = bpf_program__attach(prog);
-		if (!link)
-			return vlog_err(-errno, "cannot attach BPF program %s",
-					bpf_program__name(prog));
-		err = bpf_link__pin(link, path);
-		bpf_link__destroy(link);	/* the pin holds it */
-		if (err)
-			return vlog_err(err, "cannot pin link %s", path);
-	}
-	/* Only now: an agent that cannot attach what it wants leaves what an
-	 * earlier one attached running. */
-	bpf_object__for_each_program(prog, obj) {
-		int err;
-
-		if (bpf_program__autoattach(prog) || bpf_program__type(prog) == BPF_PROG_TYPE_SYSCALL ||
-		    bpf_program__expected_attach_type(prog) == BPF_TRACE_ITER)
-			continue;
-		snprintf(path, sizeof(path), "%s/" VIGIL_LINK_PREFIX "%s", dir, bpf_program__name(prog));
-		if ((err = detach_pinned(path)))
-			return err;
 	}
 	return 0;
 }
