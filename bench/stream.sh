@@ -47,17 +47,21 @@ echo "# wakeups, 64 B: a nowake/default $(ratio "${EPS[a64]}" "${EPS[adef]}"), b
 echo "# CPU at 1 M/s, c's over vigil's: c/d $(ratio "${CPU[c]}" "${CPU[d]}")  c/e $(ratio "${CPU[c]}" "${CPU[e]}")" \
 	" c/f $(ratio "${CPU[c]}" "${CPU[f]}")  c/g $(ratio "${CPU[c]}" "${CPU[g]}")"
 
-# The collector's own speed: decode, de-duplicate, JSON-encode, on one core.
-# A synthetic agent sends N exit events and waits for the last ack; the
-# collector's CPU time over that is the figure.
+# The collector's own speed: decode, de-duplicate, JSON-encode, on one core;
+# then the same with every line also published to NATS JetStream (a private
+# nats-server on loopback, file storage in a temporary folder). A synthetic
+# agent sends N exit events and waits for the last ack; the collector's CPU
+# time and the wall time until that ack are the figures.
 N=${COLLECTOR_EVENTS:-300000}
-"$BUILD/vigil-collector" --listen tcp://127.0.0.1:0 -o /dev/null 2>"$BUILD/bench/collector.err" &
-CP=$!
-for _ in $(seq 50); do grep -q listening "$BUILD/bench/collector.err" && break; sleep 0.1; done
-PORT=$(grep -o 'listening on tcp://[^ ]*' "$BUILD/bench/collector.err" | sed 's/.*://')
-/usr/bin/python3 - "$PORT" "$N" "$CP" <<'PY'
-import os, socket, struct, sys
-port, n, pid = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+collector_speed() {
+	local label=$1; shift
+	"$BUILD/vigil-collector" --listen tcp://127.0.0.1:0 "$@" 2>"$BUILD/bench/collector.err" &
+	CP=$!
+	for _ in $(seq 50); do grep -q listening "$BUILD/bench/collector.err" && break; sleep 0.1; done
+	PORT=$(grep -o 'listening on tcp://[^ ]*' "$BUILD/bench/collector.err" | sed 's/.*://')
+	/usr/bin/python3 - "$PORT" "$N" "$CP" "$label" <<'PY'
+import os, socket, struct, sys, time
+port, n, pid, label = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
 types = [(1, 1, 88), (2, 0, 80), (3, 0, 72), (64, 0, 48)]
 table = b''.join(struct.pack('<HHI', *t) for t in types)
 name = b'bench-node'
@@ -72,7 +76,7 @@ def cpu():
     f = open('/proc/%s/stat' % pid).read().rsplit(')', 1)[1].split()
     return (int(f[11]) + int(f[12])) / os.sysconf('SC_CLK_TCK')
 s = socket.create_connection(('127.0.0.1', port))
-c0 = cpu()
+c0, w0 = cpu(), time.monotonic()
 s.sendall(hello + recs)
 acked, buf = 0, b''
 while acked < len(recs):
@@ -82,8 +86,22 @@ while acked < len(recs):
     buf += b
     while len(buf) >= 16:
         acked = struct.unpack('<IIQ', buf[:16])[2]; buf = buf[16:]
-t = cpu() - c0
-print('collector: %d exit events (%s acked) decoded, de-duplicated, JSON-encoded in %.2f s of CPU: '
-      '%.0f events/s on one core' % (n, 'all' if acked == len(recs) else 'NOT all', t, n / t if t else 0))
+t, w = cpu() - c0, time.monotonic() - w0
+print('collector, %s: %d exit events (%s acked) in %.2f s, %.2f s of its CPU: '
+      'eps=%.0f cpu_eps=%.0f' % (label, n, 'all' if acked == len(recs) else 'NOT all', w, t,
+                                 n / w if w else 0, n / t if t else 0))
 PY
-kill -TERM $CP; wait $CP
+	kill -TERM $CP; wait $CP
+}
+r=$(collector_speed "to a file" -o /dev/null); echo "$r"
+FILE_EPS=$(val eps "$r"); FILE_CPU=$(val cpu_eps "$r")
+if command -v nats-server >/dev/null; then
+	JS=$(mktemp -d /tmp/vigil-bench-js.XXXX)
+	nats-server -a 127.0.0.1 -p -1 -js -sd "$JS" -l "$JS/nats.log" & NP=$!
+	for _ in $(seq 50); do grep -qs "Listening for client" "$JS/nats.log" && break; sleep 0.1; done
+	NPORT=$(grep -o 'client connections on [0-9.]*:[0-9]*' "$JS/nats.log" | sed 's/.*://')
+	r=$(collector_speed "to a file and JetStream" -o /dev/null --publish "nats://127.0.0.1:$NPORT"); echo "$r"
+	kill -TERM $NP; wait $NP; rm -rf "$JS"
+	echo "# JetStream over file only: events/s $(ratio "$(val eps "$r")" "$FILE_EPS")," \
+		"events per CPU second of the collector $(ratio "$(val cpu_eps "$r")" "$FILE_CPU")"
+fi

@@ -59,6 +59,7 @@ static void gap_event(struct collector *c, struct agent *a, const struct vigil_h
 		      uint64_t count)
 {
 	struct vigil_hdr h = *at;
+	size_t from = c->batch.len;
 	struct jw w;
 
 	h.seq = a->win.gap_first;
@@ -70,6 +71,8 @@ static void gap_event(struct collector *c, struct agent *a, const struct vigil_h
 	jw_u64(&w, "missing", count);
 	jw_end(&w);
 	vigil_json_envelope_end(&a->fmt, &w, &h);
+	vigil_pub_line(c->pub, &c->batch, from, a->fmt.node_name, a->boot_str, a->ring_id, "g",
+		       a->win.gap_first);
 	a->gap_events++;
 }
 
@@ -77,6 +80,7 @@ void collector_agent_offset_gap(struct collector *c, struct agent *a, uint64_t f
 {
 	struct timespec now;
 	struct vigil_hdr h = {};
+	size_t start = c->batch.len;
 	struct jw w;
 
 	/* Stamped now, in the agent's clock. */
@@ -91,6 +95,8 @@ void collector_agent_offset_gap(struct collector *c, struct agent *a, uint64_t f
 	jw_u64(&w, "lost_bytes", to - from);
 	jw_end(&w);
 	vigil_json_envelope_end(&a->fmt, &w, &h);
+	vigil_pub_line(c->pub, &c->batch, start, a->fmt.node_name, a->boot_str, a->ring_id, "o",
+		       from);
 	a->gap_events++;
 	a->lost_bytes += to - from;
 }
@@ -99,13 +105,17 @@ void collector_agent_record(struct collector *c, struct agent *a, const void *ev
 {
 	const struct vigil_hdr *h = event;
 	uint64_t gaps;
+	size_t from;
 
 	if (!vigil_seq_window_add(&a->win, h->seq, &gaps))
 		return;
 	if (gaps)
 		gap_event(c, a, h, gaps);
 	a->records++;
+	from = c->batch.len;
 	vigil_event_format(&a->fmt, event, &c->batch, NULL);
+	vigil_pub_line(c->pub, &c->batch, from, a->fmt.node_name, a->boot_str, a->ring_id, "r",
+		       h->seq);
 }
 
 void collector_agent_report(const struct agent *a)

@@ -16,6 +16,7 @@
 #include "commit.h"
 #include "event_format.h"
 #include "export_file.h"
+#include "publish.h"
 #include "seq_window.h"
 #include "stream.h"
 
@@ -58,8 +59,9 @@ struct conn {
 
 struct collector {
 	int epfd;
-	struct vigil_export_file out;
+	struct vigil_export_file out;	/* fd -1: none (--publish without -o) */
 	struct vigil_commit commit;
+	struct vigil_pub *pub;		/* NULL: no --publish */
 	struct vigil_buf batch;		/* JSON lines of one read */
 	struct agent *agents;
 	unsigned max_agents;
@@ -92,6 +94,9 @@ void collector_agent_record(struct collector *c, struct agent *a, const void *ev
  * on its side (spool past its bound). Reported as an event. */
 void collector_agent_offset_gap(struct collector *c, struct agent *a, uint64_t from, uint64_t to);
 void collector_agent_report(const struct agent *a);
+/* Writes c->batch out and publishes it (see publish.h), then empties it;
+ * 0 when every line is out. */
+int collector_batch_out(struct collector *c);
 void collector_agents_free(struct collector *c);
 
 #endif

@@ -181,7 +181,8 @@ static int take(struct collector *c, struct conn *k)
 	return 0;
 }
 
-/* Writes the batch out, records that it was, then acknowledges. */
+/* Writes the batch out (and has JetStream acknowledge it), records that it
+ * was, then acknowledges. */
 static int flush(struct collector *c, struct conn *k)
 {
 	struct vigil_stream_ack ack;
@@ -190,11 +191,10 @@ static int flush(struct collector *c, struct conn *k)
 	ssize_t n;
 	int err;
 
-	if (c->batch.len && (err = vigil_export_write(&c->out, c->batch.p, c->batch.len))) {
-		c->batch.len = 0;
-		return vlog_err(err, "cannot write events out"), collector_conn_close(c, k, "output failed"), err;
+	if ((err = collector_batch_out(c))) {
+		collector_conn_close(c, k, "output failed");
+		return err;
 	}
-	c->batch.len = 0;
 	if (!a)
 		return 0;
 	upto = a->written < k->offset ? a->written : k->offset;

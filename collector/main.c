@@ -2,7 +2,8 @@
 /*
  * vigil-collector: receives the streams of many agents (docs/stream.md),
  * checks every byte, writes JSON lines with the agent's own encoder
- * (lib/event_format.c) and acknowledges what it has written.
+ * (lib/event_format.c), publishes them to NATS JetStream if asked
+ * (publish.h), and acknowledges what it has written.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -44,6 +45,15 @@ static const char usage_text[] =
 	"                                   written, so a restart neither loses nor doubles\n"
 	"      --export-file-max-size-mb N  rotate PATH past N MiB (default 10; 0 never)\n"
 	"      --export-file-max-backups N  keep N rotated files (default 5)\n"
+	"      --publish URL                also publish every line to NATS JetStream at URL\n"
+	"                                   (nats://HOST:PORT, comma-separated for a cluster);\n"
+	"                                   agents are acknowledged once JetStream has it. With\n"
+	"                                   no --export-file, nothing is written to stdout\n"
+	"      --publish-subject PREFIX     subjects PREFIX.NODE.KIND (default vigil)\n"
+	"      --publish-stream NAME        the stream, created for PREFIX.> if missing\n"
+	"                                   (default VIGIL)\n"
+	"      --publish-creds FILE         NATS credentials (user JWT and NKey seed)\n"
+	"      --publish-wait S             seconds an attempt waits for JetStream (default 5)\n"
 	"      --max-agents N               agent streams remembered (default 256)\n"
 	"      --max-conns N                connections at once (default 256; each costs 256 KiB)\n"
 	"      --hello-timeout S            seconds a new connection has to say hello (default 5)\n"
@@ -56,6 +66,7 @@ struct options {
 	const char *listen[MAX_LISTEN];
 	int nlisten;
 	const char *export_file;
+	struct vigil_pub_config pub;
 	uint64_t max_mb, backups, max_agents, max_conns;
 	double hello_timeout, frame_timeout;
 };
@@ -75,7 +86,8 @@ static int parse_num(const char *opt, const char *s, double max, double *out)
 
 static int parse_options(int argc, char **argv, struct options *o)
 {
-	enum { O_MAXSIZE = 256, O_BACKUPS, O_AGENTS, O_CONNS, O_HELLO, O_FRAME };
+	enum { O_MAXSIZE = 256, O_BACKUPS, O_AGENTS, O_CONNS, O_HELLO, O_FRAME, O_PUB, O_PUB_SUBJ,
+	       O_PUB_STREAM, O_PUB_CREDS, O_PUB_WAIT };
 	static const struct option longopts[] = {
 		{ "listen", required_argument, NULL, 'l' },
 		{ "export-file", required_argument, NULL, 'o' },
@@ -85,6 +97,11 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "max-conns", required_argument, NULL, O_CONNS },
 		{ "hello-timeout", required_argument, NULL, O_HELLO },
 		{ "frame-timeout", required_argument, NULL, O_FRAME },
+		{ "publish", required_argument, NULL, O_PUB },
+		{ "publish-subject", required_argument, NULL, O_PUB_SUBJ },
+		{ "publish-stream", required_argument, NULL, O_PUB_STREAM },
+		{ "publish-creds", required_argument, NULL, O_PUB_CREDS },
+		{ "publish-wait", required_argument, NULL, O_PUB_WAIT },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -94,7 +111,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 	int ch;
 
 	*o = (struct options){ .max_mb = 10, .backups = 5, .max_agents = 256, .max_conns = 256,
-			       .hello_timeout = 5, .frame_timeout = 10 };
+			       .hello_timeout = 5, .frame_timeout = 10,
+			       .pub = { .prefix = "vigil", .stream = "VIGIL", .wait = 5, .stop = &stop } };
 	while ((ch = getopt_long(argc, argv, "l:o:vhV", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'l':
@@ -130,6 +148,14 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case O_FRAME:
 			if (parse_num("--frame-timeout", optarg, 3600, &o->frame_timeout))
 				return -EINVAL;
+			break;
+		case O_PUB: o->pub.urls = optarg; break;
+		case O_PUB_SUBJ: o->pub.prefix = optarg; break;
+		case O_PUB_STREAM: o->pub.stream = optarg; break;
+		case O_PUB_CREDS: o->pub.creds = optarg; break;
+		case O_PUB_WAIT:
+			if (parse_num("--publish-wait", optarg, 3600, &o->pub.wait) || o->pub.wait < 0.1)
+				return vlog_err(-EINVAL, "--publish-wait wants 0.1 to 3600 seconds");
 			break;
 		case 'v': vlog_verbose = 1; break;
 		case 'h': fputs(usage_text, stdout); exit(0);
@@ -270,9 +296,11 @@ int main(int argc, char **argv)
 			goto out;
 		if (c.commit.gen && c.out.size > c.commit.export_size)
 			c.out.size = c.commit.export_size;	/* cut back at open */
-	} else {
+	} else if (!o.pub.urls) {
 		vigil_export_fd(&c.out, STDOUT_FILENO);
 	}
+	if (o.pub.urls && (err = vigil_pub_open(&c.pub, &o.pub)))
+		goto out;
 	c.epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (c.epfd < 0) {
 		err = vlog_err(-errno, "epoll");
@@ -300,6 +328,7 @@ out:
 		close(c.epfd);
 	vigil_commit_close(&c.commit);
 	vigil_export_close(&c.out);
+	vigil_pub_close(c.pub);
 	vbuf_free(&c.batch);
 	free(c.agents);
 	free(c.conns);

@@ -98,7 +98,5 @@ void collector_udp_readable(struct collector *c, int fd)
 		else
 			bad(c, "bad magic");
 	}
-	if (c->batch.len && vigil_export_write(&c->out, c->batch.p, c->batch.len))
-		vlog_err(-errno, "cannot write events out");
-	c->batch.len = 0;
+	collector_batch_out(c);
 }

@@ -1,7 +1,8 @@
 # shellcheck shell=bash
 # TAP helpers for vigil's tests. Each test file sources this, says how many
 # tests it plans, and registers its own cleanup with `on_exit`; everything it
-# made (namespaces, pins, processes, temp files) is removed on any exit.
+# made (namespaces, pins, processes, temp files) is removed on any exit;
+# T_KEEP=1 keeps the temp folder (T_DIR, named after the test) to look into.
 set -u
 BUILD=${BUILD:-build}
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -26,7 +27,7 @@ _t_cleanup() {
 	_t_del_cgroups
 	[ -d "$T_PIN" ] && "$VIGIL" --pin-dir "$T_PIN" unpin >/dev/null 2>&1
 	rm -rf "$T_PIN" 2>/dev/null	# also when the CLI is missing: pins are files on bpffs
-	rm -rf "$T_DIR"
+	[ -n "${T_KEEP:-}" ] || rm -rf "$T_DIR"
 }
 trap _t_cleanup EXIT
 trap 'exit 130' INT TERM

@@ -1,0 +1,341 @@
+// SPDX-License-Identifier: GPL-2.0
+/* See publish.h. */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <nats/nats.h>
+#include "log.h"
+#include "publish.h"
+
+/* One line of the batch and where its subject and message id are kept. */
+struct pub_msg {
+	size_t off, len;	/* the line in the batch, without its '\n' */
+	size_t names;		/* offset in vigil_pub.names: "SUBJECT\0ID\0" */
+};
+
+struct vigil_pub {
+	natsConnection *nc;
+	jsCtx *js;
+	char prefix[128];
+	char url[256];
+	int64_t wait_ms;
+	volatile sig_atomic_t *stop;
+	struct pub_msg *m;
+	unsigned n, cap;
+	struct vigil_buf names;
+	/* Set by libnats's thread, for messages JetStream refused or timed out. */
+	atomic_uint failed;
+	atomic_int last_status, last_code;
+	bool oom;		/* a line could not be marked: the batch fails */
+	uint64_t published, held;
+};
+
+/* A subject token: letters, digits, '-' and '_' kept, the rest '_' (a '.'
+ * would split the token, '*' and '>' are wildcards). */
+static void put_token(struct vigil_buf *b, const char *s, size_t n)
+{
+	if (!n)
+		vbuf_putc(b, '_');
+	for (size_t i = 0; i < n; i++) {
+		char ch = s[i];
+		int keep = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+			   (ch >= '0' && ch <= '9') || ch == '-' || ch == '_';
+
+		vbuf_putc(b, keep ? ch : '_');
+	}
+}
+
+void vigil_pub_line(struct vigil_pub *p, const struct vigil_buf *batch, size_t from,
+		    const char *node, const char *boot, uint32_t ring, const char *id_kind,
+		    uint64_t n)
+{
+	const char *line = batch->p + from, *kind = "event", *q;
+	size_t len = batch->len - from, klen = 5;
+	struct pub_msg *m;
+
+	if (!p || !len)
+		return;
+	if (len > 2 && line[0] == '{' && line[1] == '"' &&
+	    (q = memchr(line + 2, '"', len - 2))) {	/* {"process_exec":... */
+		kind = line + 2;
+		klen = q - kind;
+	}
+	if (p->n == p->cap) {
+		unsigned cap = p->cap ? p->cap * 2 : 1024;
+		struct pub_msg *bigger = realloc(p->m, cap * sizeof(*p->m));
+
+		if (!bigger) {
+			p->oom = true;
+			return;
+		}
+		p->m = bigger;
+		p->cap = cap;
+	}
+	m = &p->m[p->n++];
+	m->off = from;
+	m->len = line[len - 1] == '\n' ? len - 1 : len;
+	m->names = p->names.len;
+	vbuf_printf(&p->names, "%s.", p->prefix);
+	put_token(&p->names, node, strlen(node));
+	vbuf_putc(&p->names, '.');
+	put_token(&p->names, kind, klen);
+	vbuf_putc(&p->names, '\0');
+	vbuf_printf(&p->names, "%s-%u-%s%llu", boot, ring, id_kind, (unsigned long long)n);
+	vbuf_putc(&p->names, '\0');
+}
+
+static void on_pub_error(jsCtx *js, jsPubAckErr *pae, void *closure)
+{
+	struct vigil_pub *p = closure;
+
+	(void)js;
+	atomic_store(&p->last_status, pae->Err);
+	atomic_store(&p->last_code, pae->ErrCode);
+	atomic_fetch_add(&p->failed, 1);
+}
+
+/* Drops what libnats still holds of an attempt that did not complete: the
+ * next attempt publishes it again, and the duplicate window keeps one. */
+static void drop_pending(struct vigil_pub *p)
+{
+	natsMsgList pending;
+
+	if (js_PublishAsyncGetPendingList(&pending, p->js) == NATS_OK)
+		natsMsgList_Destroy(&pending);
+}
+
+/* Publishes every marked line once and waits for JetStream's acks. */
+static natsStatus attempt(struct vigil_pub *p, const struct vigil_buf *batch)
+{
+	natsStatus s = NATS_OK, done;
+	jsPubOptions wait;
+
+	atomic_store(&p->failed, 0);
+	for (unsigned i = 0; i < p->n && s == NATS_OK; i++) {
+		const char *subject = p->names.p + p->m[i].names;
+		jsPubOptions o;
+
+		jsPubOptions_Init(&o);
+		o.MsgId = subject + strlen(subject) + 1;
+		s = js_PublishAsync(p->js, subject, batch->p + p->m[i].off, (int)p->m[i].len, &o);
+	}
+	jsPubOptions_Init(&wait);
+	wait.MaxWait = p->wait_ms;
+	done = js_PublishAsyncComplete(p->js, &wait);
+	if (s == NATS_OK)
+		s = done;
+	if (s != NATS_OK)
+		drop_pending(p);
+	else if (atomic_load(&p->failed))
+		s = atomic_load(&p->last_status) ?: NATS_ERR;
+	return s;
+}
+
+static const char *why(struct vigil_pub *p, natsStatus s, char *buf, size_t len)
+{
+	int code = atomic_load(&p->last_code);
+
+	if (s == NATS_NO_RESPONDERS)
+		return "no JetStream stream takes these subjects";
+	if (code)
+		snprintf(buf, len, "%s, JetStream error %d", natsStatus_GetText(s), code);
+	else
+		snprintf(buf, len, "%s", natsStatus_GetText(s));
+	return buf;
+}
+
+/* Sleeps ms unless stop is set meanwhile; true when it is. */
+static bool wait_unless_stop(struct vigil_pub *p, int64_t ms)
+{
+	for (; ms > 0 && !*p->stop; ms -= 50)
+		nanosleep(&(struct timespec){ .tv_nsec = 50 * 1000000L }, NULL);
+	return *p->stop;
+}
+
+int vigil_pub_send(struct vigil_pub *p, const struct vigil_buf *batch)
+{
+	int64_t backoff = 100;
+	bool holding = false;
+	char buf[160];
+	int err = 0;
+
+	if (!p || (!p->n && !p->oom))
+		return 0;
+	if (p->oom || p->names.oom)
+		return vlog_err(-ENOMEM, "JetStream: no memory to publish a batch of events");
+	for (;;) {
+		natsStatus s = attempt(p, batch);
+
+		if (s == NATS_OK) {
+			p->published += p->n;
+			break;
+		}
+		if (!holding) {
+			vlog_info("JetStream at %s does not acknowledge (%s): holding %u events, "
+				  "retrying; agents keep theirs meanwhile",
+				  p->url, why(p, s, buf, sizeof(buf)), p->n);
+			holding = true;
+			p->held++;
+		}
+		if (wait_unless_stop(p, backoff)) {
+			err = vlog_err(-EINTR, "stopping: %u events JetStream did not acknowledge are "
+				       "not acknowledged to their agents either", p->n);
+			break;
+		}
+		backoff = backoff * 2 > 5000 ? 5000 : backoff * 2;
+	}
+	if (holding && !err)
+		vlog_info("JetStream at %s acknowledges again", p->url);
+	return err;
+}
+
+void vigil_pub_forget(struct vigil_pub *p)
+{
+	if (!p)
+		return;
+	p->oom = false;
+	p->names.oom = 0;
+	p->n = 0;
+	p->names.len = 0;
+}
+
+/* Whether the stream subject pattern takes every subject under want, a
+ * "PREFIX.>" (tokens compared; '*' takes one, '>' the rest). */
+static bool covers(const char *pattern, const char *want)
+{
+	for (;;) {
+		size_t pl = strcspn(pattern, "."), wl = strcspn(want, ".");
+
+		if (pl == 1 && *pattern == '>')
+			return true;
+		if (wl == 1 && *want == '>')
+			return false;
+		if (!(pl == 1 && *pattern == '*') && (pl != wl || memcmp(pattern, want, pl)))
+			return false;
+		if (!pattern[pl] || !want[wl])
+			return !pattern[pl] && !want[wl];
+		pattern += pl + 1;
+		want += wl + 1;
+	}
+}
+
+static int stream_check(struct vigil_pub *p, const char *stream)
+{
+	char want[sizeof(p->prefix) + 2];
+	const char *subjects[] = { want };
+	jsStreamInfo *si = NULL;
+	jsStreamConfig cfg;
+	jsErrCode code = 0;
+	natsStatus s;
+	bool ok = false;
+
+	snprintf(want, sizeof(want), "%s.>", p->prefix);
+	s = js_GetStreamInfo(&si, p->js, stream, NULL, &code);
+	if (s == NATS_NOT_FOUND) {
+		jsStreamConfig_Init(&cfg);
+		cfg.Name = stream;
+		cfg.Subjects = subjects;
+		cfg.SubjectsLen = 1;
+		cfg.Storage = js_FileStorage;
+		s = js_AddStream(&si, p->js, &cfg, NULL, &code);
+		if (s != NATS_OK)
+			return vlog_err(-EIO, "--publish %s: cannot create stream %s for %s: %s (JetStream error %d)",
+					p->url, stream, want, nats_GetLastError(NULL), code);
+		vlog_info("created JetStream stream %s for %s", stream, want);
+		jsStreamInfo_Destroy(si);
+		return 0;
+	}
+	if (s != NATS_OK)
+		return vlog_err(-EIO, "--publish %s: no JetStream there (is the server run with -js?): %s",
+				p->url, nats_GetLastError(NULL));
+	for (int i = 0; i < si->Config->SubjectsLen && !ok; i++)
+		ok = covers(si->Config->Subjects[i], want);
+	jsStreamInfo_Destroy(si);
+	if (!ok)
+		return vlog_err(-EINVAL, "--publish %s: stream %s does not take subjects %s "
+				"(add them, or choose --publish-stream or --publish-subject)",
+				p->url, stream, want);
+	return 0;
+}
+
+int vigil_pub_open(struct vigil_pub **out, const struct vigil_pub_config *cfg)
+{
+	struct vigil_pub *p = calloc(1, sizeof(*p));
+	natsOptions *o = NULL;
+	jsOptions jo;
+	natsStatus s;
+	int err;
+
+	*out = NULL;
+	if (!p)
+		return -ENOMEM;
+	if (strlen(cfg->prefix) >= sizeof(p->prefix) || !*cfg->prefix ||
+	    strpbrk(cfg->prefix, "*> \t") || cfg->prefix[0] == '.' ||
+	    cfg->prefix[strlen(cfg->prefix) - 1] == '.') {
+		free(p);
+		return vlog_err(-EINVAL, "--publish-subject '%s': want tokens like vigil or site.vigil, "
+				"no wildcards", cfg->prefix);
+	}
+	strcpy(p->prefix, cfg->prefix);
+	snprintf(p->url, sizeof(p->url), "%s", cfg->urls);
+	p->wait_ms = cfg->wait * 1000;
+	p->stop = cfg->stop;
+	s = natsOptions_Create(&o);
+	if (s == NATS_OK)
+		s = natsOptions_SetURL(o, cfg->urls);
+	if (s == NATS_OK)
+		s = natsOptions_SetName(o, "vigil-collector");
+	if (s == NATS_OK)
+		s = natsOptions_SetMaxReconnect(o, -1);	/* the collector holds; it never gives up */
+	if (s == NATS_OK)
+		s = natsOptions_SetReconnectWait(o, 500);
+	if (s == NATS_OK && cfg->creds)
+		s = natsOptions_SetUserCredentialsFromFiles(o, cfg->creds, NULL);
+	if (s == NATS_OK)
+		s = natsConnection_Connect(&p->nc, o);
+	natsOptions_Destroy(o);
+	if (s != NATS_OK) {
+		err = vlog_err(-EIO, "--publish %s: cannot connect: %s", cfg->urls,
+			       nats_GetLastError(NULL));
+		goto fail;
+	}
+	jsOptions_Init(&jo);
+	jo.Wait = p->wait_ms;
+	jo.PublishAsync.MaxPending = 1 << 16;
+	jo.PublishAsync.StallWait = p->wait_ms;
+	jo.PublishAsync.ErrHandler = on_pub_error;
+	jo.PublishAsync.ErrHandlerClosure = p;
+	s = natsConnection_JetStream(&p->js, p->nc, &jo);
+	if (s != NATS_OK) {
+		err = vlog_err(-EIO, "--publish %s: %s", cfg->urls, natsStatus_GetText(s));
+		goto fail;
+	}
+	if ((err = stream_check(p, cfg->stream)))
+		goto fail;
+	vlog_info("publishing to JetStream stream %s at %s, subjects %s.NODE.KIND", cfg->stream,
+		  cfg->urls, p->prefix);
+	*out = p;
+	return 0;
+fail:
+	vigil_pub_close(p);
+	return err;
+}
+
+void vigil_pub_close(struct vigil_pub *p)
+{
+	if (!p)
+		return;
+	if (p->js) {
+		vlog_info("JetStream: %llu events published; held %llu times",
+			  (unsigned long long)p->published, (unsigned long long)p->held);
+		jsCtx_Destroy(p->js);
+	}
+	natsConnection_Destroy(p->nc);
+	nats_CloseAndWait(2000);
+	vbuf_free(&p->names);
+	free(p->m);
+	free(p);
+}

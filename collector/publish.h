@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Publishing to NATS JetStream (--publish): every JSON line the collector
+ * writes is also a JetStream message, on subject PREFIX.NODE.KIND, with a
+ * message id made of the agent's boot id, ring and sequence number. The
+ * stream's duplicate window drops a line that a re-send after a reconnect,
+ * or another collector, publishes again, so nothing needs to know how many
+ * collectors there are.
+ *
+ * A TCP agent's records are acknowledged only once JetStream has
+ * acknowledged them: while JetStream is away, the collector holds the batch
+ * and retries, and the agents keep theirs in their rings and spools.
+ */
+#ifndef VIGIL_COLLECTOR_PUBLISH_H
+#define VIGIL_COLLECTOR_PUBLISH_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "buf.h"
+
+struct vigil_pub;
+
+struct vigil_pub_config {
+	const char *urls;	/* nats://HOST:PORT, comma-separated for a cluster */
+	const char *prefix;	/* subjects are PREFIX.NODE.KIND */
+	const char *stream;	/* created with subjects PREFIX.> when missing */
+	const char *creds;	/* a NATS credentials file, or NULL */
+	double wait;		/* seconds an attempt waits for JetStream's acks */
+	volatile sig_atomic_t *stop;	/* set: give up holding a batch */
+};
+
+/* Connects and checks (or creates) the stream; errors name the URL. */
+int vigil_pub_open(struct vigil_pub **pub, const struct vigil_pub_config *cfg);
+/* The line of batch from `from` to its end (one line, '\n' included) is
+ * an event of agent (node, boot id string, ring); id_kind and n make its
+ * message id: "r" and the sequence number for a record, "g" and the first
+ * missing sequence number for a gap, "o" and the offset for lost bytes. */
+void vigil_pub_line(struct vigil_pub *pub, const struct vigil_buf *batch, size_t from,
+		    const char *node, const char *boot, uint32_t ring, const char *id_kind,
+		    uint64_t n);
+/* Publishes the lines marked in batch, retrying until JetStream has
+ * acknowledged every one: 0; or stop was set (-EINTR), or memory ran out
+ * (-ENOMEM). NULL pub: nothing to do. */
+int vigil_pub_send(struct vigil_pub *pub, const struct vigil_buf *batch);
+/* Clears the marks, once the batch is out or given up. */
+void vigil_pub_forget(struct vigil_pub *pub);
+void vigil_pub_close(struct vigil_pub *pub);
+
+#endif
