@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The packet path of enforcement: vigil's TC programs (clsact ingress and
+ * The packet path of enforcement: vigil's TC programs (TCX ingress and
  * egress, bpf/enforce_tc.bpf.c), or XDP for ingress (bpf/enforce_xdp.bpf.c),
  * on the interfaces the policy names, in the network namespace it names.
  *
@@ -10,14 +10,23 @@
  * namespace, where the node's own connections live, is refused unless it is
  * named explicitly as /proc/1/ns/net.
  *
- * What is attached here is detached by vigil_enforce_tc_close: netlink TC
- * filters are not links and cannot be pinned, so they go with the agent.
+ * Each hook is a BPF link (TCX for TC, an XDP link) pinned in the agent's
+ * pin folder, so enforcement outlives the agent: a stopped or crashed agent
+ * leaves the programs running on the pinned policy maps, and the next one
+ * gives its own programs to the same links. What the next agent's
+ * configuration no longer names, it removes at start
+ * (vigil_enforce_links_prune); `vigil unpin` removes everything.
  */
 #ifndef VIGIL_ENFORCE_TC_H
 #define VIGIL_ENFORCE_TC_H
 
 #include <stdbool.h>
 #include <stdint.h>
+
+/* Pins named VIGIL_ENFORCE_LINK_PREFIX "COOKIE_IFINDEX_HOOK": the network
+ * namespace's cookie (hex), the interface's index there, and tc_ingress,
+ * tc_egress or xdp. */
+#define VIGIL_ENFORCE_LINK_PREFIX "enforce_link_"
 
 struct vigil_enforce_tc;
 
@@ -36,7 +45,14 @@ int vigil_enforce_tc_attach(struct vigil_enforce_tc *e, const char *netns, const
 			    bool xdp);
 /* "NETNS/IFNAME[:xdp]", as --enforce-on takes it. */
 int vigil_enforce_tc_attach_spec(struct vigil_enforce_tc *e, const char *spec);
-/* Detaches everything attached, then frees. */
+/* Whether e attached the link pinned as name (in its pin folder). NULL e:
+ * false. */
+bool vigil_enforce_tc_owns(const struct vigil_enforce_tc *e, const char *name);
+/* Removes the enforcement links pinned in pin_dir that none of the n
+ * instances (some may be NULL) attached: an earlier agent's, for interfaces
+ * this one does not name. Returns how many. */
+int vigil_enforce_links_prune(const char *pin_dir, struct vigil_enforce_tc *const *keep, unsigned n);
+/* Frees; the links stay pinned and running. */
 void vigil_enforce_tc_close(struct vigil_enforce_tc *e);
 
 #endif

@@ -412,6 +412,13 @@ int main(int argc, char **argv)
 			if ((err = vigil_enforce_tc_attach_spec(enforce, o.enforce_on[i])))
 				goto out;
 	}
+	{
+		/* Interfaces an earlier agent enforced on and this one does not
+		 * name: released now that this one's are attached. */
+		struct vigil_enforce_tc *keep[] = { enforce, control.policy.tc };
+
+		vigil_enforce_links_prune(o.pin_dir, keep, 2);
+	}
 	err = vigil_pump_init(&pump, bpf.ring_fd, o.poll_ms);
 	if (err)
 		goto out;

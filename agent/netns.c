@@ -22,7 +22,6 @@ struct netns_job {
 	int (*fn)(void *arg);
 	void *arg;
 	struct vigil_netns_id id;
-	const struct vigil_netns_id *expect;	/* run only in this one */
 	int err;
 };
 
@@ -123,11 +122,6 @@ static void *netns_thread(void *arg)
 		vlog_err(j->err, "cannot read the cookie of network namespace %s", j->path);
 		goto out;
 	}
-	if (j->expect && (j->expect->cookie != j->id.cookie || j->expect->dev != j->id.dev ||
-			  j->expect->ino != j->id.ino)) {
-		j->err = -ESTALE;	/* the caller says what it means */
-		goto out;
-	}
 	j->err = j->fn(j->arg);
 out:
 	close(fd);
@@ -157,12 +151,4 @@ int vigil_netns_run(const char *netns, int (*fn)(void *arg), void *arg, struct v
 	struct netns_job j = { .netns = netns, .fn = fn, .arg = arg };
 
 	return run(&j, id);
-}
-
-int vigil_netns_run_in(const char *netns, const struct vigil_netns_id *expect,
-		       int (*fn)(void *arg), void *arg)
-{
-	struct netns_job j = { .netns = netns, .fn = fn, .arg = arg, .expect = expect };
-
-	return run(&j, NULL);
 }

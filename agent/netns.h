@@ -41,10 +41,5 @@ int vigil_netns_check(const char *netns, char *err, size_t errlen);
  * cannot be joined, -EPERM for an unnamed root namespace). id, when not
  * NULL, is set to the namespace's identity. */
 int vigil_netns_run(const char *netns, int (*fn)(void *arg), void *arg, struct vigil_netns_id *id);
-/* The same, but only in the namespace identified by expect (one that
- * vigil_netns_run reported earlier): -ESTALE, fn not run, when netns names
- * another one now (deleted and made again under the same name). */
-int vigil_netns_run_in(const char *netns, const struct vigil_netns_id *expect,
-		       int (*fn)(void *arg), void *arg);
 
 #endif

@@ -4,9 +4,9 @@
  * in each network namespace the rule names, get vigil's TC programs
  * (agent/enforce_tc.c attaches them from a thread inside the namespace).
  * Interfaces are looked up when the policy is read, so a policy naming one
- * that is not there is refused whole. An interface stays attached until
- * vigild stops (TC filters are not links and cannot be pinned); where no
- * rule matches, the programs pass traffic through.
+ * that is not there is refused whole. The links are pinned, so an
+ * interface stays enforced on while vigild restarts (agent/enforce_tc.h);
+ * where no rule matches, the programs pass traffic through.
  */
 #include <errno.h>
 #include <net/if.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Network rules at TC (clsact ingress and egress) on the interfaces a policy
+ * Network rules at TC (TCX ingress and egress) on the interfaces a policy
  * names: drop, reject (RST or ICMP port unreachable back to the sender) and
  * reset (RST to both ends), each reply rate-limited and each decision
  * reported. The agent attaches vigil_tc_ingress / vigil_tc_egress from a

@@ -5,7 +5,7 @@
 # interface that is not there refuses the policy whole. Only namespaces and
 # a veth pair this test creates.
 . "$(dirname "$0")/lib.sh"
-plan 8
+plan 9
 
 NS_A=$(new_netns a) || exit 1
 NS_B=$(new_netns b) || exit 1
@@ -61,7 +61,7 @@ is "$res" ok "the rule unloaded: connections are made again (the programs pass t
 
 # B's namespace deleted and made again under its name, with an interface of
 # the same name and index and a clsact of someone else's: the stopping agent
-# must leave it alone (it only detaches in the namespace it attached in).
+# must leave it alone (its links went with the old namespace's interface).
 ifindex=$(ip -n "$NS_B" -o link show "$VB" | cut -d: -f1)
 ip netns del "$NS_B" && ip netns add "$NS_B" && ip -n "$NS_B" link set lo up
 ip link add "$VB" netns "$NS_B" type veth peer name "${VA}x" netns "$NS_A" || exit 1
@@ -71,4 +71,12 @@ is "$(ip -n "$NS_B" -o link show "$VB" | cut -d: -f1)" "$ifindex" "the new names
 stop_agent
 is "$(tc -n "$NS_B" qdisc show dev "$VB" | grep -c clsact)" 1 \
 	"agent stopped: the new namespace's clsact is left alone"
+
+# An interface named both by a policy and by --enforce-on is refused (the
+# second would take the first's links over with its own options).
+timeout 20 "$VIGILD" --pin-dir "$T_PIN" --no-procfs -o "$T_DIR/events2.json" --policy "$T_DIR/reject.yaml" \
+	--enforce-on "$NS_B/$VB" 2>"$T_DIR/twice.err"
+rc=$?
+[ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q "$VB in $NS_B is enforced on already" "$T_DIR/twice.err"
+ok $? "an interface named by a policy and by --enforce-on: the start is refused, naming it"
 done_testing

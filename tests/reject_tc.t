@@ -6,9 +6,11 @@
 # decision is an event; a flood of spoofed SYNs gets no more RSTs than the
 # per-source limit allows. An egress rule on the client's own interface
 # refuses a local connect at once: the RST goes up the client's stack.
+# Enforcement goes on while no agent runs, and a restarted agent takes it
+# over; one that names no interface removes it.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/enforce_lib.sh"
-plan 26
+plan 33
 
 enf_pair c s || exit 1
 cat >"$T_DIR/policy.yaml" <<'YAML'
@@ -115,9 +117,30 @@ check "flood from changing sources: no more than the per-rule limit ($sent <= $m
 sup=$(bpftool map lookup pinned "$T_PIN/vigil_rule_stats" key 3 0 0 0 -j |
 	jq '[.formatted.values[].value.replies_suppressed] | add')
 check "floods: suppressed replies counted ($sup)" -- test "${sup:-0}" -ge 1000
-# Stopping the agent takes the filters off and the clsact it added.
+# Enforcement outlives the agent: its TCX links are pinned, and the
+# programs go on answering on the pinned policy maps.
+links() { ls "$T_PIN" | grep '^enforce_link_' | sort; }
+link_ids() { for l in $(links); do bpftool link show pinned "$T_PIN/$l" -j | jq -r '"\(.id) \(.prog_id)"'; done; }
 stop_agent
-is "$(ip netns exec "$NS_s" tc filter show dev vs ingress; ip netns exec "$NS_s" tc filter show dev vs egress)" "" \
-	"agent stopped: no TC filter left on the server's interface"
-is "$(ip netns exec "$NS_s" tc qdisc show dev vs | grep -c clsact)" 0 "agent stopped: clsact removed"
+r=$(cl connect 10.77.0.2 8080 2); check "agent stopped: reject still answered at once ($r)" -- fast "$r"
+r=$(cl connect 10.77.0.2 8081 1); is "$r" timeout "agent stopped: drop still drops"
+is "$(links | wc -l)" 4 "agent stopped: 4 links pinned (TC ingress and egress on 2 interfaces)"
+before=$(link_ids)
+# A new agent with the same configuration takes the same links over and
+# gives them its own programs.
+start_agent --no-procfs -o "$T_DIR/events2.json" --policy "$T_DIR/policy.yaml" \
+	--enforce-on "$NS_s/vs" --enforce-on "$NS_c/vc" || exit 1
+after=$(link_ids)
+is "$(cut -d' ' -f1 <<<"$after")" "$(cut -d' ' -f1 <<<"$before")" "restarted: the same 4 links, none added"
+[ -z "$(comm -12 <(cut -d' ' -f2 <<<"$before" | sort) <(cut -d' ' -f2 <<<"$after" | sort))" ]
+ok $? "restarted: each link runs the new agent's program"
+r=$(cl connect 10.77.0.2 8080 2); check "restarted: reject answered at once ($r)" -- fast "$r"
+# An agent that names no interface removes what the earlier one left.
+stop_agent
+start_agent --no-procfs -o "$T_DIR/events3.json" || exit 1
+is "$(links | wc -l)" 0 "plain agent: no enforcement link left"
+grep -q 'enforcement an earlier agent left is removed' "$T_DIR/agent.err"
+ok $? "plain agent: says it removed the earlier agent's enforcement"
+r=$(cl connect 10.77.0.2 8081 2); is "${r%% *}" connected "plain agent: the port the drop rule named connects again"
+stop_agent
 done_testing

@@ -8,7 +8,7 @@
 # window, IPv4 and IPv6; vigil's XDP program (a third pair) answers alike.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/enforce_lib.sh"
-plan 11
+plan 12
 
 enf_pair c s || exit 1	# vigil's
 enf_pair c2 s2 || exit 1	# nftables'
@@ -60,5 +60,8 @@ for fam in 4 6; do
 done
 stop_agent
 ip -n "$NS_s3" link show vs | grep -q "prog/xdp"
-ok $((! $?)) "agent stopped: its XDP program is off the interface"
+ok $? "agent stopped: its XDP program stays on the interface (a pinned link)"
+"$VIGIL" --pin-dir "$T_PIN" unpin >/dev/null
+ip -n "$NS_s3" link show vs | grep -q "prog/xdp"
+ok $((! $?)) "vigil unpin: the XDP program is off the interface"
 done_testing
