@@ -25,6 +25,7 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
+#define TC_ACT_UNSPEC (-1)	/* TCX_NEXT: no objection, the next program decides */
 #define TC_ACT_OK 0
 #define TC_ACT_SHOT 2
 #define TC_ACT_REDIRECT 7
@@ -223,19 +224,23 @@ static __always_inline int enforce(struct __sk_buff *skb, __u8 dir)
 	struct decision d = { .dir = dir, .ifindex = skb->ifindex };
 	int verdict;
 
+	/* What vigil does not act on goes to the next program on the hook (a
+	 * TCX program attached after vigil's, then classic clsact filters),
+	 * and passes if there is none: vigil allows nothing another tool
+	 * would refuse. */
 	if (dir == VIGIL_DIR_EGRESS && skb->mark == VIGIL_OWN_REPLY_MARK) {
 		skb->mark = 0;
-		return TC_ACT_OK;
+		return TC_ACT_UNSPEC;
 	}
 	if (vigil_pkt_parse(skb, false, &d.p))
-		return TC_ACT_OK;
+		return TC_ACT_UNSPEC;
 	if (vigil_track_flows && dir == VIGIL_DIR_INGRESS)
 		f = track(skb, &d);
 	d.r = vigil_pkt_rule(&d.p, dir, &d.id);
 	if (!acts(d.r))
 		d.r = reset_flow_rule(f, &d.p, dir, &d.id);
 	if (!acts(d.r))
-		return TC_ACT_OK;
+		return TC_ACT_UNSPEC;
 	d.now = bpf_ktime_get_ns();
 	verdict = answer(skb, &d);
 	if (f && d.r->action == VIGIL_ACT_RESET && d.p.proto == VIGIL_IPPROTO_TCP) {

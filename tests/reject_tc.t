@@ -10,7 +10,7 @@
 # over; one that names no interface removes it.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/enforce_lib.sh"
-plan 33
+plan 36
 
 enf_pair c s || exit 1
 cat >"$T_DIR/policy.yaml" <<'YAML'
@@ -71,6 +71,15 @@ ip netns exec "$NS_s" ethtool -K vs tx on >/dev/null
 r=$(cl connect 10.77.0.2 8082 2); check "IPv4 egress reject: local connect refused at once ($r)" -- fast "$r"
 r=$(cl connect fd77::2 8082 2); check "IPv6 egress reject: local connect refused at once ($r)" -- fast "$r"
 check "event: egress reject" -- ev '"action":"reject","reply":"rst_to_sender","direction":"egress"'
+# Another tool's classic filter on the same interface still sees what vigil
+# does not act on: vigil's programs hand it on (TCX_NEXT), they never pass
+# a packet over the others' heads.
+tc -n "$NS_s" qdisc add dev vs clsact &&
+	tc -n "$NS_s" filter add dev vs ingress bpf obj "$TOP/$BUILD/test_tc_drop.bpf.o" sec tc da
+r=$(cl connect 10.77.0.2 8000 1); is "$r" timeout "another tool's filter after vigil's program drops port 8000"
+r=$(cl connect 10.77.0.2 8080 2); check "vigil's reject still answers before it ($r)" -- fast "$r"
+tc -n "$NS_s" qdisc del dev vs clsact
+r=$(cl connect 10.77.0.2 8000 2); is "${r%% *}" connected "that filter removed: port 8000 connects"
 
 # Events: each decision, with its rule, reply and 5-tuple.
 check "event: reject of TCP with a RST to the sender" -- \
