@@ -68,7 +68,7 @@ $(BUILD)/%.o: %.c $(SKELS) $(wildcard include/vigil/*.h lib/*.h agent/*.h collec
 $(BUILD)/vigild: $(AGENT_OBJS) $(LIB_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 # libnats: the collector publishes to JetStream, and a test reads it back.
-$(BUILD)/vigil-collector $(BUILD)/tests/js_read: LDLIBS += -lnats
+$(BUILD)/vigil-collector $(BUILD)/tests/js_tool: LDLIBS += -lnats
 $(BUILD)/vigil-collector: $(COLL_OBJS) $(LIB_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 $(BUILD)/vigil: $(CLI_OBJS) $(LIB_OBJS)

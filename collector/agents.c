@@ -50,6 +50,7 @@ struct agent *collector_agent_get(struct collector *c, const struct vigil_stream
 	vigil_boot_id_str(a->boot_id, a->boot_str);
 	written = vigil_commit_get(&c->commit, a->boot_id, a->ring_id);
 	a->written = written >= 0 ? (uint64_t)written : p->start_offset;
+	a->out = a->written;
 	return a;
 }
 
@@ -116,6 +117,19 @@ void collector_agent_record(struct collector *c, struct agent *a, const void *ev
 	vigil_event_format(&a->fmt, event, &c->batch, NULL);
 	vigil_pub_line(c->pub, &c->batch, from, a->fmt.node_name, a->boot_str, a->ring_id, "r",
 		       h->seq);
+}
+
+void collector_agent_rewind(struct agent *a)
+{
+	uint64_t gaps = a->win.gaps, dups = a->win.dups;
+
+	/* The window forgets what it saw, or the records sent again would be
+	 * dropped as duplicates; its counts stay. Below a->out, the offsets
+	 * tell re-sends apart. */
+	memset(&a->win, 0, sizeof(a->win));
+	a->win.gaps = gaps;
+	a->win.dups = dups;
+	a->written = a->out;
 }
 
 void collector_agent_report(const struct agent *a)

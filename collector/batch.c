@@ -6,6 +6,7 @@
 
 int collector_batch_out(struct collector *c)
 {
+	double t0 = vigil_stream_now(), held;
 	int err = 0;
 
 	if (c->out.fd >= 0 && c->batch.len &&
@@ -14,6 +15,11 @@ int collector_batch_out(struct collector *c)
 	else
 		err = vigil_pub_send(c->pub, &c->batch);
 	vigil_pub_forget(c->pub);
+	/* A JetStream outage held everyone: a frame half read before it, or a
+	 * hello not yet read, is not the peer's fault. */
+	held = vigil_stream_now() - t0;
+	if (held > 0.5)
+		collector_conn_postpone(c, held);
 	c->batch.len = 0;
 	return err;
 }

@@ -33,7 +33,9 @@ struct agent {
 	char boot_str[33];
 	struct vigil_formatter fmt;	/* node name and clock of the agent */
 	struct vigil_seq_window win;
-	uint64_t written;		/* stream offset written out */
+	uint64_t written;		/* stream offset taken into the batch */
+	uint64_t out;			/* stream offset whose lines went out (file,
+					 * JetStream): what a failed batch rewinds to */
 	struct conn *conn;		/* live connection, if any */
 	uint64_t records, resent, gap_events, lost_bytes;
 	bool udp;			/* heard over UDP: peer holds its hello */
@@ -94,6 +96,12 @@ void collector_agent_record(struct collector *c, struct agent *a, const void *ev
  * on its side (spool past its bound). Reported as an event. */
 void collector_agent_offset_gap(struct collector *c, struct agent *a, uint64_t from, uint64_t to);
 void collector_agent_report(const struct agent *a);
+/* a's lines past a->out did not go out: they are taken again when the
+ * agent sends them again (it resumes at what was acknowledged). */
+void collector_agent_rewind(struct agent *a);
+/* Moves every connection's deadlines (hello, unfinished frame) later by
+ * secs: the collector held that long and read nobody meanwhile. */
+void collector_conn_postpone(struct collector *c, double secs);
 /* Writes c->batch out and publishes it (see publish.h), then empties it;
  * 0 when every line is out. */
 int collector_batch_out(struct collector *c);

@@ -192,9 +192,13 @@ static int flush(struct collector *c, struct conn *k)
 	int err;
 
 	if ((err = collector_batch_out(c))) {
+		if (a)
+			collector_agent_rewind(a);	/* nothing of it is acknowledged */
 		collector_conn_close(c, k, "output failed");
 		return err;
 	}
+	if (a)
+		a->out = a->written;
 	if (!a)
 		return 0;
 	upto = a->written < k->offset ? a->written : k->offset;
@@ -238,6 +242,17 @@ void collector_conn_readable(struct collector *c, struct conn *k)
 			return;
 	}
 	flush(c, k);
+}
+
+void collector_conn_postpone(struct collector *c, double secs)
+{
+	for (unsigned i = 0; i < c->nconns; i++) {
+		struct conn *k = c->conns[i];
+
+		k->opened += secs;
+		if (k->partial_since)
+			k->partial_since += secs;
+	}
 }
 
 void collector_conn_timeouts(struct collector *c, double now)

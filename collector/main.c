@@ -78,7 +78,7 @@ static int parse_num(const char *opt, const char *s, double max, double *out)
 
 	errno = 0;
 	v = strtod(s, &end);
-	if (errno || end == s || *end || v < 0 || v > max)
+	if (errno || end == s || *end || !(v >= 0 && v <= max))	/* NaN too */
 		return vlog_err(-EINVAL, "invalid value '%s' for %s", s, opt);
 	*out = v;
 	return 0;
@@ -107,6 +107,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "version", no_argument, NULL, 'V' },
 		{}
 	};
+	const char *pub_opt = NULL;	/* a --publish-* option given */
 	double v;
 	int ch;
 
@@ -150,12 +151,15 @@ static int parse_options(int argc, char **argv, struct options *o)
 				return -EINVAL;
 			break;
 		case O_PUB: o->pub.urls = optarg; break;
-		case O_PUB_SUBJ: o->pub.prefix = optarg; break;
-		case O_PUB_STREAM: o->pub.stream = optarg; break;
-		case O_PUB_CREDS: o->pub.creds = optarg; break;
+		case O_PUB_SUBJ: o->pub.prefix = optarg; pub_opt = "--publish-subject"; break;
+		case O_PUB_STREAM: o->pub.stream = optarg; pub_opt = "--publish-stream"; break;
+		case O_PUB_CREDS: o->pub.creds = optarg; pub_opt = "--publish-creds"; break;
 		case O_PUB_WAIT:
-			if (parse_num("--publish-wait", optarg, 3600, &o->pub.wait) || o->pub.wait < 0.1)
+			if (parse_num("--publish-wait", optarg, 3600, &o->pub.wait))
+				return -EINVAL;
+			if (o->pub.wait < 0.1)
 				return vlog_err(-EINVAL, "--publish-wait wants 0.1 to 3600 seconds");
+			pub_opt = "--publish-wait";
 			break;
 		case 'v': vlog_verbose = 1; break;
 		case 'h': fputs(usage_text, stdout); exit(0);
@@ -172,6 +176,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 		return vlog_err(-EINVAL, "unexpected argument '%s'", argv[optind]);
 	if (!o->nlisten)
 		return vlog_err(-EINVAL, "no --listen given (try 'vigil-collector --help')");
+	if (pub_opt && !o->pub.urls)
+		return vlog_err(-EINVAL, "%s without --publish", pub_opt);
 	return 0;
 }
 
@@ -235,7 +241,7 @@ static void run(struct collector *c)
 		int n = epoll_wait(c->epfd, evs, 64, 500);
 		double now;
 
-		for (int i = 0; i < n; i++) {
+		for (int i = 0; i < n && !stop; i++) {	/* stopping: no new batch */
 			int kind = *(int *)evs[i].data.ptr;
 
 			if (kind == EP_LISTEN_TCP) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* See publish.h. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include <nats/nats.h>
 #include "log.h"
 #include "publish.h"
+#include "stream.h"
 
 /* One line of the batch and where its subject and message id are kept. */
 struct pub_msg {
@@ -28,8 +30,13 @@ struct vigil_pub {
 	struct vigil_buf names;
 	/* Set by libnats's thread, for messages JetStream refused or timed out. */
 	atomic_uint failed;
-	atomic_int last_status, last_code;
+	pthread_mutex_t lock;	/* the refusal below */
+	natsStatus last_status;
+	int last_code;
+	char last_text[160];	/* the server's words */
 	bool oom;		/* a line could not be marked: the batch fails */
+	bool ready;		/* opened: its counts are worth a line at close */
+	bool lib;		/* libnats was started: it is closed at the end */
 	uint64_t published, held;
 };
 
@@ -92,8 +99,11 @@ static void on_pub_error(jsCtx *js, jsPubAckErr *pae, void *closure)
 	struct vigil_pub *p = closure;
 
 	(void)js;
-	atomic_store(&p->last_status, pae->Err);
-	atomic_store(&p->last_code, pae->ErrCode);
+	pthread_mutex_lock(&p->lock);
+	p->last_status = pae->Err;
+	p->last_code = pae->ErrCode;
+	snprintf(p->last_text, sizeof(p->last_text), "%s", pae->ErrText ? pae->ErrText : "");
+	pthread_mutex_unlock(&p->lock);
 	atomic_fetch_add(&p->failed, 1);
 }
 
@@ -113,7 +123,16 @@ static natsStatus attempt(struct vigil_pub *p, const struct vigil_buf *batch)
 	natsStatus s = NATS_OK, done;
 	jsPubOptions wait;
 
+	pthread_mutex_lock(&p->lock);
+	p->last_status = NATS_OK;
+	p->last_code = 0;
+	p->last_text[0] = 0;
+	pthread_mutex_unlock(&p->lock);
 	atomic_store(&p->failed, 0);
+	/* Not connected: publishing now would only fill libnats's reconnect
+	 * buffer with another copy of the batch at each retry. */
+	if (natsConnection_Status(p->nc) != NATS_CONN_STATUS_CONNECTED)
+		return NATS_CONNECTION_DISCONNECTED;
 	for (unsigned i = 0; i < p->n && s == NATS_OK; i++) {
 		const char *subject = p->names.p + p->m[i].names;
 		jsPubOptions o;
@@ -129,21 +148,25 @@ static natsStatus attempt(struct vigil_pub *p, const struct vigil_buf *batch)
 		s = done;
 	if (s != NATS_OK)
 		drop_pending(p);
-	else if (atomic_load(&p->failed))
-		s = atomic_load(&p->last_status) ?: NATS_ERR;
+	else if (atomic_load(&p->failed)) {
+		pthread_mutex_lock(&p->lock);
+		s = p->last_status ?: NATS_ERR;
+		pthread_mutex_unlock(&p->lock);
+	}
 	return s;
 }
 
 static const char *why(struct vigil_pub *p, natsStatus s, char *buf, size_t len)
 {
-	int code = atomic_load(&p->last_code);
-
 	if (s == NATS_NO_RESPONDERS)
 		return "no JetStream stream takes these subjects";
-	if (code)
-		snprintf(buf, len, "%s, JetStream error %d", natsStatus_GetText(s), code);
+	pthread_mutex_lock(&p->lock);
+	if (p->last_code)
+		snprintf(buf, len, "%s, JetStream error %d: %s", natsStatus_GetText(s), p->last_code,
+			 p->last_text);
 	else
 		snprintf(buf, len, "%s", natsStatus_GetText(s));
+	pthread_mutex_unlock(&p->lock);
 	return buf;
 }
 
@@ -157,9 +180,9 @@ static bool wait_unless_stop(struct vigil_pub *p, int64_t ms)
 
 int vigil_pub_send(struct vigil_pub *p, const struct vigil_buf *batch)
 {
+	double since = 0, told = 0;
 	int64_t backoff = 100;
-	bool holding = false;
-	char buf[160];
+	char buf[256];
 	int err = 0;
 
 	if (!p || (!p->n && !p->oom))
@@ -173,12 +196,19 @@ int vigil_pub_send(struct vigil_pub *p, const struct vigil_buf *batch)
 			p->published += p->n;
 			break;
 		}
-		if (!holding) {
-			vlog_info("JetStream at %s does not acknowledge (%s): holding %u events, "
-				  "retrying; agents keep theirs meanwhile",
-				  p->url, why(p, s, buf, sizeof(buf)), p->n);
-			holding = true;
+		if (!since) {
+			vlog_info("JetStream at %s does not acknowledge (%s): holding %u events and "
+				  "every agent, retrying", p->url, why(p, s, buf, sizeof(buf)), p->n);
+			since = told = vigil_stream_now();
 			p->held++;
+		} else if (vigil_stream_now() - told >= 30) {
+			/* A refusal may be for good (a full stream that discards
+			 * new messages, a message over its size, a permission):
+			 * say it again, with how long it has lasted. */
+			told = vigil_stream_now();
+			vlog_info("JetStream at %s still does not acknowledge after %.0f s (%s): "
+				  "holding %u events", p->url, told - since, why(p, s, buf, sizeof(buf)),
+				  p->n);
 		}
 		if (wait_unless_stop(p, backoff)) {
 			err = vlog_err(-EINTR, "stopping: %u events JetStream did not acknowledge are "
@@ -187,8 +217,9 @@ int vigil_pub_send(struct vigil_pub *p, const struct vigil_buf *batch)
 		}
 		backoff = backoff * 2 > 5000 ? 5000 : backoff * 2;
 	}
-	if (holding && !err)
-		vlog_info("JetStream at %s acknowledges again", p->url);
+	if (since && !err)
+		vlog_info("JetStream at %s acknowledges again, after %.1f s", p->url,
+			  vigil_stream_now() - since);
 	return err;
 }
 
@@ -200,6 +231,25 @@ void vigil_pub_forget(struct vigil_pub *p)
 	p->names.oom = 0;
 	p->n = 0;
 	p->names.len = 0;
+}
+
+/* PREFIX: tokens of letters, digits, '-' and '_', joined by single dots. */
+static bool subject_ok(const char *s)
+{
+	size_t token = 0;
+
+	for (; *s; s++) {
+		bool word = (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+			    (*s >= '0' && *s <= '9') || *s == '-' || *s == '_';
+
+		if (*s == '.' && token)
+			token = 0;
+		else if (word)
+			token++;
+		else
+			return false;
+	}
+	return token > 0;
 }
 
 /* Whether the stream subject pattern takes every subject under want, a
@@ -248,11 +298,19 @@ static int stream_check(struct vigil_pub *p, const char *stream)
 		jsStreamInfo_Destroy(si);
 		return 0;
 	}
+	if (s == NATS_NO_RESPONDERS || s == NATS_TIMEOUT)
+		return vlog_err(-EIO, "--publish %s: no JetStream there (is the server run with -js?)",
+				p->url);
 	if (s != NATS_OK)
-		return vlog_err(-EIO, "--publish %s: no JetStream there (is the server run with -js?): %s",
-				p->url, nats_GetLastError(NULL));
+		return vlog_err(-EIO, "--publish %s: cannot look up --publish-stream %s: %s", p->url,
+				stream, nats_GetLastError(NULL));
 	for (int i = 0; i < si->Config->SubjectsLen && !ok; i++)
 		ok = covers(si->Config->Subjects[i], want);
+	if (si->Config->NoAck) {
+		jsStreamInfo_Destroy(si);
+		return vlog_err(-EINVAL, "--publish %s: stream %s does not acknowledge (no_ack): "
+				"nothing could ever be acknowledged to the agents", p->url, stream);
+	}
 	jsStreamInfo_Destroy(si);
 	if (!ok)
 		return vlog_err(-EINVAL, "--publish %s: stream %s does not take subjects %s "
@@ -272,18 +330,23 @@ int vigil_pub_open(struct vigil_pub **out, const struct vigil_pub_config *cfg)
 	*out = NULL;
 	if (!p)
 		return -ENOMEM;
-	if (strlen(cfg->prefix) >= sizeof(p->prefix) || !*cfg->prefix ||
-	    strpbrk(cfg->prefix, "*> \t") || cfg->prefix[0] == '.' ||
-	    cfg->prefix[strlen(cfg->prefix) - 1] == '.') {
-		free(p);
-		return vlog_err(-EINVAL, "--publish-subject '%s': want tokens like vigil or site.vigil, "
-				"no wildcards", cfg->prefix);
+	pthread_mutex_init(&p->lock, NULL);
+	if (strlen(cfg->prefix) >= sizeof(p->prefix) || !subject_ok(cfg->prefix)) {
+		vigil_pub_close(p);
+		return vlog_err(-EINVAL, "--publish-subject '%s': want tokens like vigil or site.vigil "
+				"(letters, digits, - and _, joined by dots)", cfg->prefix);
+	}
+	if (!*cfg->stream || strlen(cfg->stream) > 200 || strpbrk(cfg->stream, ".*> \t/\\")) {
+		vigil_pub_close(p);
+		return vlog_err(-EINVAL, "--publish-stream '%s': want a name without dots, spaces, "
+				"slashes or wildcards", cfg->stream);
 	}
 	strcpy(p->prefix, cfg->prefix);
 	snprintf(p->url, sizeof(p->url), "%s", cfg->urls);
 	p->wait_ms = cfg->wait * 1000;
 	p->stop = cfg->stop;
 	s = natsOptions_Create(&o);
+	p->lib = true;
 	if (s == NATS_OK)
 		s = natsOptions_SetURL(o, cfg->urls);
 	if (s == NATS_OK)
@@ -317,6 +380,7 @@ int vigil_pub_open(struct vigil_pub **out, const struct vigil_pub_config *cfg)
 		goto fail;
 	vlog_info("publishing to JetStream stream %s at %s, subjects %s.NODE.KIND", cfg->stream,
 		  cfg->urls, p->prefix);
+	p->ready = true;
 	*out = p;
 	return 0;
 fail:
@@ -328,13 +392,14 @@ void vigil_pub_close(struct vigil_pub *p)
 {
 	if (!p)
 		return;
-	if (p->js) {
+	if (p->ready)
 		vlog_info("JetStream: %llu events published; held %llu times",
 			  (unsigned long long)p->published, (unsigned long long)p->held);
-		jsCtx_Destroy(p->js);
-	}
+	jsCtx_Destroy(p->js);
 	natsConnection_Destroy(p->nc);
-	nats_CloseAndWait(2000);
+	if (p->lib)
+		nats_CloseAndWait(2000);
+	pthread_mutex_destroy(&p->lock);
 	vbuf_free(&p->names);
 	free(p->m);
 	free(p);

@@ -65,17 +65,27 @@ static int rotate(struct vigil_export_file *x)
 int vigil_export_write(struct vigil_export_file *x, const void *data, size_t len)
 {
 	const char *p = data;
+	uint64_t before;
 
 	if (x->path && x->max_size && x->size && x->size + len > x->max_size && rotate(x))
 		x->errors++;	/* keep appending to the current file */
+	before = x->size;
 	while (len) {
 		ssize_t n = write(x->fd, p, len);
 
 		if (n < 0) {
-			if (errno == EINTR)
+			int err = -errno;
+
+			if (err == -EINTR)
 				continue;
 			x->errors++;
-			return -errno;
+			/* A batch is whole or absent: a file cut back leaves no
+			 * torn line for the next batch to follow. */
+			if (x->path && x->size != before && !ftruncate(x->fd, (off_t)before)) {
+				x->bytes -= x->size - before;
+				x->size = before;
+			}
+			return err;
 		}
 		p += n;
 		len -= n;

@@ -3,7 +3,7 @@
 # and every option in --help documented in its man page.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/stream_lib.sh"
-plan 5
+plan 8
 "$COLLECTOR" >/dev/null 2>"$T_DIR/err"
 [ $? -eq 2 ] && grep -q 'no --listen' "$T_DIR/err"
 ok $? "no --listen: refused, with exit status 2"
@@ -13,6 +13,15 @@ ok $? "an unknown scheme is refused"
 "$COLLECTOR" --listen tcp://127.0.0.1:0 --max-conns 0 >/dev/null 2>"$T_DIR/err"
 [ $? -eq 2 ]
 ok $? "--max-conns 0 is refused"
+"$COLLECTOR" --listen tcp://127.0.0.1:0 --publish-stream X >/dev/null 2>"$T_DIR/err"
+[ $? -eq 2 ] && grep -q -- '--publish-stream without --publish' "$T_DIR/err"
+ok $? "a --publish-* option without --publish is refused, naming it"
+"$COLLECTOR" --listen tcp://127.0.0.1:0 --publish nats://127.0.0.1:1 --publish-stream A.B >/dev/null 2>"$T_DIR/err"
+[ $? -ne 0 ] && grep -q -- "--publish-stream 'A.B': want a name without dots" "$T_DIR/err"
+ok $? "a stream name JetStream would refuse is refused first, naming the option"
+"$COLLECTOR" --listen tcp://127.0.0.1:0 --publish nats://127.0.0.1:1 --publish-wait nan >/dev/null 2>"$T_DIR/err"
+[ $? -eq 2 ] && [ "$(wc -l <"$T_DIR/err")" = 1 ] && grep -q "invalid value 'nan' for --publish-wait" "$T_DIR/err"
+ok $? "--publish-wait nan is refused, in one line"
 "$COLLECTOR" -V | grep -q 'event schema [0-9]*, stream [0-9]*'
 ok $? "--version names the event schema and the stream version"
 missing=$("$COLLECTOR" --help | grep -o -- '--[a-z][a-z0-9-]*' | sort -u | while read -r opt; do

@@ -2,13 +2,13 @@
 # vigil-collector --publish: every line it writes is also a JetStream
 # message (subject PREFIX.NODE.KIND, message id boot-ring-rSEQ), and agents
 # are acknowledged only once JetStream has acknowledged. A private
-# nats-server with JetStream on loopback; a JetStream consumer (js_read)
+# nats-server with JetStream on loopback; a JetStream consumer (js_tool read)
 # reads back what was published.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/stream_lib.sh"
 command -v nats-server >/dev/null || skip_all "nats-server is not installed"
-plan 19
-JS_READ="$TOP/$BUILD/tests/js_read"
+plan 28
+JS_TOOL="$TOP/$BUILD/tests/js_tool"
 OUT="$T_DIR/out.json"
 N=600
 
@@ -23,8 +23,10 @@ start_nats() {
 	wait_for 10 grep -q 'Listening for client connections' "$log" || { diag "nats-server did not start"; return 1; }
 	NATS_PORT=$(grep -o 'Listening for client connections on [0-9.]*:[0-9]*' "$log" | tail -1 | sed 's/.*://')
 }
-# What stream $1 holds, one JSON object a message (js_read).
-js_dump() { "$JS_READ" "nats://127.0.0.1:$NATS_PORT" "$1" "${2:-vigil.>}" 1; }
+# What stream $1 holds, one JSON object a message (js_tool read).
+js_dump() { "$JS_TOOL" read "nats://127.0.0.1:$NATS_PORT" "$1" "${2:-vigil.>}" "${3:-1}"; }
+# js_has STREAM SUBJECTS STRING: the stream holds a message with STRING.
+js_has() { js_dump "$1" "$2" 0.3 | grep -q "$3"; }
 # Markers at a capped rate: bursts of 25, then a pause.
 gen() { local i; for ((i = 1; i <= N; i += 25)); do run_markers "$1" $i $((i + 24 > N ? N : i + 24)); sleep 0.02; done; }
 # The markers of TAG in a js_dump, in stream order.
@@ -60,7 +62,7 @@ ok $? "the collector creates the stream when it is missing"
 start_agent --send "tcp://127.0.0.1:$PORT" --no-procfs --poll-ms 20 || exit 1
 TAG="js$$"
 gen "$TAG"
-wait_for 20 sh -c "grep -q '\"$TAG-$N\"' '$OUT'"
+wait_for 20 js_has VIGIL 'vigil.>' "\"$TAG-$N\""
 js_dump VIGIL >"$T_DIR/js1.json"
 check "JetStream holds every marker once, in order" -- js_markers_in_order "$TAG" "$T_DIR/js1.json"
 NODE=$(jq -r 'select(.process_exec) | .node_name' "$OUT" | head -1)
@@ -149,10 +151,121 @@ DPORT=$(grep -o 'listening on tcp://[^ ]*' "$T_DIR/d.err" | sed 's/.*://')
 start_agent --send "tcp://127.0.0.1:$DPORT" --no-procfs --poll-ms 20 || exit 1
 TAG="jo$$"
 N=50 gen "$TAG"
-wait_for 20 sh -c "'$JS_READ' '$NATS' TWO 'site.v.>' 0.3 | grep -q '\"$TAG-50\"'"
+wait_for 20 js_has TWO 'site.v.>' "\"$TAG-50\""
 ok $? "--publish-subject and --publish-stream name where events go"
 stop_agent
 kill -TERM $D; wait $D
 [ ! -s "$T_DIR/stdout" ]
 ok $? "with --publish and no -o, nothing goes to stdout"
+
+# 7. JetStream refuses (a stream full, that discards new messages): what it
+# refused is not acknowledged, so the agent gives it to the next collector.
+"$JS_TOOL" add-stream "$NATS" FULL 'full.>' 5 || exit 1
+start_collector f "" --listen tcp://127.0.0.1:0 --publish "$NATS" --publish-subject full \
+	--publish-stream FULL || exit 1
+FPORT=$COLL_PORT
+start_agent --send "tcp://127.0.0.1:$FPORT" --no-procfs --poll-ms 20 || exit 1
+TAG="jf$$"
+N=50 gen "$TAG"
+wait_for 10 grep -q 'does not acknowledge (.*maximum messages' "$T_DIR/f.err"
+ok $? "a refusal is logged with the server's reason"
+kill -9 $COLL_PID; wait $COLL_PID 2>/dev/null
+start_collector f "" --listen "tcp://127.0.0.1:$FPORT" --publish "$NATS" || exit 1
+wait_for 30 js_has VIGIL 'vigil.>' "\"$TAG-50\""
+js_dump VIGIL >"$T_DIR/js7.json"
+N=50 js_markers_in_order "$TAG" "$T_DIR/js7.json"
+ok $? "refused events were not acknowledged: the next collector publishes them all"
+stop_agent
+kill -TERM $COLL_PID; wait $COLL_PID
+
+# 8. UDP agents' lines are published too.
+start_collector u "" --listen udp://127.0.0.1:0 --publish "$NATS" || exit 1
+UPORT=$(grep -o 'listening on udp://[^ ]*' "$T_DIR/u.err" | sed 's/.*://')
+start_agent --send "udp://127.0.0.1:$UPORT" --no-procfs --poll-ms 20 || exit 1
+TAG="ju$$"
+N=20 gen "$TAG"
+wait_for 20 js_has VIGIL 'vigil.>' "\"$TAG-20\""
+ok $? "events sent over UDP are published"
+stop_agent
+kill -TERM $COLL_PID; wait $COLL_PID
+
+# 9. While JetStream is away the collector reads nobody: a connection with
+# half a record waiting is not closed for it when JetStream comes back.
+start_collector h "" --listen tcp://127.0.0.1:0 -o "$T_DIR/out9.json" --publish "$NATS" \
+	--frame-timeout 2 || exit 1
+HPORT=$COLL_PORT
+start_agent --send "tcp://127.0.0.1:$HPORT" --no-procfs --poll-ms 20 || exit 1
+cat >"$T_DIR/half.py" <<'PY'
+# A synthetic agent: its hello and half a record, the rest when GO appears;
+# prints "acked" once the collector acknowledges the whole record.
+import os, socket, struct, sys, time
+port, go = int(sys.argv[1]), sys.argv[2]
+types = [(1, 1, 88), (2, 0, 80), (3, 0, 72), (64, 0, 48)]
+table = b''.join(struct.pack('<HHI', *t) for t in types)
+name = b'half-node'
+body = 80 + len(table) + len(name); pad = (-body) % 8
+hello = struct.pack('<8sHHI16sIIQQqIIIHH', b'VIGILSTR', 1, body + pad, 1, os.urandom(16), 1, 1, 0,
+                    1 << 24, 0, 0, 0, 0, len(name), len(types)) + table + name + b'\0' * pad
+proc = struct.pack('<6I3Q', 4242, 4242, 1, 0, 0, 0xffffffff, 5, 0, 1)
+rec = struct.pack('<II', 80, 0) + struct.pack('<HHIQQ', 2, 80, 0, 1, 1000) + proc + b'\0' * 8
+s = socket.create_connection(('127.0.0.1', port))
+s.sendall(hello + rec[:40])
+print('half', flush=True)
+while not os.path.exists(go):
+    time.sleep(0.05)
+try:
+    s.sendall(rec[40:])
+    s.settimeout(10)
+    buf = b''
+    while len(buf) < 16:
+        b = s.recv(16 - len(buf))
+        if not b:
+            break
+        buf += b
+    print('acked' if len(buf) == 16 and struct.unpack('<IIQ', buf)[2] == len(rec) else 'closed', flush=True)
+except OSError as e:
+    print('closed', e, flush=True)
+PY
+/usr/bin/python3 "$T_DIR/half.py" "$HPORT" "$T_DIR/go" >"$T_DIR/half.out" 2>&1 & H=$!
+on_exit "kill $H"
+wait_for 5 grep -q half "$T_DIR/half.out"
+kill -TERM $NATS_PID; wait $NATS_PID 2>/dev/null
+N=20 gen "jw$$"
+wait_for 10 grep -q 'does not acknowledge' "$T_DIR/h.err"
+sleep 3	# past --frame-timeout, held
+start_nats "$NATS_PORT" || exit 1
+wait_for 30 grep -q 'acknowledges again' "$T_DIR/h.err"
+touch "$T_DIR/go"
+wait $H
+is "$(tail -1 "$T_DIR/half.out")" acked "a frame half read before the outage is finished and acknowledged after it"
+grep -q 'frame left unfinished' "$T_DIR/h.err"
+ok $((! $?)) "no connection was closed for the time the collector held"
+stop_agent
+kill -TERM $COLL_PID; wait $COLL_PID
+
+# 10. The export file's disk fills up: a batch that did not go out is neither
+# acknowledged nor forgotten; once there is room, every event is written
+# and published once, and the file has no torn line.
+mkdir -p "$T_DIR/small"
+mount -t tmpfs -o size=256k tmpfs "$T_DIR/small" || exit 1
+on_exit "umount -l '$T_DIR/small'"
+start_collector s "" --listen tcp://127.0.0.1:0 -o "$T_DIR/small/out.json" \
+	--export-file-max-size-mb 0 --publish "$NATS" || exit 1
+dd if=/dev/zero of="$T_DIR/small/filler" bs=1k count=236 2>/dev/null
+start_agent --send "tcp://127.0.0.1:$COLL_PORT" --no-procfs --poll-ms 20 || exit 1
+TAG="jn$$"
+N=100 gen "$TAG"
+wait_for 10 grep -q 'cannot write events out' "$T_DIR/s.err"
+ok $? "a full disk is logged"
+rm -f "$T_DIR/small/filler"
+wait_for 30 js_has VIGIL 'vigil.>' "\"$TAG-100\""
+js_dump VIGIL >"$T_DIR/js10.json"
+N=100 js_markers_in_order "$TAG" "$T_DIR/js10.json"
+ok $? "after the disk was full: every event once, in order, in JetStream"
+N=100 markers_in_order "$TAG" 100 "$T_DIR/small/out.json"
+ok $? "and in the export file"
+jq -e . "$T_DIR/small/out.json" >/dev/null
+ok $? "the export file has no torn line"
+stop_agent
+kill -TERM $COLL_PID; wait $COLL_PID
 done_testing

@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * For the tests, a JetStream client:
+ *   js_tool read URL STREAM SUBJECTS [IDLE_S]
+ *     prints every message of a stream, from its first, as one JSON object
+ *     a line, {"subject":"...","id":"<Nats-Msg-Id>","data":<the message>},
+ *     until none came for IDLE_S seconds (default 1): what the collector
+ *     published, as a consumer reads it;
+ *   js_tool add-stream URL STREAM SUBJECT MAX_MSGS
+ *     makes a stream that takes at most MAX_MSGS messages and refuses the
+ *     next ones (discard new): a JetStream that says no.
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <nats/nats.h>
+
+static natsStatus add_stream(jsCtx *js, const char *name, const char *subject, long max_msgs)
+{
+	const char *subjects[] = { subject };
+	jsStreamInfo *si = NULL;
+	jsStreamConfig cfg;
+	natsStatus s;
+
+	jsStreamConfig_Init(&cfg);
+	cfg.Name = name;
+	cfg.Subjects = subjects;
+	cfg.SubjectsLen = 1;
+	cfg.MaxMsgs = max_msgs;
+	cfg.Discard = js_DiscardNew;
+	s = js_AddStream(&si, js, &cfg, NULL, NULL);
+	jsStreamInfo_Destroy(si);
+	return s;
+}
+
+int main(int argc, char **argv)
+{
+	natsConnection *nc = NULL;
+	natsSubscription *sub = NULL;
+	jsCtx *js = NULL;
+	jsSubOptions so;
+	natsStatus s;
+	int64_t idle_ms = argc > 5 ? atof(argv[5]) * 1000 : 1000;
+	long n = 0;
+	bool read;
+
+	if (argc < 5 || (strcmp(argv[1], "read") && (strcmp(argv[1], "add-stream") || argc < 6))) {
+		fprintf(stderr, "usage: js_tool read URL STREAM SUBJECTS [IDLE_S]\n"
+				"       js_tool add-stream URL STREAM SUBJECT MAX_MSGS\n");
+		return 2;
+	}
+	read = !strcmp(argv[1], "read");
+	argv++;
+	s = natsConnection_ConnectTo(&nc, argv[1]);
+	if (s == NATS_OK)
+		s = natsConnection_JetStream(&js, nc, NULL);
+	if (s == NATS_OK && !read)
+		s = add_stream(js, argv[2], argv[3], atol(argv[4]));
+	else if (s == NATS_OK) {
+		jsSubOptions_Init(&so);
+		so.Stream = argv[2];
+		so.Ordered = true;	/* ephemeral, no acks, in stream order */
+		so.Config.DeliverPolicy = js_DeliverAll;
+		s = js_SubscribeSync(&sub, js, argv[3], NULL, &so, NULL);
+	}
+	while (s == NATS_OK && read) {
+		natsMsg *m = NULL;
+		const char *id = "";
+
+		s = natsSubscription_NextMsg(&m, sub, idle_ms);
+		if (s == NATS_TIMEOUT) {
+			s = NATS_OK;
+			break;
+		}
+		if (s != NATS_OK)
+			break;
+		natsMsgHeader_Get(m, "Nats-Msg-Id", &id);
+		printf("{\"subject\":\"%s\",\"id\":\"%s\",\"data\":%.*s}\n", natsMsg_GetSubject(m), id,
+		       natsMsg_GetDataLength(m), natsMsg_GetData(m));
+		natsMsg_Destroy(m);
+		n++;
+	}
+	if (s != NATS_OK)
+		fprintf(stderr, "js_tool: %s: %s\n", natsStatus_GetText(s), nats_GetLastError(NULL));
+	natsSubscription_Destroy(sub);
+	jsCtx_Destroy(js);
+	natsConnection_Destroy(nc);
+	nats_CloseAndWait(1000);
+	return s == NATS_OK ? 0 : 1;
+}
