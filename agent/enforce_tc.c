@@ -27,6 +27,7 @@
 /* Debian 12's linux/bpf.h predates TCX (Linux 6.6); the kernel's values. */
 #define VIGIL_BPF_TCX_INGRESS 46
 #define VIGIL_BPF_TCX_EGRESS 47
+#define VIGIL_BPF_F_BEFORE (1U << 3)
 
 struct attachment {
 	char netns[256];
@@ -34,12 +35,15 @@ struct attachment {
 	char ifname[IF_NAMESIZE];
 	int ifindex;
 	bool xdp;
+	unsigned made;		/* hooks (bit 0 ingress, 1 egress) whose links this agent made */
+	int fd[2];		/* the links, held while the agent runs: a `vigil unpin`
+				 * meanwhile ends them only when it stops */
 };
 
 struct vigil_enforce_tc {
 	struct enforce_tc_bpf *tc;
 	struct enforce_xdp_bpf *xdp;
-	char pin_dir[200];
+	char pin_dir[256];
 	struct attachment at[ATTACH_MAX];
 	unsigned n;
 	bool track_flows;
@@ -51,13 +55,14 @@ struct vigil_enforce_tc {
  * links over with its own programs (and options). */
 static struct vigil_enforce_tc *open_set[4];
 
-static bool enforced_here(uint64_t cookie, int ifindex)
+/* The instance that enforces on the interface already, or NULL. */
+static struct vigil_enforce_tc *enforced_by(uint64_t cookie, int ifindex)
 {
 	for (unsigned k = 0; k < 4; k++)
 		for (unsigned i = 0; open_set[k] && i < open_set[k]->n; i++)
 			if (open_set[k]->at[i].ns.cookie == cookie && open_set[k]->at[i].ifindex == ifindex)
-				return true;
-	return false;
+				return open_set[k];
+	return NULL;
 }
 
 int vigil_enforce_tc_open(struct vigil_enforce_tc **out, const struct vigil_enforce_tc_opts *o)
@@ -100,8 +105,11 @@ int vigil_enforce_tc_open(struct vigil_enforce_tc **out, const struct vigil_enfo
 		.pol4_fd = bpf_map__fd(e->tc->maps.vigil_pol4),
 		.pol6_fd = bpf_map__fd(e->tc->maps.vigil_pol6),
 	};
-	for (unsigned k = 0; k < 4; k++)
-		if (!open_set[k]) {
+	for (unsigned k = 0; k <= 4; k++)
+		if (k == 4) {
+			err = vlog_err(-E2BIG, "enforce: too many instances");
+			goto fail;
+		} else if (!open_set[k]) {
 			open_set[k] = e;
 			break;
 		}
@@ -123,41 +131,131 @@ static void link_pin(char *out, size_t len, const char *pin_dir, uint64_t cookie
 		 (unsigned long long)cookie, ifindex, hook);
 }
 
+static const char *hook_name(const struct attachment *a, unsigned h)
+{
+	return h ? "tc_egress" : a->xdp ? "xdp" : "tc_ingress";
+}
+
+static void hook_pin(char *out, size_t len, const struct vigil_enforce_tc *e,
+		     const struct attachment *a, unsigned h)
+{
+	link_pin(out, len, e->pin_dir, a->ns.cookie, a->ifindex, hook_name(a, h));
+}
+
+/* Detaches a pinned link (also when another holder keeps it open) and
+ * removes its pin. */
+static void remove_link(const char *path)
+{
+	int fd = bpf_obj_get(path);
+
+	if (fd >= 0) {
+		bpf_link_detach(fd);
+		close(fd);
+	}
+	if (unlink(path) && errno != ENOENT)
+		vlog_err(-errno, "cannot remove %s", path);
+}
+
+/* Removes a's links: every hook, or only those this agent made. */
+static void take_back(const struct vigil_enforce_tc *e, struct attachment *a, bool only_made)
+{
+	char path[512];
+
+	for (unsigned h = 0; h < 2; h++) {
+		if (only_made && !(a->made & (1u << h)))
+			continue;
+		if (a->fd[h] >= 0)
+			bpf_link_detach(a->fd[h]);
+		hook_pin(path, sizeof(path), e, a, h);
+		remove_link(path);
+	}
+	a->made = 0;
+}
+
+static void close_fds(struct attachment *a)
+{
+	for (unsigned h = 0; h < 2; h++) {
+		if (a->fd[h] >= 0)
+			close(a->fd[h]);
+		a->fd[h] = -1;
+	}
+}
+
 struct tc_job {
 	struct vigil_enforce_tc *e;
 	struct attachment *a;
 };
 
-/* Puts prog on a hook of the interface as a pinned link. A link an earlier
- * agent pinned there is given this agent's program in place (no moment
- * without enforcement); one whose interface is gone is replaced. */
-static int attach_hook(struct tc_job *j, uint64_t cookie, const char *hook, int prog_fd,
-		       int attach_type)
+/* In the namespace: whether the link in fd runs on this interface's hook
+ * here. A TCX link follows its device into another namespace, and another
+ * device may take its index here: then the pin names the wrong one. */
+static bool link_here(int fd, const struct attachment *a, int attach_type)
 {
+	struct bpf_link_info info = {};
+	__u32 len = sizeof(info), ids[64], cnt = 64, id = 0;
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return false;
+	if (attach_type == BPF_XDP)
+		return !bpf_xdp_query_id(a->ifindex, 0, &id) && id == info.prog_id;
+	if (bpf_prog_query(a->ifindex, attach_type, 0, NULL, ids, &cnt))
+		return false;
+	for (__u32 i = 0; i < cnt && i < 64; i++)
+		if (ids[i] == info.prog_id)
+			return true;
+	return false;
+}
+
+/* Puts prog on hook h of the interface as a pinned link, first on the hook
+ * (an enforcer that an earlier program's "pass" cannot bypass). A link an
+ * earlier agent pinned there gets this agent's program in place: no moment
+ * without enforcement, the same place on the hook. One whose device went,
+ * or moved to another namespace, is replaced. */
+static int attach_hook(struct tc_job *j, unsigned h, int prog_fd, int attach_type)
+{
+	LIBBPF_OPTS(bpf_link_create_opts, lo, .flags = attach_type == BPF_XDP ? 0 : VIGIL_BPF_F_BEFORE);
 	struct attachment *a = j->a;
+	const char *hook = hook_name(a, h);
 	char path[512];
 	int fd, err;
 
-	link_pin(path, sizeof(path), j->e->pin_dir, cookie, a->ifindex, hook);
+	hook_pin(path, sizeof(path), j->e, a, h);
 	fd = bpf_obj_get(path);
 	if (fd >= 0) {
-		err = bpf_link_update(fd, prog_fd, NULL);
+		if (link_here(fd, a, attach_type)) {
+			err = bpf_link_update(fd, prog_fd, NULL);
+			if (!err) {
+				a->fd[h] = fd;
+				return 0;
+			}
+			close(fd);
+			return vlog_err(err, "cannot give the %s link of %s in %s this agent's program",
+					hook, a->ifname, a->netns);
+		}
+		vlog_info("%s: the link is no longer on %s in %s (its device went or moved): made again",
+			  path, a->ifname, a->netns);
+		bpf_link_detach(fd);
 		close(fd);
-		if (!err)
-			return 0;
-		vlog_debug("%s: the pinned link takes no program (%d): made again", path, err);
 		unlink(path);
 	}
-	fd = bpf_link_create(prog_fd, a->ifindex, attach_type, NULL);
-	if (fd < 0)
-		return vlog_err(-errno, "cannot attach %s to %s in %s%s", hook, a->ifname, a->netns,
-				attach_type == BPF_XDP ? " (another XDP program there?)" : "");
+	fd = bpf_link_create(prog_fd, a->ifindex, attach_type, &lo);
+	if (fd < 0) {
+		err = -errno;
+		return vlog_err(err, "cannot attach %s to %s in %s%s", hook, a->ifname, a->netns,
+				attach_type == BPF_XDP ? " (another XDP program there?)" :
+				err == -EINVAL ? " (TCX needs Linux 6.6 or later)" : "");
+	}
 	err = bpf_obj_pin(fd, path);
-	if (err)
+	if (err) {
 		err = vlog_err(-errno, "cannot pin the %s link of %s in %s at %s", hook, a->ifname,
 			       a->netns, path);
-	close(fd);	/* the pin holds it; without one it goes now */
-	return err;
+		bpf_link_detach(fd);
+		close(fd);
+		return err;
+	}
+	a->made |= 1u << h;
+	a->fd[h] = fd;
+	return 0;
 }
 
 /* In the namespace: find the interface, then attach. */
@@ -167,24 +265,25 @@ static int tc_job_run(void *arg)
 	struct attachment *a = j->a;
 	struct vigil_enforce_tc *e = j->e;
 	int ifindex = if_nametoindex(a->ifname), err;
-	uint64_t cookie;
 
 	if (!ifindex)
 		return vlog_err(-ENODEV, "no interface %s in network namespace %s", a->ifname, a->netns);
-	if ((err = vigil_netns_cookie(&cookie)))
+	if ((err = vigil_netns_cookie(&a->ns.cookie)))
 		return err;
-	if (enforced_here(cookie, ifindex))
-		return vlog_err(-EEXIST, "%s in %s is enforced on already (named twice: by --enforce-on "
-				"and a policy, or by two rules' netns paths?)", a->ifname, a->netns);
+	/* Named twice (a policy and --enforce-on, or two paths to one
+	 * namespace): the second would take the first's links over. */
+	if (enforced_by(a->ns.cookie, ifindex))
+		return vlog_err(-EEXIST, "%s in %s is enforced on already: name each interface once, "
+				"in a policy or with --enforce-on, under one name of its namespace",
+				a->ifname, a->netns);
 	a->ifindex = ifindex;
 	if (a->xdp)
-		err = attach_hook(j, cookie, "xdp", bpf_program__fd(e->xdp->progs.vigil_xdp_ingress),
-				  BPF_XDP);
+		err = attach_hook(j, 0, bpf_program__fd(e->xdp->progs.vigil_xdp_ingress), BPF_XDP);
 	else
-		err = attach_hook(j, cookie, "tc_ingress", bpf_program__fd(e->tc->progs.vigil_tc_ingress),
+		err = attach_hook(j, 0, bpf_program__fd(e->tc->progs.vigil_tc_ingress),
 				  VIGIL_BPF_TCX_INGRESS);
 	if (!err)
-		err = attach_hook(j, cookie, "tc_egress", bpf_program__fd(e->tc->progs.vigil_tc_egress),
+		err = attach_hook(j, 1, bpf_program__fd(e->tc->progs.vigil_tc_egress),
 				  VIGIL_BPF_TCX_EGRESS);
 	return err;
 }
@@ -222,18 +321,44 @@ int vigil_enforce_tc_attach(struct vigil_enforce_tc *e, const char *netns, const
 	strcpy(a->netns, netns);
 	strcpy(a->ifname, ifname);
 	a->xdp = xdp;
+	a->fd[0] = a->fd[1] = -1;
 	j.a = a;
-	/* A failure may leave one hook attached and pinned: counted as ours,
-	 * so that the agent's start removes it unless it is wanted. */
 	err = vigil_netns_run(netns, tc_job_run, &j, &a->ns);
-	if (a->ifindex)
-		e->n++;
-	if (err)
+	if (err) {
+		/* Half attached: what this agent made goes; a link it only
+		 * updated stays, as the earlier agent left it. */
+		if (a->ifindex)
+			take_back(e, a, true);
+		close_fds(a);
 		return err;
+	}
+	e->n++;
 	if (e->track_flows && (err = watch_netns(e, a->netns)))
 		return err;
 	vlog_info("enforcing on %s in %s (%s ingress, TC egress)", ifname, netns, xdp ? "XDP" : "TC");
 	return 0;
+}
+
+int vigil_enforce_tc_detach(struct vigil_enforce_tc *e, const char *netns, const char *ifname)
+{
+	for (unsigned i = 0; e && i < e->n; i++) {
+		struct attachment *a = &e->at[i];
+
+		if (strcmp(a->netns, netns) || strcmp(a->ifname, ifname))
+			continue;
+		take_back(e, a, false);
+		close_fds(a);
+		vlog_info("no longer enforcing on %s in %s", ifname, netns);
+		e->at[i] = e->at[--e->n];
+		return 0;
+	}
+	return -ENOENT;
+}
+
+void vigil_enforce_tc_abandon(struct vigil_enforce_tc *e)
+{
+	for (unsigned i = 0; e && i < e->n; i++)
+		take_back(e, &e->at[i], true);
 }
 
 bool vigil_enforce_tc_owns(const struct vigil_enforce_tc *e, const char *name)
@@ -243,16 +368,12 @@ bool vigil_enforce_tc_owns(const struct vigil_enforce_tc *e, const char *name)
 	if (!e)
 		return false;
 	snprintf(base, sizeof(base), "%s/%s", e->pin_dir, name);
-	for (unsigned i = 0; i < e->n; i++) {
-		const struct attachment *a = &e->at[i];
-		const char *hooks[] = { a->xdp ? "xdp" : "tc_ingress", "tc_egress" };
-
+	for (unsigned i = 0; i < e->n; i++)
 		for (unsigned h = 0; h < 2; h++) {
-			link_pin(path, sizeof(path), e->pin_dir, a->ns.cookie, a->ifindex, hooks[h]);
+			hook_pin(path, sizeof(path), e, &e->at[i], h);
 			if (!strcmp(path, base))
 				return true;
 		}
-	}
 	return false;
 }
 
@@ -296,10 +417,7 @@ int vigil_enforce_links_prune(const char *pin_dir, struct vigil_enforce_tc *cons
 		if (wanted)
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", pin_dir, de->d_name);
-		if (unlink(path)) {
-			vlog_err(-errno, "cannot remove %s", path);
-			continue;
-		}
+		remove_link(path);
 		vlog_info("enforcement an earlier agent left is removed: %s (no rule or --enforce-on names it now)",
 			  de->d_name);
 		removed++;
@@ -316,6 +434,8 @@ void vigil_enforce_tc_close(struct vigil_enforce_tc *e)
 	for (unsigned k = 0; k < 4; k++)
 		if (open_set[k] == e)
 			open_set[k] = NULL;
+	for (unsigned i = 0; i < e->n; i++)
+		close_fds(&e->at[i]);
 	/* The links stay pinned: enforcement outlives the agent. */
 	enforce_tc_bpf__destroy(e->tc);
 	enforce_xdp_bpf__destroy(e->xdp);

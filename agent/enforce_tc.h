@@ -4,8 +4,8 @@
  * egress, bpf/enforce_tc.bpf.c), or XDP for ingress (bpf/enforce_xdp.bpf.c),
  * on the interfaces the policy names, in the network namespace it names.
  *
- * Interface indexes repeat across namespaces, so every attach and detach
- * runs in a short-lived thread that has joined the intended namespace
+ * Interface indexes repeat across namespaces, so every attach runs in a
+ * short-lived thread that has joined the intended namespace
  * (setns is per thread; the agent's own thread never moves). The root
  * namespace, where the node's own connections live, is refused unless it is
  * named explicitly as /proc/1/ns/net.
@@ -15,7 +15,8 @@
  * leaves the programs running on the pinned policy maps, and the next one
  * gives its own programs to the same links. What the next agent's
  * configuration no longer names, it removes at start
- * (vigil_enforce_links_prune); `vigil unpin` removes everything.
+ * (vigil_enforce_links_prune), and a policy reload what the new policy no
+ * longer names (vigil_enforce_tc_detach); `vigil unpin` removes everything.
  */
 #ifndef VIGIL_ENFORCE_TC_H
 #define VIGIL_ENFORCE_TC_H
@@ -40,9 +41,17 @@ struct vigil_enforce_tc_opts {
 /* Loads the TC and XDP objects; attaches nothing. */
 int vigil_enforce_tc_open(struct vigil_enforce_tc **out, const struct vigil_enforce_tc_opts *o);
 /* Attaches to ifname in netns (a name under /run/netns, or a path): TC on
- * ingress and egress, or with xdp, XDP on ingress and TC on egress. */
+ * ingress and egress, or with xdp, XDP on ingress and TC on egress. An
+ * interface this agent enforces on already (named twice) is refused
+ * (-EEXIST). A failure leaves nothing this call made. */
 int vigil_enforce_tc_attach(struct vigil_enforce_tc *e, const char *netns, const char *ifname,
 			    bool xdp);
+/* Detaches and unpins what e attached to ifname in netns (-ENOENT: none).
+ * Not for an instance that tracks flows: its watcher holds the names. */
+int vigil_enforce_tc_detach(struct vigil_enforce_tc *e, const char *netns, const char *ifname);
+/* A start that failed: removes the links e made (not those an earlier
+ * agent left, which it only updated). NULL e: nothing. */
+void vigil_enforce_tc_abandon(struct vigil_enforce_tc *e);
 /* "NETNS/IFNAME[:xdp]", as --enforce-on takes it. */
 int vigil_enforce_tc_attach_spec(struct vigil_enforce_tc *e, const char *spec);
 /* Whether e attached the link pinned as name (in its pin folder). NULL e:

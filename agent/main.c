@@ -357,6 +357,7 @@ int main(int argc, char **argv)
 	int nstreams = 0;
 	struct vigil_bpf bpf = {};
 	struct vigil_enforce_tc *enforce = NULL;
+	bool started = false;	/* attached all it was told to */
 	struct vigil_net net = {};
 	struct vigil_pump pump = { .epfd = -1 };
 	struct options o;
@@ -418,6 +419,7 @@ int main(int argc, char **argv)
 		struct vigil_enforce_tc *keep[] = { enforce, control.policy.tc };
 
 		vigil_enforce_links_prune(o.pin_dir, keep, 2);
+		started = true;
 	}
 	err = vigil_pump_init(&pump, bpf.ring_fd, o.poll_ms);
 	if (err)
@@ -459,6 +461,11 @@ out_local:
 		vigil_sink_stream_free(&streams[nstreams]);
 	vigil_sink_local_free(&local);
 out:
+	if (!started) {
+		/* A refused start leaves no enforcement it made behind. */
+		vigil_enforce_tc_abandon(enforce);
+		vigil_enforce_tc_abandon(control.policy.tc);
+	}
 	vigil_pump_close(&pump);
 	vigil_enforce_tc_close(enforce);
 	vigil_net_close(&net);

@@ -587,6 +587,7 @@ int vigil_policy_apply(struct vigil_policy_state *s, char *const *files, unsigne
 		stats_add(&base[i], &moved[i]);
 	}
 	vigil_cgroup_detach_others(s, final->refs, final->n_refs);
+	vigil_policy_tc_detach_others(s, &np);
 	vigil_policy_free(&s->in_force);
 	s->in_force = np;
 	memcpy(s->slot, slot, sizeof(slot));

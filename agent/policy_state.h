@@ -83,6 +83,9 @@ int vigil_cgroup_detach_others(struct vigil_policy_state *s, const struct vigil_
 int vigil_policy_tc_check(const struct vigil_rule *r, char *err, size_t errlen);
 /* Attaches the interfaces of p not attached yet. */
 int vigil_policy_tc_attach(struct vigil_policy_state *s, const struct vigil_policy *p);
+/* Detaches the interfaces attached for an earlier policy that p does not
+ * name; after p's rules are in force. */
+void vigil_policy_tc_detach_others(struct vigil_policy_state *s, const struct vigil_policy *p);
 void vigil_policy_tc_close(struct vigil_policy_state *s);
 
 #endif

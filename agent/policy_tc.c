@@ -4,7 +4,8 @@
  * in each network namespace the rule names, get vigil's TC programs
  * (agent/enforce_tc.c attaches them from a thread inside the namespace).
  * Interfaces are looked up when the policy is read, so a policy naming one
- * that is not there is refused whole. The links are pinned, so an
+ * that is not there is refused whole; one a new policy no longer names is
+ * detached once the new rules are in force. The links are pinned, so an
  * interface stays enforced on while vigild restarts (agent/enforce_tc.h);
  * where no rule matches, the programs pass traffic through.
  */
@@ -80,6 +81,32 @@ int vigil_policy_tc_attach(struct vigil_policy_state *s, const struct vigil_poli
 		}
 	}
 	return 0;
+}
+
+/* Whether a rule of p names ifname in netns. */
+static bool named(const struct vigil_policy *p, const char *netns, const char *ifname)
+{
+	for (unsigned r = 0; r < p->n_rules; r++)
+		for (unsigned n = 0; n < p->rules[r].n_netns; n++)
+			for (unsigned i = 0; i < p->rules[r].n_interfaces; i++)
+				if (!strcmp(p->rules[r].netns[n], netns) &&
+				    !strcmp(p->rules[r].interfaces[i], ifname))
+					return true;
+	return false;
+}
+
+void vigil_policy_tc_detach_others(struct vigil_policy_state *s, const struct vigil_policy *p)
+{
+	for (unsigned i = 0; i < s->n_tc; ) {
+		struct vigil_policy_tc_at *at = &s->tc_at[i];
+
+		if (named(p, at->netns, at->ifname)) {
+			i++;
+			continue;
+		}
+		vigil_enforce_tc_detach(s->tc, at->netns, at->ifname);
+		s->tc_at[i] = s->tc_at[--s->n_tc];
+	}
 }
 
 void vigil_policy_tc_close(struct vigil_policy_state *s)

@@ -115,6 +115,9 @@ for _ in range(n):
 print("%.3f" % sorted(ts)[len(ts) // 2])
 PY
 }
+# vigil's links outlive vigild: each variant ends with its pins removed, so
+# that the next one, nftables or the kernel, answers alone.
+agent_off() { stop_agent; "$VIGIL" --pin-dir "$T_PIN" unpin >/dev/null; }
 start_agent --no-procfs -o /dev/null --policy "$T_DIR/policy.yaml" --enforce-on "$NS_s/vs" || exit 1
 rej=$(conn_ms $PORT 20 3)
 drp=$(conn_ms 8081 1 3)
@@ -133,7 +136,7 @@ ip netns exec "$NS_c" "$BUILD/bench/xdp_pass" --drop vc || exit 1
 # On CPU 0 instead, the sink's NAPI thread costs CPU 1 a wakeup (an IPI)
 # per reply, or, polling on a timer, competes with the sender and drops
 # replies while it waits its turn: worse figures for every variant.
-stop_agent
+agent_off
 nft_on() {
 	ip netns exec "$NS_s" nft -f - <<NFT
 table inet vigil_bench {
@@ -152,12 +155,12 @@ for round in $(seq "$ROUNDS"); do
 	raise_limits
 	sleep 1	# the agent's start-up is not the figure
 	stream vigil-tc >>"$T_DIR/streams" || exit 1
-	stop_agent
+	agent_off
 	start_agent --no-procfs -o /dev/null --policy "$T_DIR/policy.yaml" --enforce-on "$NS_s/vs:xdp" || exit 1
 	raise_limits
 	sleep 1
 	stream vigil-xdp >>"$T_DIR/streams" || exit 1
-	stop_agent
+	agent_off
 	nft_on
 	stream nftables >>"$T_DIR/streams" || exit 1
 	ip netns exec "$NS_s" nft delete table inet vigil_bench

@@ -26,7 +26,6 @@
 char LICENSE[] SEC("license") = "GPL";
 
 #define TC_ACT_UNSPEC (-1)	/* TCX_NEXT: no objection, the next program decides */
-#define TC_ACT_OK 0
 #define TC_ACT_SHOT 2
 #define TC_ACT_REDIRECT 7
 #define BPF_F_INGRESS_FLAG 1
@@ -122,7 +121,7 @@ static __always_inline int reset_tcp(struct __sk_buff *skb, struct vigil_pkt *p,
 		vigil_count(VIGIL_CNT_ENF_BUILD_FAILED);
 		return -1;
 	}
-	return TC_ACT_OK;
+	return 0;	/* sent on its way: see answer() */
 }
 
 /* One packet being decided: what the subprograms below share. */
@@ -172,7 +171,10 @@ static __noinline int answer(struct __sk_buff *skb, struct decision *d)
 		d->reply = VIGIL_REPLY_NONE;
 		return TC_ACT_SHOT;
 	}
-	return ret;
+	/* reset_tcp's RST to the receiver goes on to the next program on the
+	 * hook, as any packet vigil lets through; the replies sent back are
+	 * redirected. */
+	return ret == 0 ? TC_ACT_UNSPEC : ret;
 }
 
 /*

@@ -5,7 +5,7 @@
 # interface that is not there refuses the policy whole. Only namespaces and
 # a veth pair this test creates.
 . "$(dirname "$0")/lib.sh"
-plan 9
+plan 16
 
 NS_A=$(new_netns a) || exit 1
 NS_B=$(new_netns b) || exit 1
@@ -55,28 +55,67 @@ read -r res ms < <(connect)
 is "$res" ECONNREFUSED "A's connect to the rejected port: ECONNREFUSED (RST from TC on B's interface)"
 [ "$ms" -lt 1000 ]; ok $? "at once ($ms ms), not after a timeout"
 
+links() { ls "$T_PIN" 2>/dev/null | grep -c '^enforce_link_'; }
+is "$(links)" 2 "B's interface has its two links pinned (TC ingress and egress)"
 "$VIGIL" --pin-dir "$T_PIN" policy unload "$T_DIR/reject.yaml" >/dev/null
 read -r res ms < <(connect)
-is "$res" ok "the rule unloaded: connections are made again (the programs pass them)"
+is "$res" ok "the rule unloaded: connections are made again"
+is "$(links)" 0 "the policy no longer names B's interface: its links are detached and unpinned"
+"$VIGIL" --pin-dir "$T_PIN" policy load "$T_DIR/reject.yaml" >/dev/null
 
 # B's namespace deleted and made again under its name, with an interface of
 # the same name and index and a clsact of someone else's: the stopping agent
-# must leave it alone (its links went with the old namespace's interface).
+# must leave it alone, and the next one must enforce on the new interface,
+# not on the old one (its links are pinned by the old namespace's cookie).
 ifindex=$(ip -n "$NS_B" -o link show "$VB" | cut -d: -f1)
 ip netns del "$NS_B" && ip netns add "$NS_B" && ip -n "$NS_B" link set lo up
 ip link add "$VB" netns "$NS_B" type veth peer name "${VA}x" netns "$NS_A" || exit 1
-ip -n "$NS_B" link set "$VB" up
+ip -n "$NS_B" addr add 10.98.0.2/24 dev "$VB"; ip -n "$NS_B" link set "$VB" up
+ip -n "$NS_A" addr add 10.98.0.1/24 dev "${VA}x"; ip -n "$NS_A" link set "${VA}x" up
 tc -n "$NS_B" qdisc add dev "$VB" clsact || exit 1
 is "$(ip -n "$NS_B" -o link show "$VB" | cut -d: -f1)" "$ifindex" "the new namespace's $VB has the old index"
 stop_agent
 is "$(tc -n "$NS_B" qdisc show dev "$VB" | grep -c clsact)" 1 \
 	"agent stopped: the new namespace's clsact is left alone"
+mv "$T_DIR/agent.err" "$T_DIR/agent1.err"
+start_agent -o "$T_DIR/events2.json" --no-procfs --policy "$T_DIR/reject.yaml" || exit 1
+ip netns exec "$NS_A" /usr/bin/python3 -c '
+import socket; s = socket.socket(); s.settimeout(2)
+try: s.connect(("10.98.0.2", 8080))
+except OSError: pass' 
+wait_for 5 grep -q '"network_enforce":.*"source_ip":"10.98.0.1"' "$T_DIR/events2.json"
+ok $? "restarted: the new namespace's $VB is enforced on (vigil's reject event)"
+is "$(links)" 2 "and only its two links are pinned: the old namespace's were removed"
+
+# B's interface moved to another namespace (a link goes with its device)
+# and a new one made in B with the same index: the next agent must not
+# take the moved device's link for B's interface.
+stop_agent
+NS_C=$(new_netns c) || exit 1
+ip -n "$NS_B" link set "$VB" netns "$NS_C" || exit 1
+ip link add "$VB" index "$ifindex" netns "$NS_B" type veth peer name "${VA}y" netns "$NS_A" || exit 1
+ip -n "$NS_B" addr add 10.97.0.2/24 dev "$VB"; ip -n "$NS_B" link set "$VB" up
+ip -n "$NS_A" addr add 10.97.0.1/24 dev "${VA}y"; ip -n "$NS_A" link set "${VA}y" up
+mv "$T_DIR/agent.err" "$T_DIR/agent2.err"
+start_agent -o "$T_DIR/events4.json" --no-procfs --policy "$T_DIR/reject.yaml" || exit 1
+grep -q "no longer on $VB in $NS_B (its device went or moved): made again" "$T_DIR/agent.err"
+ok $? "moved away: the pinned link no longer on B's $VB is made again"
+ip netns exec "$NS_A" /usr/bin/python3 -c '
+import socket; s = socket.socket(); s.settimeout(2)
+try: s.connect(("10.97.0.2", 8080))
+except OSError: pass'
+wait_for 5 grep -q '"network_enforce":.*"source_ip":"10.97.0.1"' "$T_DIR/events4.json"
+ok $? "and B's new $VB is enforced on"
+stop_agent
+"$VIGIL" --pin-dir "$T_PIN" unpin >/dev/null
 
 # An interface named both by a policy and by --enforce-on is refused (the
-# second would take the first's links over with its own options).
-timeout 20 "$VIGILD" --pin-dir "$T_PIN" --no-procfs -o "$T_DIR/events2.json" --policy "$T_DIR/reject.yaml" \
+# second would take the first's links over with its own options), and the
+# refused start leaves nothing it made behind.
+timeout 20 "$VIGILD" --pin-dir "$T_PIN" --no-procfs -o "$T_DIR/events3.json" --policy "$T_DIR/reject.yaml" \
 	--enforce-on "$NS_B/$VB" 2>"$T_DIR/twice.err"
 rc=$?
 [ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q "$VB in $NS_B is enforced on already" "$T_DIR/twice.err"
 ok $? "an interface named by a policy and by --enforce-on: the start is refused, naming it"
+is "$(links)" 0 "the refused start leaves no enforcement link"
 done_testing
