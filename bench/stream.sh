@@ -61,23 +61,17 @@ collector_speed() {
 	PORT=$(grep -o 'listening on tcp://[^ ]*' "$BUILD/bench/collector.err" | sed 's/.*://')
 	/usr/bin/python3 - "$PORT" "$N" "$CP" "$label" <<'PY'
 import os, socket, struct, sys, time
+sys.path.insert(0, 'tests')
+from collector_hostile import exit_event, hello, record   # the wire format, once
 port, n, pid, label = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
-types = [(1, 1, 88), (2, 0, 80), (3, 0, 72), (64, 0, 48)]
-table = b''.join(struct.pack('<HHI', *t) for t in types)
-name = b'bench-node'
-body = 80 + len(table) + len(name); pad = (-body) % 8
-hello = struct.pack('<8sHHI16sIIQQqIIIHH', b'VIGILSTR', 1, body + pad, 1, os.urandom(16), 1, 1, 0,
-                    1 << 24, 0, 0, 0, 0, len(name), len(types)) + table + name + b'\0' * pad
-recs = bytearray()
-for i in range(n):
-    proc = struct.pack('<6I3Q', 1000 + i % 5000, 1000 + i % 5000, 1, 0, 0, 0xffffffff, 5, 0, 1)
-    recs += struct.pack('<II', 80, 0) + struct.pack('<HHIQQ', 2, 80, 0, i + 1, 1000 + i) + proc + b'\0' * 8
+greeting = hello(name=b'bench-node', ring_size=1 << 24)
+recs = b''.join(record(exit_event(i + 1, 1000 + i % 5000)) for i in range(n))
 def cpu():
     f = open('/proc/%s/stat' % pid).read().rsplit(')', 1)[1].split()
     return (int(f[11]) + int(f[12])) / os.sysconf('SC_CLK_TCK')
 s = socket.create_connection(('127.0.0.1', port))
 c0, w0 = cpu(), time.monotonic()
-s.sendall(hello + recs)
+s.sendall(greeting + recs)
 acked, buf = 0, b''
 while acked < len(recs):
     b = s.recv(4096)

@@ -131,4 +131,5 @@ def main():
     print('closed' if closed_after(s, data, 4.0) else 'open')
 
 
-main()
+if __name__ == '__main__':
+    main()

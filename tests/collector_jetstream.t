@@ -27,8 +27,6 @@ start_nats() {
 js_dump() { "$JS_TOOL" read "nats://127.0.0.1:$NATS_PORT" "$1" "${2:-vigil.>}" "${3:-1}"; }
 # js_has STREAM SUBJECTS STRING: the stream holds a message with STRING.
 js_has() { js_dump "$1" "$2" 0.3 | grep -q "$3"; }
-# Markers at a capped rate: bursts of 25, then a pause.
-gen() { local i; for ((i = 1; i <= N; i += 25)); do run_markers "$1" $i $((i + 24 > N ? N : i + 24)); sleep 0.02; done; }
 # The markers of TAG in a js_dump, in stream order.
 js_markers() { jq -r --arg t "$1-" '.data.process_exec.process.arguments // "" | select(startswith($t)) | ltrimstr($t)' "$2"; }
 js_markers_in_order() { [ "$(js_markers "$1" "$2" | tr '\n' ' ')" = "$(seq 1 "$N" | tr '\n' ' ')" ]; }
@@ -61,7 +59,7 @@ grep -q 'created JetStream stream VIGIL for vigil.>' "$T_DIR/c.err"
 ok $? "the collector creates the stream when it is missing"
 start_agent --send "tcp://127.0.0.1:$PORT" --no-procfs --poll-ms 20 || exit 1
 TAG="js$$"
-gen "$TAG"
+gen_markers "$TAG"
 wait_for 20 js_has VIGIL 'vigil.>' "\"$TAG-$N\""
 js_dump VIGIL >"$T_DIR/js1.json"
 check "JetStream holds every marker once, in order" -- js_markers_in_order "$TAG" "$T_DIR/js1.json"
@@ -88,9 +86,9 @@ ok $? "each published line is the export file's line of the same sequence number
 # 3. JetStream goes away mid-stream and comes back on the same store: the
 # collector holds, the agent keeps its records, nothing is lost or doubled.
 TAG="jd$$"
-gen "$TAG" & G=$!
+gen_markers "$TAG" & G=$!
 on_exit "kill $G"
-wait_for 10 sh -c "[ \$(grep -c '\"$TAG-' '$OUT') -ge 100 ]"
+wait_for 10 seen_at_least "$TAG" 100 "$OUT"
 kill -TERM $NATS_PID; wait $NATS_PID 2>/dev/null
 wait_for 10 grep -q 'does not acknowledge' "$T_DIR/c.err"
 ok $? "the collector says it holds while JetStream is away"
@@ -107,9 +105,9 @@ check "JetStream away: no message id twice" -- no_dup_id "$T_DIR/js2.json"
 # 4. JetStream goes away, and the collector is killed while it holds:
 # nothing it held was acknowledged, so the agent sends it again.
 TAG="jh$$"
-gen "$TAG" & G=$!
+gen_markers "$TAG" & G=$!
 on_exit "kill $G"
-wait_for 10 sh -c "[ \$(grep -c '\"$TAG-' '$OUT') -ge 100 ]"
+wait_for 10 seen_at_least "$TAG" 100 "$OUT"
 cp "$T_DIR/c.err" "$T_DIR/c.err.before"
 kill -TERM $NATS_PID; wait $NATS_PID 2>/dev/null
 wait_for 10 sh -c "[ \$(grep -c 'does not acknowledge' '$T_DIR/c.err') -gt \$(grep -c 'does not acknowledge' '$T_DIR/c.err.before') ]"
@@ -125,9 +123,9 @@ check "killed while holding: every marker once in JetStream, in order" -- js_mar
 # published but not acknowledged comes again, and the stream's duplicate
 # window keeps one.
 TAG="jk$$"
-gen "$TAG" & G=$!
+gen_markers "$TAG" & G=$!
 on_exit "kill $G"
-wait_for 10 sh -c "[ \$(grep -c '\"$TAG-' '$OUT') -ge 100 ]"
+wait_for 10 seen_at_least "$TAG" 100 "$OUT"
 kill -9 $COLL_PID; wait $COLL_PID 2>/dev/null
 sleep 0.5
 start_collector c "" --listen "tcp://127.0.0.1:$PORT" -o "$OUT" --publish "$NATS" || exit 1
@@ -150,7 +148,7 @@ wait_for 10 grep -q 'listening on' "$T_DIR/d.err"
 DPORT=$(grep -o 'listening on tcp://[^ ]*' "$T_DIR/d.err" | sed 's/.*://')
 start_agent --send "tcp://127.0.0.1:$DPORT" --no-procfs --poll-ms 20 || exit 1
 TAG="jo$$"
-N=50 gen "$TAG"
+N=50 gen_markers "$TAG"
 wait_for 20 js_has TWO 'site.v.>' "\"$TAG-50\""
 ok $? "--publish-subject and --publish-stream name where events go"
 stop_agent
@@ -166,7 +164,7 @@ start_collector f "" --listen tcp://127.0.0.1:0 --publish "$NATS" --publish-subj
 FPORT=$COLL_PORT
 start_agent --send "tcp://127.0.0.1:$FPORT" --no-procfs --poll-ms 20 || exit 1
 TAG="jf$$"
-N=50 gen "$TAG"
+N=50 gen_markers "$TAG"
 wait_for 10 grep -q 'does not acknowledge (.*maximum messages' "$T_DIR/f.err"
 ok $? "a refusal is logged with the server's reason"
 kill -9 $COLL_PID; wait $COLL_PID 2>/dev/null
@@ -183,7 +181,7 @@ start_collector u "" --listen udp://127.0.0.1:0 --publish "$NATS" || exit 1
 UPORT=$(grep -o 'listening on udp://[^ ]*' "$T_DIR/u.err" | sed 's/.*://')
 start_agent --send "udp://127.0.0.1:$UPORT" --no-procfs --poll-ms 20 || exit 1
 TAG="ju$$"
-N=20 gen "$TAG"
+N=20 gen_markers "$TAG"
 wait_for 20 js_has VIGIL 'vigil.>' "\"$TAG-20\""
 ok $? "events sent over UDP are published"
 stop_agent
@@ -196,20 +194,16 @@ start_collector h "" --listen tcp://127.0.0.1:0 -o "$T_DIR/out9.json" --publish 
 HPORT=$COLL_PORT
 start_agent --send "tcp://127.0.0.1:$HPORT" --no-procfs --poll-ms 20 || exit 1
 cat >"$T_DIR/half.py" <<'PY'
-# A synthetic agent: its hello and half a record, the rest when GO appears;
-# prints "acked" once the collector acknowledges the whole record.
+# A synthetic agent (tests/collector_hostile.py speaks the format): its
+# hello and half a record, the rest when GO appears; prints "acked" once
+# the collector acknowledges the whole record.
 import os, socket, struct, sys, time
+sys.path.insert(0, sys.argv[3])
+from collector_hostile import exit_event, hello, record
 port, go = int(sys.argv[1]), sys.argv[2]
-types = [(1, 1, 88), (2, 0, 80), (3, 0, 72), (64, 0, 48)]
-table = b''.join(struct.pack('<HHI', *t) for t in types)
-name = b'half-node'
-body = 80 + len(table) + len(name); pad = (-body) % 8
-hello = struct.pack('<8sHHI16sIIQQqIIIHH', b'VIGILSTR', 1, body + pad, 1, os.urandom(16), 1, 1, 0,
-                    1 << 24, 0, 0, 0, 0, len(name), len(types)) + table + name + b'\0' * pad
-proc = struct.pack('<6I3Q', 4242, 4242, 1, 0, 0, 0xffffffff, 5, 0, 1)
-rec = struct.pack('<II', 80, 0) + struct.pack('<HHIQQ', 2, 80, 0, 1, 1000) + proc + b'\0' * 8
+rec = record(exit_event(1, 4242))
 s = socket.create_connection(('127.0.0.1', port))
-s.sendall(hello + rec[:40])
+s.sendall(hello(name=b'half-node') + rec[:40])
 print('half', flush=True)
 while not os.path.exists(go):
     time.sleep(0.05)
@@ -226,11 +220,11 @@ try:
 except OSError as e:
     print('closed', e, flush=True)
 PY
-/usr/bin/python3 "$T_DIR/half.py" "$HPORT" "$T_DIR/go" >"$T_DIR/half.out" 2>&1 & H=$!
+/usr/bin/python3 "$T_DIR/half.py" "$HPORT" "$T_DIR/go" "$TOP/tests" >"$T_DIR/half.out" 2>&1 & H=$!
 on_exit "kill $H"
 wait_for 5 grep -q half "$T_DIR/half.out"
 kill -TERM $NATS_PID; wait $NATS_PID 2>/dev/null
-N=20 gen "jw$$"
+N=20 gen_markers "jw$$"
 wait_for 10 grep -q 'does not acknowledge' "$T_DIR/h.err"
 sleep 3	# past --frame-timeout, held
 start_nats "$NATS_PORT" || exit 1
@@ -254,7 +248,7 @@ start_collector s "" --listen tcp://127.0.0.1:0 -o "$T_DIR/small/out.json" \
 dd if=/dev/zero of="$T_DIR/small/filler" bs=1k count=236 2>/dev/null
 start_agent --send "tcp://127.0.0.1:$COLL_PORT" --no-procfs --poll-ms 20 || exit 1
 TAG="jn$$"
-N=100 gen "$TAG"
+N=100 gen_markers "$TAG"
 wait_for 10 grep -q 'cannot write events out' "$T_DIR/s.err"
 ok $? "a full disk is logged"
 rm -f "$T_DIR/small/filler"

@@ -45,6 +45,16 @@ run_markers() {
 	for ((i = $2; i <= $3; i++)); do /bin/true "$1-$i"; done
 }
 
+# gen_markers TAG: markers 1..$N at a capped rate (bursts of 25, then a
+# pause), for a background load while a test breaks something.
+gen_markers() {
+	local i
+	for ((i = 1; i <= N; i += 25)); do run_markers "$1" $i $((i + 24 > N ? N : i + 24)); sleep 0.02; done
+}
+
+# seen_at_least TAG K FILE: K of TAG's markers are in FILE.
+seen_at_least() { [ "$(grep -c "\"$1-" "$3")" -ge "$2" ]; }
+
 # The marker numbers of TAG's exec events in FILE..., in output order.
 marker_list() {
 	local tag=$1; shift

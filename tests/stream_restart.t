@@ -9,8 +9,6 @@ plan 8
 N=1500
 OUT="$T_DIR/out.json"
 
-# Markers at a capped rate (bursts of 25, then a pause) in the background.
-gen() { local i; for ((i = 1; i <= N; i += 25)); do run_markers "$1" $i $((i + 24 > N ? N : i + 24)); sleep 0.02; done; }
 arrived() { grep -q "\"$1-$N\"" "$OUT"; }
 
 start_collector c "" --listen tcp://127.0.0.1:0 -o "$OUT" || exit 1
@@ -20,9 +18,9 @@ wait_for 10 grep -q 'connected' "$T_DIR/agent.err"
 
 # 1. The collector is killed and comes back on the same port.
 TAG="ck$$"
-gen "$TAG" & G=$!
+gen_markers "$TAG" & G=$!
 on_exit "kill $G"
-wait_for 10 sh -c "[ \$(grep -c '\"$TAG-' '$OUT') -ge 200 ]"
+wait_for 10 seen_at_least "$TAG" 200 "$OUT"
 kill -9 $COLL_PID; wait $COLL_PID 2>/dev/null
 sleep 0.7
 start_collector c "" --listen "tcp://127.0.0.1:$PORT" -o "$OUT" || exit 1
@@ -36,9 +34,9 @@ ok $? "the collector keeps what it wrote in $(basename "$OUT").state"
 
 # 2. The agent is killed and restarted on the same pinned ring.
 TAG="ak$$"
-gen "$TAG" & G=$!
+gen_markers "$TAG" & G=$!
 on_exit "kill $G"
-wait_for 10 sh -c "[ \$(grep -c '\"$TAG-' '$OUT') -ge 200 ]"
+wait_for 10 seen_at_least "$TAG" 200 "$OUT"
 kill -9 $AGENT_PID; wait $AGENT_PID 2>/dev/null
 sleep 0.3
 mv "$T_DIR/agent.err" "$T_DIR/agent1.err"
