@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/syscall.h>
 #include <linux/if_link.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -55,13 +56,16 @@ struct vigil_enforce_tc {
  * links over with its own programs (and options). */
 static struct vigil_enforce_tc *open_set[4];
 
-/* The instance that enforces on the interface already, or NULL. */
-static struct vigil_enforce_tc *enforced_by(uint64_t cookie, int ifindex)
+/* The attachment of the interface that an instance has already, or NULL;
+ * *owner is set to that instance. */
+static struct attachment *enforced_by(uint64_t cookie, int ifindex, struct vigil_enforce_tc **owner)
 {
 	for (unsigned k = 0; k < 4; k++)
 		for (unsigned i = 0; open_set[k] && i < open_set[k]->n; i++)
-			if (open_set[k]->at[i].ns.cookie == cookie && open_set[k]->at[i].ifindex == ifindex)
-				return open_set[k];
+			if (open_set[k]->at[i].ns.cookie == cookie && open_set[k]->at[i].ifindex == ifindex) {
+				*owner = open_set[k];
+				return &open_set[k]->at[i];
+			}
 	return NULL;
 }
 
@@ -186,67 +190,94 @@ struct tc_job {
 	struct attachment *a;
 };
 
-/* In the namespace: whether the link in fd runs on this interface's hook
- * here. A TCX link follows its device into another namespace, and another
- * device may take its index here: then the pin names the wrong one. */
-static bool link_here(int fd, const struct attachment *a, int attach_type)
-{
-	struct bpf_link_info info = {};
-	__u32 len = sizeof(info), ids[64], cnt = 64, id = 0;
+/* BPF_PROG_QUERY as Linux 6.6 lays it out (libbpf 1.1 has no link_ids). */
+struct tcx_query {
+	__u32 target_ifindex;
+	__u32 attach_type;
+	__u32 query_flags;
+	__u32 attach_flags;
+	__u64 prog_ids;
+	__u32 count;
+	__u32 pad;
+	__u64 prog_attach_flags;
+	__u64 link_ids;
+	__u64 link_attach_flags;
+	__u64 revision;
+};
 
-	if (bpf_obj_get_info_by_fd(fd, &info, &len))
-		return false;
-	if (attach_type == BPF_XDP)
-		return !bpf_xdp_query_id(a->ifindex, 0, &id) && id == info.prog_id;
-	if (bpf_prog_query(a->ifindex, attach_type, 0, NULL, ids, &cnt))
-		return false;
-	for (__u32 i = 0; i < cnt && i < 64; i++)
-		if (ids[i] == info.prog_id)
-			return true;
-	return false;
+/* Whether a TCX hook here holds link_id: 1 yes, 0 no, -errno. */
+static int tcx_has_link(int ifindex, int attach_type, __u32 link_id)
+{
+	/* BPF_MPROG_MAX: a hook holds no more. The kernel fills link ids only
+	 * when it is given program ids to fill too. */
+	__u32 progs[64], links[64] = {};
+	struct tcx_query q = { .target_ifindex = ifindex, .attach_type = attach_type,
+			       .count = 64, .prog_ids = (__u64)(unsigned long)progs,
+			       .link_ids = (__u64)(unsigned long)links };
+
+	if (syscall(__NR_bpf, BPF_PROG_QUERY, &q, sizeof(q)))
+		return errno == ENODEV ? 0 : -errno;
+	for (__u32 i = 0; i < q.count && i < 64; i++)
+		if (links[i] == link_id)
+			return 1;
+	return 0;
 }
 
-/* Puts prog on hook h of the interface as a pinned link, first on the hook
- * (an enforcer that an earlier program's "pass" cannot bypass). A link an
- * earlier agent pinned there gets this agent's program in place: no moment
- * without enforcement, the same place on the hook. One whose device went,
- * or moved to another namespace, is replaced. */
-static int attach_hook(struct tc_job *j, unsigned h, int prog_fd, int attach_type)
+/* Whether the device here runs XDP program prog_id, in any mode: 1, 0 or
+ * -errno. */
+static int xdp_runs(int ifindex, __u32 prog_id)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+	int err = bpf_xdp_query(ifindex, 0, &q);
+
+	if (err)
+		return err == -ENODEV ? 0 : err;
+	return prog_id && (q.prog_id == prog_id || q.drv_prog_id == prog_id ||
+			   q.skb_prog_id == prog_id || q.hw_prog_id == prog_id);
+}
+
+static __u32 prog_id_of(int prog_fd)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	return bpf_obj_get_info_by_fd(prog_fd, &info, &len) ? 0 : info.id;
+}
+
+/* In the namespace: whether the pinned link in fd is on this interface's
+ * hook here (1), elsewhere or on a device that went (0), or -errno when
+ * that cannot be told. A link follows its device into another namespace,
+ * and another device may take its index here. A TCX hook lists its links;
+ * XDP shows only programs, and one agent's program runs on every interface
+ * it enforces on, so for XDP this is only a first check (see attach_hook). */
+static int link_here(int fd, const struct attachment *a, int attach_type)
+{
+	struct bpf_link_info info = {};
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	if (attach_type == BPF_XDP)
+		return xdp_runs(a->ifindex, info.prog_id);
+	return tcx_has_link(a->ifindex, attach_type, info.id);
+}
+
+/* Makes prog's link on hook h and pins it at path. */
+static int make_link(struct tc_job *j, unsigned h, int prog_fd, int attach_type, const char *path)
 {
 	LIBBPF_OPTS(bpf_link_create_opts, lo, .flags = attach_type == BPF_XDP ? 0 : VIGIL_BPF_F_BEFORE);
 	struct attachment *a = j->a;
 	const char *hook = hook_name(a, h);
-	char path[512];
-	int fd, err;
+	int fd = bpf_link_create(prog_fd, a->ifindex, attach_type, &lo), err;
 
-	hook_pin(path, sizeof(path), j->e, a, h);
-	fd = bpf_obj_get(path);
-	if (fd >= 0) {
-		if (link_here(fd, a, attach_type)) {
-			err = bpf_link_update(fd, prog_fd, NULL);
-			if (!err) {
-				a->fd[h] = fd;
-				return 0;
-			}
-			close(fd);
-			return vlog_err(err, "cannot give the %s link of %s in %s this agent's program",
-					hook, a->ifname, a->netns);
-		}
-		vlog_info("%s: the link is no longer on %s in %s (its device went or moved): made again",
-			  path, a->ifname, a->netns);
-		bpf_link_detach(fd);
-		close(fd);
-		unlink(path);
-	}
-	fd = bpf_link_create(prog_fd, a->ifindex, attach_type, &lo);
 	if (fd < 0) {
 		err = -errno;
 		return vlog_err(err, "cannot attach %s to %s in %s%s", hook, a->ifname, a->netns,
-				attach_type == BPF_XDP ? " (another XDP program there?)" :
-				err == -EINVAL ? " (TCX needs Linux 6.6 or later)" : "");
+				attach_type != BPF_XDP ? (err == -EINVAL ? " (TCX needs Linux 6.6 or later)" : "") :
+				" (another XDP program there? a vigil link pinned under another name: "
+				"vigil unpin)");
 	}
-	err = bpf_obj_pin(fd, path);
-	if (err) {
+	if (bpf_obj_pin(fd, path)) {
 		err = vlog_err(-errno, "cannot pin the %s link of %s in %s at %s", hook, a->ifname,
 			       a->netns, path);
 		bpf_link_detach(fd);
@@ -258,24 +289,76 @@ static int attach_hook(struct tc_job *j, unsigned h, int prog_fd, int attach_typ
 	return 0;
 }
 
-/* In the namespace: find the interface, then attach. */
+/* Puts prog on hook h of the interface as a pinned link, first on the hook
+ * (an enforcer that an earlier program's "pass" cannot bypass). A link an
+ * earlier agent pinned there gets this agent's program in place: no moment
+ * without enforcement, the same place on the hook. One that is elsewhere
+ * now (its device went, or moved to another namespace) is detached and
+ * made again; so is one that refuses the new program (after a gap, said). */
+static int attach_hook(struct tc_job *j, unsigned h, int prog_fd, int attach_type)
+{
+	struct attachment *a = j->a;
+	const char *hook = hook_name(a, h);
+	char path[512];
+	int fd, here, err;
+
+	hook_pin(path, sizeof(path), j->e, a, h);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return make_link(j, h, prog_fd, attach_type, path);
+	here = link_here(fd, a, attach_type);
+	if (here < 0) {
+		close(fd);
+		return vlog_err(here, "cannot tell where the %s link pinned at %s is: left as it is",
+				hook, path);
+	}
+	if (here) {
+		err = bpf_link_update(fd, prog_fd, NULL);
+		/* XDP: the program here must now be this agent's, or the link
+		 * just updated was another device's. */
+		if (!err && attach_type == BPF_XDP && xdp_runs(a->ifindex, prog_id_of(prog_fd)) != 1)
+			err = -EXDEV;
+		if (!err) {
+			a->fd[h] = fd;
+			return 0;
+		}
+		vlog_info("%s: the link %s (%d): detached and made again", path,
+			  err == -EXDEV ? "was another device's" : "refuses this agent's program", err);
+	} else {
+		vlog_info("%s: the link is no longer on %s in %s (its device went or moved): made again",
+			  path, a->ifname, a->netns);
+	}
+	bpf_link_detach(fd);
+	close(fd);
+	unlink(path);
+	return make_link(j, h, prog_fd, attach_type, path);
+}
+
+/* In the namespace: find the interface, then attach. 1: this instance has
+ * it already, under another name of the namespace, which it now goes by. */
 static int tc_job_run(void *arg)
 {
 	struct tc_job *j = arg;
-	struct attachment *a = j->a;
-	struct vigil_enforce_tc *e = j->e;
+	struct attachment *a = j->a, *had;
+	struct vigil_enforce_tc *e = j->e, *owner = NULL;
 	int ifindex = if_nametoindex(a->ifname), err;
 
 	if (!ifindex)
 		return vlog_err(-ENODEV, "no interface %s in network namespace %s", a->ifname, a->netns);
 	if ((err = vigil_netns_cookie(&a->ns.cookie)))
 		return err;
-	/* Named twice (a policy and --enforce-on, or two paths to one
-	 * namespace): the second would take the first's links over. */
-	if (enforced_by(a->ns.cookie, ifindex))
+	had = enforced_by(a->ns.cookie, ifindex, &owner);
+	if (had && owner == e && had->xdp == a->xdp && !e->track_flows) {
+		vlog_info("%s in %s: enforced on already, as %s in %s", a->ifname, a->netns,
+			  had->ifname, had->netns);
+		strcpy(had->netns, a->netns);	/* a reload that spells the namespace anew */
+		return 1;
+	}
+	/* Named twice (a policy and --enforce-on): the second would take the
+	 * first's links over with its own programs and options. */
+	if (had)
 		return vlog_err(-EEXIST, "%s in %s is enforced on already: name each interface once, "
-				"in a policy or with --enforce-on, under one name of its namespace",
-				a->ifname, a->netns);
+				"in a policy or with --enforce-on", a->ifname, a->netns);
 	a->ifindex = ifindex;
 	if (a->xdp)
 		err = attach_hook(j, 0, bpf_program__fd(e->xdp->progs.vigil_xdp_ingress), BPF_XDP);
@@ -324,6 +407,8 @@ int vigil_enforce_tc_attach(struct vigil_enforce_tc *e, const char *netns, const
 	a->fd[0] = a->fd[1] = -1;
 	j.a = a;
 	err = vigil_netns_run(netns, tc_job_run, &j, &a->ns);
+	if (err == 1)
+		return 0;
 	if (err) {
 		/* Half attached: what this agent made goes; a link it only
 		 * updated stays, as the earlier agent left it. */
@@ -339,8 +424,25 @@ int vigil_enforce_tc_attach(struct vigil_enforce_tc *e, const char *netns, const
 	return 0;
 }
 
+unsigned vigil_enforce_tc_count(const struct vigil_enforce_tc *e)
+{
+	return e ? e->n : 0;
+}
+
+void vigil_enforce_tc_rollback(struct vigil_enforce_tc *e, unsigned n)
+{
+	while (e && !e->track_flows && e->n > n) {
+		struct attachment *a = &e->at[--e->n];
+
+		take_back(e, a, true);
+		close_fds(a);
+	}
+}
+
 int vigil_enforce_tc_detach(struct vigil_enforce_tc *e, const char *netns, const char *ifname)
 {
+	if (e && e->track_flows)
+		return -EBUSY;	/* its watcher holds the attachments' names */
 	for (unsigned i = 0; e && i < e->n; i++) {
 		struct attachment *a = &e->at[i];
 

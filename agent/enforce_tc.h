@@ -42,12 +42,19 @@ struct vigil_enforce_tc_opts {
 int vigil_enforce_tc_open(struct vigil_enforce_tc **out, const struct vigil_enforce_tc_opts *o);
 /* Attaches to ifname in netns (a name under /run/netns, or a path): TC on
  * ingress and egress, or with xdp, XDP on ingress and TC on egress. An
- * interface this agent enforces on already (named twice) is refused
- * (-EEXIST). A failure leaves nothing this call made. */
+ * interface another instance of this agent enforces on is refused
+ * (-EEXIST); one this instance has under another name of the namespace now
+ * goes by this one. A failure leaves nothing this call made. */
 int vigil_enforce_tc_attach(struct vigil_enforce_tc *e, const char *netns, const char *ifname,
 			    bool xdp);
+/* How many interfaces e has; vigil_enforce_tc_rollback(e, n) takes back
+ * those attached since (the links it made), for a reload refused after it
+ * attached some. Not for an instance that tracks flows. */
+unsigned vigil_enforce_tc_count(const struct vigil_enforce_tc *e);
+void vigil_enforce_tc_rollback(struct vigil_enforce_tc *e, unsigned n);
 /* Detaches and unpins what e attached to ifname in netns (-ENOENT: none).
- * Not for an instance that tracks flows: its watcher holds the names. */
+ * Not for an instance that tracks flows (-EBUSY): its watcher holds the
+ * names. */
 int vigil_enforce_tc_detach(struct vigil_enforce_tc *e, const char *netns, const char *ifname);
 /* A start that failed: removes the links e made (not those an earlier
  * agent left, which it only updated). NULL e: nothing. */

@@ -413,14 +413,6 @@ int main(int argc, char **argv)
 			if ((err = vigil_enforce_tc_attach_spec(enforce, o.enforce_on[i])))
 				goto out;
 	}
-	{
-		/* Interfaces an earlier agent enforced on and this one does not
-		 * name: released now that this one's are attached. */
-		struct vigil_enforce_tc *keep[] = { enforce, control.policy.tc };
-
-		vigil_enforce_links_prune(o.pin_dir, keep, 2);
-		started = true;
-	}
 	err = vigil_pump_init(&pump, bpf.ring_fd, o.poll_ms);
 	if (err)
 		goto out;
@@ -440,6 +432,14 @@ int main(int argc, char **argv)
 		if (err)
 			goto out_local;
 		vigil_pump_add(&pump, &streams[nstreams].sink);
+	}
+	{
+		/* Interfaces an earlier agent enforced on and this one does not
+		 * name: released once this one is sure to run. */
+		struct vigil_enforce_tc *keep[] = { enforce, control.policy.tc };
+
+		vigil_enforce_links_prune(o.pin_dir, keep, 2);
+		started = true;
 	}
 	vlog_info("%s, pinned at %s; ring %llu bytes", bpf.resumed ? "resumed" : "attached",
 		  o.pin_dir, (unsigned long long)pump.ring.size);

@@ -536,6 +536,7 @@ int vigil_policy_apply(struct vigil_policy_state *s, char *const *files, unsigne
 	int old_of[VIGIL_RULES_MAX];	/* the same rule's position in force, or -1 */
 	uint8_t slot[VIGIL_RULES_MAX];
 	bool keep[VIGIL_RULES_MAX] = {};
+	struct vigil_policy_tc_mark tc_mark;
 	uint64_t used = 0, fresh = 0;
 	int ret = prepare(files, n, &np, &c, err, errlen);
 
@@ -564,6 +565,7 @@ int vigil_policy_apply(struct vigil_policy_state *s, char *const *files, unsigne
 	/* Everything is checked: from here on the kernel side changes. */
 	if (!ret && (ret = vigil_cgroup_attach(s, final->refs, final->n_refs)))
 		snprintf(err, errlen, "cannot attach the cgroup hooks (see vigild's log)");
+	vigil_policy_tc_mark(s, &tc_mark);
 	if (!ret && (ret = vigil_policy_tc_attach(s, &np)))
 		snprintf(err, errlen, "cannot attach to the interfaces named (see vigild's log)");
 	if (!ret && how == SWAP && (ret = write_swap(s, final, used, fresh)))
@@ -571,6 +573,7 @@ int vigil_policy_apply(struct vigil_policy_state *s, char *const *files, unsigne
 	if (!ret && how == IN_PLACE && (ret = write_in_place(s, final, keep)))
 		snprintf(err, errlen, "cannot write the policy maps (see vigild's log)");
 	if (ret) {
+		vigil_policy_tc_rollback(s, &tc_mark);
 		vigil_policy_free(&np);
 		for (unsigned i = 0; i < n; i++)
 			free(names[i]);

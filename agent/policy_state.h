@@ -83,6 +83,13 @@ int vigil_cgroup_detach_others(struct vigil_policy_state *s, const struct vigil_
 int vigil_policy_tc_check(const struct vigil_rule *r, char *err, size_t errlen);
 /* Attaches the interfaces of p not attached yet. */
 int vigil_policy_tc_attach(struct vigil_policy_state *s, const struct vigil_policy *p);
+/* Where the attachments stood before a policy's attach, so that a policy
+ * refused after it attached some takes them back (the links it made). */
+struct vigil_policy_tc_mark {
+	unsigned n_tc, n_at;
+};
+void vigil_policy_tc_mark(const struct vigil_policy_state *s, struct vigil_policy_tc_mark *m);
+void vigil_policy_tc_rollback(struct vigil_policy_state *s, const struct vigil_policy_tc_mark *m);
 /* Detaches the interfaces attached for an earlier policy that p does not
  * name; after p's rules are in force. */
 void vigil_policy_tc_detach_others(struct vigil_policy_state *s, const struct vigil_policy *p);

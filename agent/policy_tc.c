@@ -83,6 +83,18 @@ int vigil_policy_tc_attach(struct vigil_policy_state *s, const struct vigil_poli
 	return 0;
 }
 
+void vigil_policy_tc_mark(const struct vigil_policy_state *s, struct vigil_policy_tc_mark *m)
+{
+	m->n_tc = s->n_tc;
+	m->n_at = vigil_enforce_tc_count(s->tc);
+}
+
+void vigil_policy_tc_rollback(struct vigil_policy_state *s, const struct vigil_policy_tc_mark *m)
+{
+	vigil_enforce_tc_rollback(s->tc, m->n_at);
+	s->n_tc = m->n_tc;
+}
+
 /* Whether a rule of p names ifname in netns. */
 static bool named(const struct vigil_policy *p, const char *netns, const char *ifname)
 {

@@ -5,7 +5,7 @@
 # interface that is not there refuses the policy whole. Only namespaces and
 # a veth pair this test creates.
 . "$(dirname "$0")/lib.sh"
-plan 16
+plan 21
 
 NS_A=$(new_netns a) || exit 1
 NS_B=$(new_netns b) || exit 1
@@ -118,4 +118,32 @@ rc=$?
 [ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q "$VB in $NS_B is enforced on already" "$T_DIR/twice.err"
 ok $? "an interface named by a policy and by --enforce-on: the start is refused, naming it"
 is "$(links)" 0 "the refused start leaves no enforcement link"
+
+# A start that fails after its interfaces are attached (its --send cannot
+# be resolved) leaves nothing it made behind either.
+timeout 20 "$VIGILD" --pin-dir "$T_PIN" --no-procfs -o "$T_DIR/events5.json" --policy "$T_DIR/reject.yaml" \
+	--send tcp://nonexistent.invalid:9 2>"$T_DIR/send.err"
+rc=$?
+[ $rc -ne 0 ] && [ $rc -ne 124 ] && [ "$(links)" = 0 ]
+ok $? "a start that fails late leaves no enforcement link (exit $rc)"
+
+# A reload refused because one of its interfaces is --enforce-on's takes
+# back the links it made for the others.
+start_agent -o "$T_DIR/events6.json" --no-procfs --enforce-on "$NS_C/$VB" || exit 1
+sed "s|netns: $NS_B|netns: [$NS_B, $NS_C]|" "$T_DIR/reject.yaml" >"$T_DIR/two.yaml"
+out=$("$VIGIL" --pin-dir "$T_PIN" policy load "$T_DIR/two.yaml" 2>&1)
+[ $? -ne 0 ] && is "$(links)" 2 "a refused reload takes back the links it made: only --enforce-on's 2 stay"
+# The same namespace spelled anew by a reload keeps its links.
+"$VIGIL" --pin-dir "$T_PIN" policy load "$T_DIR/reject.yaml" >/dev/null
+sed "s|netns: $NS_B|netns: /run/netns/$NS_B|" "$T_DIR/reject.yaml" >"$T_DIR/respelled.yaml"
+out=$("$VIGIL" --pin-dir "$T_PIN" policy load "$T_DIR/respelled.yaml" 2>&1)
+is "$out" "1 rules in force" "a reload naming B's namespace by its path is taken"
+is "$(links)" 4 "and keeps B's links (2, beside --enforce-on's 2)"
+ip netns exec "$NS_A" /usr/bin/python3 -c '
+import socket; s = socket.socket(); s.settimeout(2)
+try: s.connect(("10.97.0.2", 8080))
+except OSError: pass'
+wait_for 5 grep -q '"network_enforce":.*"source_ip":"10.97.0.1"' "$T_DIR/events6.json"
+ok $? "and B's $VB is still enforced on"
+stop_agent
 done_testing
