@@ -28,6 +28,15 @@ except OSError as e: r = errno.errorcode.get(e.errno, "timeout")
 print(r, int((time.monotonic() - t) * 1000))'
 }
 wait_for 5 sh -c "ip netns exec $NS_B ss -Htln | grep -q 10.99.0.2:8080"
+# enforced_on SRC DST EVENTS: a connect from A (SRC) to DST:8080 meets
+# vigil's reject: its event shows in EVENTS.
+enforced_on() {
+	ip netns exec "$NS_A" /usr/bin/python3 -c '
+import socket, sys; s = socket.socket(); s.settimeout(2)
+try: s.connect((sys.argv[1], 8080))
+except OSError: pass' "$2"
+	wait_for 5 grep -q "\"network_enforce\":.*\"source_ip\":\"$1\"" "$3"
+}
 
 cat >"$T_DIR/reject.yaml" <<POL
 rules:
@@ -79,11 +88,7 @@ is "$(tc -n "$NS_B" qdisc show dev "$VB" | grep -c clsact)" 1 \
 	"agent stopped: the new namespace's clsact is left alone"
 mv "$T_DIR/agent.err" "$T_DIR/agent1.err"
 start_agent -o "$T_DIR/events2.json" --no-procfs --policy "$T_DIR/reject.yaml" || exit 1
-ip netns exec "$NS_A" /usr/bin/python3 -c '
-import socket; s = socket.socket(); s.settimeout(2)
-try: s.connect(("10.98.0.2", 8080))
-except OSError: pass' 
-wait_for 5 grep -q '"network_enforce":.*"source_ip":"10.98.0.1"' "$T_DIR/events2.json"
+enforced_on 10.98.0.1 10.98.0.2 "$T_DIR/events2.json"
 ok $? "restarted: the new namespace's $VB is enforced on (vigil's reject event)"
 is "$(links)" 2 "and only its two links are pinned: the old namespace's were removed"
 
@@ -100,11 +105,7 @@ mv "$T_DIR/agent.err" "$T_DIR/agent2.err"
 start_agent -o "$T_DIR/events4.json" --no-procfs --policy "$T_DIR/reject.yaml" || exit 1
 grep -q "no longer on $VB in $NS_B (its device went or moved): made again" "$T_DIR/agent.err"
 ok $? "moved away: the pinned link no longer on B's $VB is made again"
-ip netns exec "$NS_A" /usr/bin/python3 -c '
-import socket; s = socket.socket(); s.settimeout(2)
-try: s.connect(("10.97.0.2", 8080))
-except OSError: pass'
-wait_for 5 grep -q '"network_enforce":.*"source_ip":"10.97.0.1"' "$T_DIR/events4.json"
+enforced_on 10.97.0.1 10.97.0.2 "$T_DIR/events4.json"
 ok $? "and B's new $VB is enforced on"
 stop_agent
 "$VIGIL" --pin-dir "$T_PIN" unpin >/dev/null
@@ -139,11 +140,7 @@ sed "s|netns: $NS_B|netns: /run/netns/$NS_B|" "$T_DIR/reject.yaml" >"$T_DIR/resp
 out=$("$VIGIL" --pin-dir "$T_PIN" policy load "$T_DIR/respelled.yaml" 2>&1)
 is "$out" "1 rules in force" "a reload naming B's namespace by its path is taken"
 is "$(links)" 4 "and keeps B's links (2, beside --enforce-on's 2)"
-ip netns exec "$NS_A" /usr/bin/python3 -c '
-import socket; s = socket.socket(); s.settimeout(2)
-try: s.connect(("10.97.0.2", 8080))
-except OSError: pass'
-wait_for 5 grep -q '"network_enforce":.*"source_ip":"10.97.0.1"' "$T_DIR/events6.json"
+enforced_on 10.97.0.1 10.97.0.2 "$T_DIR/events6.json"
 ok $? "and B's $VB is still enforced on"
 stop_agent
 done_testing
