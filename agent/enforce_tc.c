@@ -54,13 +54,14 @@ struct vigil_enforce_tc {
 /* The instances this agent has open (the --enforce-on one, the policy's):
  * an interface gets one of them, or the second would take the first's
  * links over with its own programs (and options). */
-static struct vigil_enforce_tc *open_set[4];
+#define OPEN_MAX 4
+static struct vigil_enforce_tc *open_set[OPEN_MAX];
 
 /* The attachment of the interface that an instance has already, or NULL;
  * *owner is set to that instance. */
 static struct attachment *enforced_by(uint64_t cookie, int ifindex, struct vigil_enforce_tc **owner)
 {
-	for (unsigned k = 0; k < 4; k++)
+	for (unsigned k = 0; k < OPEN_MAX; k++)
 		for (unsigned i = 0; open_set[k] && i < open_set[k]->n; i++)
 			if (open_set[k]->at[i].ns.cookie == cookie && open_set[k]->at[i].ifindex == ifindex) {
 				*owner = open_set[k];
@@ -109,8 +110,8 @@ int vigil_enforce_tc_open(struct vigil_enforce_tc **out, const struct vigil_enfo
 		.pol4_fd = bpf_map__fd(e->tc->maps.vigil_pol4),
 		.pol6_fd = bpf_map__fd(e->tc->maps.vigil_pol6),
 	};
-	for (unsigned k = 0; k <= 4; k++)
-		if (k == 4) {
+	for (unsigned k = 0; k <= OPEN_MAX; k++)
+		if (k == OPEN_MAX) {
 			err = vlog_err(-E2BIG, "enforce: too many instances");
 			goto fail;
 		} else if (!open_set[k]) {
@@ -411,9 +412,8 @@ int vigil_enforce_tc_attach(struct vigil_enforce_tc *e, const char *netns, const
 		return 0;
 	if (err) {
 		/* Half attached: what this agent made goes; a link it only
-		 * updated stays, as the earlier agent left it. */
-		if (a->ifindex)
-			take_back(e, a, true);
+		 * updated stays, now with this agent's program. */
+		take_back(e, a, true);
 		close_fds(a);
 		return err;
 	}
@@ -431,7 +431,7 @@ unsigned vigil_enforce_tc_count(const struct vigil_enforce_tc *e)
 
 void vigil_enforce_tc_rollback(struct vigil_enforce_tc *e, unsigned n)
 {
-	while (e && !e->track_flows && e->n > n) {
+	while (e && e->n > n) {
 		struct attachment *a = &e->at[--e->n];
 
 		take_back(e, a, true);
@@ -455,12 +455,6 @@ int vigil_enforce_tc_detach(struct vigil_enforce_tc *e, const char *netns, const
 		return 0;
 	}
 	return -ENOENT;
-}
-
-void vigil_enforce_tc_abandon(struct vigil_enforce_tc *e)
-{
-	for (unsigned i = 0; e && i < e->n; i++)
-		take_back(e, &e->at[i], true);
 }
 
 bool vigil_enforce_tc_owns(const struct vigil_enforce_tc *e, const char *name)
@@ -533,7 +527,7 @@ void vigil_enforce_tc_close(struct vigil_enforce_tc *e)
 	if (!e)
 		return;
 	vigil_flow_reset_stop(&e->idle);
-	for (unsigned k = 0; k < 4; k++)
+	for (unsigned k = 0; k < OPEN_MAX; k++)
 		if (open_set[k] == e)
 			open_set[k] = NULL;
 	for (unsigned i = 0; i < e->n; i++)

@@ -48,17 +48,16 @@ int vigil_enforce_tc_open(struct vigil_enforce_tc **out, const struct vigil_enfo
 int vigil_enforce_tc_attach(struct vigil_enforce_tc *e, const char *netns, const char *ifname,
 			    bool xdp);
 /* How many interfaces e has; vigil_enforce_tc_rollback(e, n) takes back
- * those attached since (the links it made), for a reload refused after it
- * attached some. Not for an instance that tracks flows. */
+ * those attached since (the links it made, not those an earlier agent left,
+ * which it only updated): for a reload refused after it attached some, and
+ * with 0 for a start that failed. An instance that tracks flows goes on
+ * watching the namespaces until it is closed. NULL e: nothing. */
 unsigned vigil_enforce_tc_count(const struct vigil_enforce_tc *e);
 void vigil_enforce_tc_rollback(struct vigil_enforce_tc *e, unsigned n);
 /* Detaches and unpins what e attached to ifname in netns (-ENOENT: none).
  * Not for an instance that tracks flows (-EBUSY): its watcher holds the
  * names. */
 int vigil_enforce_tc_detach(struct vigil_enforce_tc *e, const char *netns, const char *ifname);
-/* A start that failed: removes the links e made (not those an earlier
- * agent left, which it only updated). NULL e: nothing. */
-void vigil_enforce_tc_abandon(struct vigil_enforce_tc *e);
 /* "NETNS/IFNAME[:xdp]", as --enforce-on takes it. */
 int vigil_enforce_tc_attach_spec(struct vigil_enforce_tc *e, const char *spec);
 /* Whether e attached the link pinned as name (in its pin folder). NULL e:

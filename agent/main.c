@@ -463,8 +463,8 @@ out_local:
 out:
 	if (!started) {
 		/* A refused start leaves no enforcement it made behind. */
-		vigil_enforce_tc_abandon(enforce);
-		vigil_enforce_tc_abandon(control.policy.tc);
+		vigil_enforce_tc_rollback(enforce, 0);
+		vigil_enforce_tc_rollback(control.policy.tc, 0);
 	}
 	vigil_pump_close(&pump);
 	vigil_enforce_tc_close(enforce);

@@ -197,10 +197,9 @@ static int flush(struct collector *c, struct conn *k)
 		collector_conn_close(c, k, "output failed");
 		return err;
 	}
-	if (a)
-		a->out = a->written;
 	if (!a)
 		return 0;
+	a->out = a->written;
 	upto = a->written < k->offset ? a->written : k->offset;
 	if (upto == k->acked)
 		return 0;

@@ -40,19 +40,21 @@ struct vigil_pub {
 	uint64_t published, held;
 };
 
-/* A subject token: letters, digits, '-' and '_' kept, the rest '_' (a '.'
- * would split the token, '*' and '>' are wildcards). */
+/* What a subject token is made of here: a '.' would split it, '*' and '>'
+ * are wildcards, and spaces and controls are not allowed. */
+static bool token_char(char ch)
+{
+	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+	       ch == '-' || ch == '_';
+}
+
+/* A subject token from any text: other characters become '_'. */
 static void put_token(struct vigil_buf *b, const char *s, size_t n)
 {
 	if (!n)
 		vbuf_putc(b, '_');
-	for (size_t i = 0; i < n; i++) {
-		char ch = s[i];
-		int keep = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-			   (ch >= '0' && ch <= '9') || ch == '-' || ch == '_';
-
-		vbuf_putc(b, keep ? ch : '_');
-	}
+	for (size_t i = 0; i < n; i++)
+		vbuf_putc(b, token_char(s[i]) ? s[i] : '_');
 }
 
 void vigil_pub_line(struct vigil_pub *p, const struct vigil_buf *batch, size_t from,
@@ -85,12 +87,19 @@ void vigil_pub_line(struct vigil_pub *p, const struct vigil_buf *batch, size_t f
 	m->off = from;
 	m->len = line[len - 1] == '\n' ? len - 1 : len;
 	m->names = p->names.len;
-	vbuf_printf(&p->names, "%s.", p->prefix);
+	/* Per event: no printf (lib/buf.h) */
+	vbuf_puts(&p->names, p->prefix);
+	vbuf_putc(&p->names, '.');
 	put_token(&p->names, node, strlen(node));
 	vbuf_putc(&p->names, '.');
 	put_token(&p->names, kind, klen);
 	vbuf_putc(&p->names, '\0');
-	vbuf_printf(&p->names, "%s-%u-%s%llu", boot, ring, id_kind, (unsigned long long)n);
+	vbuf_puts(&p->names, boot);
+	vbuf_putc(&p->names, '-');
+	vbuf_put_u64(&p->names, ring);
+	vbuf_putc(&p->names, '-');
+	vbuf_puts(&p->names, id_kind);
+	vbuf_put_u64(&p->names, n);
 	vbuf_putc(&p->names, '\0');
 }
 
@@ -239,12 +248,9 @@ static bool subject_ok(const char *s)
 	size_t token = 0;
 
 	for (; *s; s++) {
-		bool word = (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-			    (*s >= '0' && *s <= '9') || *s == '-' || *s == '_';
-
 		if (*s == '.' && token)
 			token = 0;
-		else if (word)
+		else if (token_char(*s))
 			token++;
 		else
 			return false;
@@ -319,6 +325,24 @@ static int stream_check(struct vigil_pub *p, const char *stream)
 	return 0;
 }
 
+/* "URL[,URL...]": a cluster's servers, tried in turn (natsOptions_SetURL
+ * takes one). */
+static natsStatus set_servers(natsOptions *o, const char *urls)
+{
+	char copy[1024], *save = NULL, *url;
+	const char *list[16];
+	int n = 0;
+
+	if (snprintf(copy, sizeof(copy), "%s", urls) >= (int)sizeof(copy))
+		return NATS_INVALID_ARG;
+	for (url = strtok_r(copy, ",", &save); url; url = strtok_r(NULL, ",", &save)) {
+		if (n == 16)
+			return NATS_INVALID_ARG;
+		list[n++] = url;
+	}
+	return n ? natsOptions_SetServers(o, list, n) : NATS_INVALID_ARG;
+}
+
 int vigil_pub_open(struct vigil_pub **out, const struct vigil_pub_config *cfg)
 {
 	struct vigil_pub *p = calloc(1, sizeof(*p));
@@ -348,7 +372,7 @@ int vigil_pub_open(struct vigil_pub **out, const struct vigil_pub_config *cfg)
 	s = natsOptions_Create(&o);
 	p->lib = true;
 	if (s == NATS_OK)
-		s = natsOptions_SetURL(o, cfg->urls);
+		s = set_servers(o, cfg->urls);
 	if (s == NATS_OK)
 		s = natsOptions_SetName(o, "vigil-collector");
 	if (s == NATS_OK)
