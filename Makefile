@@ -50,7 +50,9 @@ all: deps $(BINS) $(TEST_BINS) $(BENCH_BINS)
 deps:
 	@./scripts/install-deps.sh build
 
-$(BUILD)/vmlinux.h:
+# deps is order-only: under -j it must finish (bpftool, headers) before
+# anything is built, but it never makes a target out of date.
+$(BUILD)/vmlinux.h: | deps
 	@mkdir -p $(@D)
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
 
@@ -61,7 +63,7 @@ $(BUILD)/%.bpf.o: bpf/%.bpf.c $(BUILD)/vmlinux.h $(wildcard bpf/lib/*.bpf.h incl
 $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/%.o: %.c $(SKELS) $(wildcard include/vigil/*.h lib/*.h agent/*.h collector/*.h cli/*.h)
+$(BUILD)/%.o: %.c $(SKELS) $(wildcard include/vigil/*.h lib/*.h agent/*.h collector/*.h cli/*.h) | deps
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c $< -o $@
 
