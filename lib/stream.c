@@ -102,14 +102,20 @@ int vigil_stream_hello_parse(const void *p, size_t n, struct vigil_stream_peer *
 	if (n < h->hello_len)
 		return 0;
 
+	if (h->start_offset > VIGIL_STREAM_OFFSET_MAX)
+		return *why = "start offset out of range", -EPROTO;
+
 	memset(out, 0, sizeof(*out));
 	t = (const void *)(h + 1);
 	for (unsigned i = 0; i < h->ntypes; i++, t++) {
-		const struct vigil_stream_type *mine = schema_find(t->type);
+		const struct vigil_stream_type *mine;
 
-		if (t->type > VIGIL_EV_TYPE_MAX || out->type_size[t->type] || !t->size ||
-		    t->size > VIGIL_EVENT_MAX_SIZE)
+		/* Type 0 is no event: a record's type is looked up in this
+		 * table, so an entry for it would give meaning to garbage. */
+		if (!t->type || t->type > VIGIL_EV_TYPE_MAX || out->type_size[t->type] ||
+		    !t->size || t->size > VIGIL_EVENT_MAX_SIZE)
 			return *why = "bad entry in the hello's type table", -EPROTO;
+		mine = schema_find(t->type);
 		if (mine && (mine->size != t->size || mine->flags != t->flags))
 			return *why = "event size in the hello differs from the collector's schema",
 			       -EPROTO;
@@ -117,9 +123,9 @@ int vigil_stream_hello_parse(const void *p, size_t n, struct vigil_stream_peer *
 		out->type_variable[t->type] = !!(t->flags & VIGIL_STREAM_TYPE_VARIABLE);
 	}
 	memcpy(out->node_name, t, h->node_name_len);
-	for (unsigned i = 0; i < h->node_name_len; i++)
-		if ((unsigned char)out->node_name[i] < 0x20)
-			return *why = "control byte in the node name", -EPROTO;
+	/* The name goes into logs and subjects as it is: text only. */
+	if (!vigil_utf8_text(out->node_name, h->node_name_len))
+		return *why = "node name not printable UTF-8", -EPROTO;
 	memcpy(out->boot_id, h->boot_id, sizeof(out->boot_id));
 	out->ring_id = h->ring_id;
 	out->start_offset = h->start_offset;
@@ -131,6 +137,43 @@ int vigil_stream_hello_parse(const void *p, size_t n, struct vigil_stream_peer *
 	if (out->start_offset & 7)
 		return *why = "start offset not 8-aligned", -EPROTO;
 	return h->hello_len;
+}
+
+bool vigil_utf8_text(const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s, *end = p + n;
+
+	while (p < end) {
+		unsigned c = *p, need, cp;
+
+		if (c < 0x80) {
+			if (c < 0x20 || c == 0x7f)
+				return false;
+			p++;
+			continue;
+		}
+		if (c >= 0xc2 && c <= 0xdf)
+			need = 1, cp = c & 0x1f;
+		else if (c >= 0xe0 && c <= 0xef)
+			need = 2, cp = c & 0x0f;
+		else if (c >= 0xf0 && c <= 0xf4)
+			need = 3, cp = c & 0x07;
+		else
+			return false;
+		if ((size_t)(end - p) <= need)
+			return false;
+		for (unsigned i = 1; i <= need; i++) {
+			if ((p[i] & 0xc0) != 0x80)
+				return false;
+			cp = cp << 6 | (p[i] & 0x3f);
+		}
+		/* overlong forms, surrogates, past U+10FFFF, C1 controls */
+		if ((need == 2 && cp < 0x800) || (need == 3 && (cp < 0x10000 || cp > 0x10ffff)) ||
+		    (cp >= 0xd800 && cp <= 0xdfff) || (cp >= 0x80 && cp <= 0x9f))
+			return false;
+		p += need + 1;
+	}
+	return true;
 }
 
 int vigil_stream_rec_parse(const struct vigil_stream_peer *peer, const void *p, size_t n,
@@ -157,7 +200,10 @@ int vigil_stream_rec_parse(const struct vigil_stream_peer *peer, const void *p, 
 	h = (const void *)((const char *)p + VIGIL_RB_HDR_SZ);
 	if (len < sizeof(*h))
 		return *why = "record shorter than the event header", -EPROTO;
-	want = peer->type_size[h->type <= VIGIL_EV_TYPE_MAX ? h->type : 0];
+	/* The type is range-checked before it indexes anything. */
+	if (!h->type || h->type > VIGIL_EV_TYPE_MAX)
+		return *why = "event type out of range", -EPROTO;
+	want = peer->type_size[h->type];
 	if (!want)
 		return *why = "event type not in the hello's schema", -EPROTO;
 	if (peer->type_variable[h->type] ? len < want : len != want)

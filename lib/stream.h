@@ -16,6 +16,7 @@
 #ifndef VIGIL_STREAM_H
 #define VIGIL_STREAM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <linux/types.h>
@@ -30,6 +31,9 @@
 #define VIGIL_STREAM_NAME_MAX 255
 #define VIGIL_STREAM_TYPES_MAX 128
 #define VIGIL_STREAM_HELLO_MAX 4096
+/* Ring offsets past this are refused: a ring would take centuries to get
+ * there, and the receiver's arithmetic on offsets stays far from wrapping. */
+#define VIGIL_STREAM_OFFSET_MAX (1ull << 62)
 /* A record's footprint on the wire can never exceed this. */
 #define VIGIL_STREAM_REC_MAX (((VIGIL_EVENT_MAX_SIZE) + 8 + 7) & ~7UL)
 
@@ -112,6 +116,10 @@ void vigil_stream_hello_build(struct vigil_buf *b, const char *node_name, const 
  * this receiver accepts. */
 int vigil_stream_hello_parse(const void *p, size_t n, struct vigil_stream_peer *out,
 			     const char **why);
+
+/* True when s[0..n) is valid UTF-8 with no control characters (C0, DEL,
+ * C1): safe to log and to use in a subject as it is. */
+bool vigil_utf8_text(const char *s, size_t n);
 
 /* One record on the wire. */
 struct vigil_stream_rec {
