@@ -23,11 +23,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-
-/* Pins named VIGIL_ENFORCE_LINK_PREFIX "COOKIE_IFINDEX_HOOK": the network
- * namespace's cookie (hex), the interface's index there, and tc_ingress,
- * tc_egress or xdp. */
-#define VIGIL_ENFORCE_LINK_PREFIX "enforce_link_"
+#include "pins.h"	/* VIGIL_ENFORCE_LINK_PREFIX */
 
 struct vigil_enforce_tc;
 

@@ -80,23 +80,50 @@ uint64_t vigil_recursion_misses(const char *dir)
 	return total;
 }
 
+bool vigil_pin_is_ours(const char *name)
+{
+	static const char *const prefixes[] = { VIGIL_MAP_PREFIX, VIGIL_LINK_PREFIX,
+						VIGIL_ENFORCE_LINK_PREFIX, VIGIL_CGROUP_LINK_PREFIX };
+
+	for (unsigned i = 0; i < sizeof(prefixes) / sizeof(*prefixes); i++)
+		if (!strncmp(name, prefixes[i], strlen(prefixes[i])) && name[strlen(prefixes[i])])
+			return true;
+	return false;
+}
+
 int vigil_unpin_all(const char *dir)
 {
 	struct dirent *de;
-	DIR *d = opendir(dir);
-	int n = 0;
+	DIR *d;
+	int n = 0, fd;
 	char path[512];
 
+	/* A folder without the schema map is not vigil's (a typo'd or a
+	 * shared one such as /sys/fs/bpf itself): touch nothing there. */
+	fd = vigil_pinned_fd(dir, VIGIL_SCHEMA_PIN);
+	if (fd < 0) {
+		struct stat st;
+
+		if (stat(dir, &st))
+			return -errno;
+		return S_ISDIR(st.st_mode) ? -ENOMSG : -ENOTDIR;
+	}
+	close(fd);
+	d = opendir(dir);
 	if (!d)
 		return -errno;
 	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.')
+		/* the schema map last: an unpin cut short stays one to redo */
+		if (!vigil_pin_is_ours(de->d_name) || !strcmp(de->d_name, VIGIL_SCHEMA_PIN))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 		if (!unlink(path))
 			n++;
 	}
 	closedir(d);
-	rmdir(dir);
+	snprintf(path, sizeof(path), "%s/%s", dir, VIGIL_SCHEMA_PIN);
+	if (!unlink(path))
+		n++;
+	rmdir(dir);	/* only if nothing else is left in it */
 	return n;
 }
