@@ -418,7 +418,7 @@ int main(int argc, char **argv)
 		goto out;
 	err = vigil_sink_local_init(&local, o.node_name,
 				    (o.json || o.export_file) ? &export : NULL,
-				    o.compact ? STDOUT_FILENO : -1);
+				    o.compact ? STDOUT_FILENO : -1, bpf.counters_fd);
 	if (err)
 		goto out;
 	vigil_pump_add(&pump, &local.sink);
@@ -453,6 +453,15 @@ int main(int argc, char **argv)
 		  (unsigned long long)(local.seqs.gaps + vigil_seq_window_open_gaps(&local.seqs)),
 		  (unsigned long long)local.seqs.dups, (unsigned long long)loss.ring_full,
 		  (unsigned long long)loss.recursion_misses);
+	if (local.dropped_records || local.unwritten_bytes) {
+		vlog_info("local output lost events: dropped %llu records (%llu ring bytes) it could "
+			  "not write; %llu ring bytes unwritten at stop (%s)",
+			  (unsigned long long)local.dropped_records,
+			  (unsigned long long)local.dropped_bytes,
+			  (unsigned long long)local.unwritten_bytes,
+			  o.unpin_on_exit ? "lost: --unpin-on-exit" : "left in the pinned ring");
+		err = -EIO;
+	}
 	vlog_debug("malformed records %llu, polls %llu, wakeups %llu",
 		   (unsigned long long)local.bad_records, (unsigned long long)pump.polls,
 		   (unsigned long long)pump.wakeups);
