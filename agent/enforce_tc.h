@@ -56,6 +56,9 @@ void vigil_enforce_tc_rollback(struct vigil_enforce_tc *e, unsigned n);
 int vigil_enforce_tc_detach(struct vigil_enforce_tc *e, const char *netns, const char *ifname);
 /* "NETNS/IFNAME[:xdp]", as --enforce-on takes it. */
 int vigil_enforce_tc_attach_spec(struct vigil_enforce_tc *e, const char *spec);
+/* Before anything is loaded: the spec's spelling and that its namespace
+ * exists (the interface is looked up in it only when attaching). */
+int vigil_enforce_spec_check(const char *spec);
 /* Whether e attached the link pinned as name (in its pin folder). NULL e:
  * false. */
 bool vigil_enforce_tc_owns(const struct vigil_enforce_tc *e, const char *name);
