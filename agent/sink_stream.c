@@ -288,6 +288,7 @@ static int offer(struct vigil_sink *sk, const struct vigil_ring *r, uint64_t end
 	sk->pos = held_from(s, released);
 	if (s->spooling) {
 		spill(s, r, end);
+		vigil_spool_tick(&s->spool);
 		sk->pos = held_from(s, released);
 		/* The spool has the backlog but a send to a collector that
 		 * does not read still holds the ring's pages, and the ring
@@ -307,11 +308,12 @@ static void flush(struct vigil_sink *sk, const struct vigil_ring *r)
 
 	(void)r;
 	vlog_info("stream %s: %llu sends, %llu bytes; zero-copy sends %llu, copied by the kernel %llu; "
-		  "spooled %llu bytes, dropped %llu records (%llu bytes)",
+		  "spooled %llu bytes, dropped %llu records (%llu bytes); spool syncs %llu (%.1f ms)",
 		  s->o.url, (unsigned long long)s->tx.sends, (unsigned long long)s->tx.bytes,
 		  (unsigned long long)s->tx.zc_sends, (unsigned long long)s->tx.zc_copied,
 		  (unsigned long long)s->spool.spilled, (unsigned long long)s->spool.dropped_records,
-		  (unsigned long long)s->spool.dropped_bytes);
+		  (unsigned long long)s->spool.dropped_bytes, (unsigned long long)s->spool.syncs,
+		  s->spool.sync_s * 1000);
 }
 
 static const struct vigil_sink_ops stream_ops = { .offer = offer, .flush = flush };

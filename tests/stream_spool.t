@@ -6,7 +6,7 @@
 # a gap.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/stream_lib.sh"
-plan 15
+plan 16
 OUT="$T_DIR/out.json"
 RING=65536	# 64 KiB: a few hundred exec events
 gen() { local i; for ((i = $2; i <= $3; i += 25)); do run_markers "$1" $i $((i + 24 > $3 ? $3 : i + 24)); sleep 0.01; done; }
@@ -39,6 +39,8 @@ ok $? "the spool is emptied as the collector acknowledges"
 stop_agent
 grep -q 'BPF counted 0 ring-full losses' "$T_DIR/agent.err"
 ok $? "BPF dropped nothing: the ring never filled"
+grep -q 'spool syncs [1-9]' "$T_DIR/agent.err"
+ok $? "the spool was synced to disk ($(grep -o 'spool syncs [^)]*)' "$T_DIR/agent.err"))"
 
 # 2. The agent killed while its backlog is in the spool: the next agent on
 # the same pinned ring takes the spool up and sends it first.
