@@ -489,6 +489,8 @@ int main(int argc, char **argv)
 		  (unsigned long long)(local.seqs.gaps + vigil_seq_window_open_gaps(&local.seqs)),
 		  (unsigned long long)local.seqs.dups, (unsigned long long)loss.ring_full,
 		  (unsigned long long)loss.recursion_misses);
+	if (local.bad_records)
+		vlog_info("skipped %llu malformed ring records", (unsigned long long)local.bad_records);
 	if (local.dropped_records || local.unwritten_bytes) {
 		vlog_info("local output lost events: dropped %llu records (%llu ring bytes) it could "
 			  "not write; %llu ring bytes unwritten at stop (%s)",

@@ -87,8 +87,12 @@ static uint64_t resume_at(struct vigil_sink_stream *s, const struct vigil_ring *
 		at = tail;
 	if (s->spool.nseg && !in_spool(s, at) && at < vigil_spool_end(&s->spool))
 		at = vigil_spool_end(&s->spool);
-	if (at != s->acked)
+	if (at != s->acked) {
 		s->skipped += at - s->acked;
+		vlog_info("stream %s: %llu bytes after the acknowledged offset are gone (dropped by "
+			  "the spool or released from the ring): resuming at %llu", s->o.url,
+			  (unsigned long long)(at - s->acked), (unsigned long long)at);
+	}
 	return at;
 }
 
@@ -308,12 +312,13 @@ static void flush(struct vigil_sink *sk, const struct vigil_ring *r)
 
 	(void)r;
 	vlog_info("stream %s: %llu sends, %llu bytes; zero-copy sends %llu, copied by the kernel %llu; "
-		  "spooled %llu bytes, dropped %llu records (%llu bytes); spool syncs %llu (%.1f ms)",
+		  "spooled %llu bytes, dropped %llu records (%llu bytes); spool syncs %llu (%.1f ms); "
+		  "skipped %llu bytes gone before they were sent",
 		  s->o.url, (unsigned long long)s->tx.sends, (unsigned long long)s->tx.bytes,
 		  (unsigned long long)s->tx.zc_sends, (unsigned long long)s->tx.zc_copied,
 		  (unsigned long long)s->spool.spilled, (unsigned long long)s->spool.dropped_records,
 		  (unsigned long long)s->spool.dropped_bytes, (unsigned long long)s->spool.syncs,
-		  s->spool.sync_s * 1000);
+		  s->spool.sync_s * 1000, (unsigned long long)s->skipped);
 }
 
 static const struct vigil_sink_ops stream_ops = { .offer = offer, .flush = flush };
