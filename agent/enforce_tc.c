@@ -473,12 +473,13 @@ bool vigil_enforce_tc_owns(const struct vigil_enforce_tc *e, const char *name)
 	return false;
 }
 
-int vigil_enforce_tc_attach_spec(struct vigil_enforce_tc *e, const char *spec)
+/* NETNS/IFNAME[:xdp] into buf: *netns, *ifname point into it. */
+static int parse_spec(const char *spec, char buf[300], char **netns, char **ifname, bool *xdp)
 {
-	char buf[300], *slash, *colon;
-	bool xdp = false;
+	char *slash, *colon;
 
-	if (snprintf(buf, sizeof(buf), "%s", spec) >= (int)sizeof(buf))
+	*xdp = false;
+	if (snprintf(buf, 300, "%s", spec) >= 300)
 		return vlog_err(-ENAMETOOLONG, "--enforce-on %s: too long", spec);
 	slash = strrchr(buf, '/');
 	if (!slash || slash == buf || !slash[1])
@@ -489,9 +490,33 @@ int vigil_enforce_tc_attach_spec(struct vigil_enforce_tc *e, const char *spec)
 		if (strcmp(colon, ":xdp"))
 			return vlog_err(-EINVAL, "--enforce-on %s: unknown mode '%s'", spec, colon + 1);
 		*colon = 0;
-		xdp = true;
+		*xdp = true;
 	}
-	return vigil_enforce_tc_attach(e, buf, slash + 1, xdp);
+	*netns = buf;
+	*ifname = slash + 1;
+	return 0;
+}
+
+int vigil_enforce_spec_check(const char *spec)
+{
+	char buf[300], *netns, *ifname, why[400];
+	bool xdp;
+	int err = parse_spec(spec, buf, &netns, &ifname, &xdp);
+
+	if (err)
+		return err;
+	if ((err = vigil_netns_check(netns, why, sizeof(why))))
+		return vlog_err(err, "--enforce-on %s: %s", spec, why);
+	return 0;
+}
+
+int vigil_enforce_tc_attach_spec(struct vigil_enforce_tc *e, const char *spec)
+{
+	char buf[300], *netns, *ifname;
+	bool xdp;
+	int err = parse_spec(spec, buf, &netns, &ifname, &xdp);
+
+	return err ? err : vigil_enforce_tc_attach(e, netns, ifname, xdp);
 }
 
 int vigil_enforce_links_prune(const char *pin_dir, struct vigil_enforce_tc *const *keep, unsigned n)

@@ -23,11 +23,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-
-/* Pins named VIGIL_ENFORCE_LINK_PREFIX "COOKIE_IFINDEX_HOOK": the network
- * namespace's cookie (hex), the interface's index there, and tc_ingress,
- * tc_egress or xdp. */
-#define VIGIL_ENFORCE_LINK_PREFIX "enforce_link_"
+#include "pins.h"	/* VIGIL_ENFORCE_LINK_PREFIX */
 
 struct vigil_enforce_tc;
 
@@ -60,6 +56,9 @@ void vigil_enforce_tc_rollback(struct vigil_enforce_tc *e, unsigned n);
 int vigil_enforce_tc_detach(struct vigil_enforce_tc *e, const char *netns, const char *ifname);
 /* "NETNS/IFNAME[:xdp]", as --enforce-on takes it. */
 int vigil_enforce_tc_attach_spec(struct vigil_enforce_tc *e, const char *spec);
+/* Before anything is loaded: the spec's spelling and that its namespace
+ * exists (the interface is looked up in it only when attaching). */
+int vigil_enforce_spec_check(const char *spec);
 /* Whether e attached the link pinned as name (in its pin folder). NULL e:
  * false. */
 bool vigil_enforce_tc_owns(const struct vigil_enforce_tc *e, const char *name);

@@ -93,30 +93,42 @@ static bool attachable(const struct bpf_program *prog)
 	       bpf_program__expected_attach_type(prog) != BPF_TRACE_ITER;
 }
 
+/* A program set not to attach (bpf_program__set_autoattach) is detached if
+ * an earlier agent attached it: only once this start cannot fail, so that
+ * an agent that cannot start leaves what an earlier one attached running. */
+int vigil_obj_detach_unwanted(struct bpf_object *obj, const char *dir)
+{
+	struct bpf_program *prog;
+	char path[512];
+	int err;
+
+	bpf_object__for_each_program(prog, obj) {
+		if (!attachable(prog) || bpf_program__autoattach(prog))
+			continue;
+		snprintf(path, sizeof(path), "%s/" VIGIL_LINK_PREFIX "%s", dir,
+			 bpf_program__name(prog));
+		if ((err = detach_pinned(path)))
+			return err;
+	}
+	return 0;
+}
+
 /* Attaches each tracing program of obj once: a program whose link is pinned
- * already keeps running as it is (it was attached by an earlier agent). A
- * program set not to attach (bpf_program__set_autoattach) is then detached
- * if an earlier agent attached it: only then, so that an agent that cannot
- * attach what it wants leaves what an earlier one attached running. */
+ * already keeps running as it is (it was attached by an earlier agent). */
 int vigil_obj_attach(struct bpf_object *obj, const char *dir, bool *resumed)
 {
 	struct bpf_program *prog;
 	char path[512];
 	int err;
 
-	for (int pass = 0; pass < 2; pass++) {
+	{
 		bpf_object__for_each_program(prog, obj) {
 			struct bpf_link *link;
 
-			if (!attachable(prog) || bpf_program__autoattach(prog) != !pass)
+			if (!attachable(prog) || !bpf_program__autoattach(prog))
 				continue;
 			snprintf(path, sizeof(path), "%s/" VIGIL_LINK_PREFIX "%s", dir,
 				 bpf_program__name(prog));
-			if (pass) {
-				if ((err = detach_pinned(path)))
-					return err;
-				continue;
-			}
 			if (!access(path, F_OK)) {
 				*resumed = true;
 				continue;
@@ -199,6 +211,7 @@ int vigil_bpf_load(struct vigil_bpf *b, const struct vigil_loader_opts *o)
 	memset(b, 0, sizeof(*b));
 	b->lock_fd = -1;
 	snprintf(b->pin_dir, sizeof(b->pin_dir), "%s", o->pin_dir);
+	vigil_pins_note_dir(o->pin_dir, &b->before);
 	err = vigil_bpffs_prepare(o->pin_dir);
 	if (err)
 		return err;
@@ -211,6 +224,11 @@ int vigil_bpf_load(struct vigil_bpf *b, const struct vigil_loader_opts *o)
 	if (flock(b->lock_fd, LOCK_EX | LOCK_NB))
 		return vlog_err(errno == EWOULDBLOCK ? -EBUSY : -errno,
 				"another vigild is running on %s", o->pin_dir);
+	/* The folder is ours now: what it holds is what a failed start must
+	 * leave (before the lock, another agent may still be adding pins). */
+	if ((err = vigil_pins_snapshot(o->pin_dir, &b->before)))
+		return vlog_err(err, "cannot list pin folder %s", o->pin_dir);
+	b->can_roll_back = true;
 	err = check_schema(o->pin_dir);
 	if (err)
 		return err;
@@ -281,6 +299,31 @@ int vigil_bpf_inject_loss(struct vigil_bpf *b, uint64_t ring_full, uint64_t recu
 	return err ? -errno : (opts.retval ? 0 : -ENOSPC);
 }
 
+int vigil_bpf_detach_unwanted(struct vigil_bpf *b)
+{
+	return vigil_obj_detach_unwanted(b->process->obj, b->pin_dir);
+}
+
+void vigil_bpf_roll_back(struct vigil_bpf *b)
+{
+	int n;
+
+	process_bpf__destroy(b->process);
+	inject_bpf__destroy(b->inject);
+	b->process = NULL;
+	b->inject = NULL;
+	if (b->can_roll_back) {
+		n = vigil_pins_rollback(b->pin_dir, &b->before);
+		if (n)
+			vlog_info("the start failed: removed the %d pins it made in %s", n, b->pin_dir);
+	} else {
+		/* refused before the folder was ours: only the folders made */
+		vigil_pins_remove_made_dirs(b->pin_dir, &b->before);
+	}
+	b->can_roll_back = false;
+	vigil_bpf_close(b, false);
+}
+
 void vigil_bpf_close(struct vigil_bpf *b, bool unpin)
 {
 	process_bpf__destroy(b->process);
@@ -292,4 +335,5 @@ void vigil_bpf_close(struct vigil_bpf *b, bool unpin)
 	if (b->lock_fd >= 0)
 		close(b->lock_fd);
 	b->lock_fd = -1;
+	vigil_pin_set_free(&b->before);
 }

@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include "pins.h"
 
 struct process_bpf;
 struct inject_bpf;
@@ -31,6 +32,8 @@ struct vigil_bpf {
 	uint64_t wakeup_bytes;
 	int lock_fd;	/* the pin folder, flock()ed: one agent per folder */
 	bool resumed;	/* links were pinned already: a restart */
+	struct vigil_pin_set before;	/* the folder before this start */
+	bool can_roll_back;		/* before is known: the folder is ours */
 };
 
 struct bpf_object;
@@ -52,8 +55,19 @@ int vigil_obj_prepare(struct bpf_object *obj, uint64_t ring_size);
  * programs) and pins its link as link_<prog>; a program whose link is pinned
  * already is left as it runs, and *resumed set. */
 int vigil_obj_attach(struct bpf_object *obj, const char *dir, bool *resumed);
+/* Once the start cannot fail: detaches the programs an earlier agent
+ * attached that this one's options do not want (set not to autoattach). A
+ * start that fails before leaves them running. */
+int vigil_obj_detach_unwanted(struct bpf_object *obj, const char *dir);
 
 int vigil_bpf_load(struct vigil_bpf *b, const struct vigil_loader_opts *o);
+/* A start that failed: closes like vigil_bpf_close, then removes every pin
+ * (and the folder) this start made, so the folder holds what it held;
+ * what an earlier agent pinned stays as it was. Call after every other
+ * part is closed. */
+void vigil_bpf_roll_back(struct vigil_bpf *b);
+/* vigil_obj_detach_unwanted for the process part. */
+int vigil_bpf_detach_unwanted(struct vigil_bpf *b);
 /* Reports every live process into the ring (flag procFS). */
 int vigil_bpf_scan_procfs(struct vigil_bpf *b);
 int vigil_bpf_inject_loss(struct vigil_bpf *b, uint64_t ring_full, uint64_t recursion_misses,

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * vigild: loads and pins vigil's BPF programs, then moves events from the
- * ring to its sinks until stopped. Everything that can be refused (options,
- * output files) is checked before anything is loaded: a bad start changes
- * nothing on the node.
+ * ring to its sinks until stopped. Everything that can be refused cheaply
+ * (options, output files, policy files, collector names, namespaces) is
+ * checked before anything is loaded, and a start that fails later takes
+ * back what it made (vigil_bpf_roll_back): a bad start changes nothing on
+ * the node, and leaves an earlier agent's pins as they were.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -18,6 +20,8 @@
 #include <bpf/libbpf.h>
 #include <vigil/events.h>
 #include "control.h"
+/* lib/control.h and agent/control.h share a name: take the lib one by path. */
+#include "../lib/control.h"
 #include "export_file.h"
 #include "enforce_tc.h"
 #include "loader.h"
@@ -28,6 +32,7 @@
 #include "pump.h"
 #include "sink_local.h"
 #include "sink_stream.h"
+#include "stream.h"
 #include "version.h"
 
 struct options {
@@ -36,6 +41,7 @@ struct options {
 	uint64_t export_max_bytes;
 	unsigned export_backups;
 	const char *pin_dir;
+	char pin_dir_buf[256];	/* --pin-dir without trailing slashes */
 	uint64_t ring_size;
 	uint64_t wakeup_bytes;
 	int poll_ms;
@@ -209,11 +215,25 @@ static int parse_options(int argc, char **argv, struct options *o)
 				return vlog_err(-EINVAL, "invalid value '%s' for --node-name", optarg);
 			snprintf(o->node_name, sizeof(o->node_name), "%s", optarg);
 			break;
-		case O_PIN:
-			if (optarg[0] != '/' || strlen(optarg) > 200)
+		case O_PIN: {
+			size_t n = strlen(optarg);
+			char path[108];
+
+			if (optarg[0] != '/' || n > 200)
 				return vlog_err(-EINVAL, "--pin-dir needs an absolute path under 200 bytes, not '%s'", optarg);
-			o->pin_dir = optarg;
+			/* One spelling per folder: the control socket is named
+			 * after it, and 'x/' must be the agent of 'x'. */
+			while (n > 1 && optarg[n - 1] == '/')
+				n--;
+			if (n == 1)
+				return vlog_err(-EINVAL, "--pin-dir /: pins need a folder of their own");
+			snprintf(o->pin_dir_buf, sizeof(o->pin_dir_buf), "%.*s", (int)n, optarg);
+			if (vigil_control_path(o->pin_dir_buf, path, sizeof(path)))
+				return vlog_err(-EINVAL, "--pin-dir '%s': no control socket name for it "
+						"(a folder spelled plainly, such as /sys/fs/bpf/vigil)", optarg);
+			o->pin_dir = o->pin_dir_buf;
 			break;
+		}
 		case O_RING:
 			if (parse_u64("--ring-size", optarg, 1ull << 31, &v))
 				return -EINVAL;
@@ -377,9 +397,21 @@ int main(int argc, char **argv)
 	if (!o.wakeup_bytes)
 		o.wakeup_bytes = (o.ring_size ? o.ring_size : 16u << 20) / 8;
 
-	/* A bad policy stops the start before anything is loaded. */
+	/* A bad policy, a collector's name that does not resolve, a namespace
+	 * that is not there: each stops the start before anything is loaded. */
 	if (o.npolicy && vigil_control_check(o.policy, o.npolicy))
 		return 1;
+	for (int i = 0; i < o.nsend; i++) {
+		struct sockaddr_storage addr;
+		unsigned addrlen;
+		int socktype;
+
+		if (vigil_stream_url(o.send[i], &socktype, &addr, &addrlen))
+			return vlog_err(-EINVAL, "--send %s: refused, nothing started", o.send[i]), 1;
+	}
+	for (unsigned i = 0; i < o.nenforce; i++)
+		if (vigil_enforce_spec_check(o.enforce_on[i]))
+			return 1;
 	libbpf_set_print(libbpf_print);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
@@ -418,7 +450,7 @@ int main(int argc, char **argv)
 		goto out;
 	err = vigil_sink_local_init(&local, o.node_name,
 				    (o.json || o.export_file) ? &export : NULL,
-				    o.compact ? STDOUT_FILENO : -1);
+				    o.compact ? STDOUT_FILENO : -1, bpf.counters_fd);
 	if (err)
 		goto out;
 	vigil_pump_add(&pump, &local.sink);
@@ -439,6 +471,10 @@ int main(int argc, char **argv)
 		struct vigil_enforce_tc *keep[] = { enforce, control.policy.tc };
 
 		vigil_enforce_links_prune(o.pin_dir, keep, 2);
+		/* Likewise the programs an earlier agent attached that these
+		 * options do not want. */
+		if ((err = vigil_bpf_detach_unwanted(&bpf)) || (err = vigil_net_detach_unwanted(&net, o.pin_dir)))
+			goto out_local;
 		started = true;
 	}
 	vlog_info("%s, pinned at %s; ring %llu bytes", bpf.resumed ? "resumed" : "attached",
@@ -453,6 +489,17 @@ int main(int argc, char **argv)
 		  (unsigned long long)(local.seqs.gaps + vigil_seq_window_open_gaps(&local.seqs)),
 		  (unsigned long long)local.seqs.dups, (unsigned long long)loss.ring_full,
 		  (unsigned long long)loss.recursion_misses);
+	if (local.bad_records)
+		vlog_info("skipped %llu malformed ring records", (unsigned long long)local.bad_records);
+	if (local.dropped_records || local.unwritten_bytes) {
+		vlog_info("local output lost events: dropped %llu records (%llu ring bytes) it could "
+			  "not write; %llu ring bytes unwritten at stop (%s)",
+			  (unsigned long long)local.dropped_records,
+			  (unsigned long long)local.dropped_bytes,
+			  (unsigned long long)local.unwritten_bytes,
+			  o.unpin_on_exit ? "lost: --unpin-on-exit" : "left in the pinned ring");
+		err = -EIO;
+	}
 	vlog_debug("malformed records %llu, polls %llu, wakeups %llu",
 		   (unsigned long long)local.bad_records, (unsigned long long)pump.polls,
 		   (unsigned long long)pump.wakeups);
@@ -470,7 +517,10 @@ out:
 	vigil_enforce_tc_close(enforce);
 	vigil_net_close(&net);
 	vigil_control_close(&control);
-	vigil_bpf_close(&bpf, o.unpin_on_exit);
+	if (started)
+		vigil_bpf_close(&bpf, o.unpin_on_exit);
+	else
+		vigil_bpf_roll_back(&bpf);	/* a bad start changes nothing */
 	vigil_export_close(&export);
 	return err ? 1 : 0;
 }

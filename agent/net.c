@@ -91,7 +91,8 @@ static int tracefs_prepare(void)
 
 /* Owners are named at each socket's first send or receive (net_send,
  * net_recv), or, with --no-io-hooks, at accept() (net_accept4, net_accept):
- * one pair is attached, and a pair an earlier agent left is detached. */
+ * one pair is attached, and a pair an earlier agent left is detached once the
+ * start cannot fail (vigil_net_detach_unwanted). */
 static int choose_owner_hooks(struct vigil_net *n, const struct vigil_net_opts *o)
 {
 	bpf_program__set_autoattach(n->net->progs.net_send, !o->no_io_hooks);
@@ -99,6 +100,13 @@ static int choose_owner_hooks(struct vigil_net *n, const struct vigil_net_opts *
 	bpf_program__set_autoattach(n->net->progs.net_accept4, o->no_io_hooks);
 	bpf_program__set_autoattach(n->net->progs.net_accept, o->no_io_hooks);
 	return o->no_io_hooks ? tracefs_prepare() : 0;
+}
+
+int vigil_net_detach_unwanted(struct vigil_net *n, const char *pin_dir)
+{
+	int err = vigil_obj_detach_unwanted(n->net->obj, pin_dir);
+
+	return err ? err : vigil_obj_detach_unwanted(n->report->obj, pin_dir);
 }
 
 int vigil_net_load(struct vigil_net *n, const struct vigil_bpf *b, const struct vigil_net_opts *o)

@@ -38,5 +38,8 @@ int vigil_net_load(struct vigil_net *n, const struct vigil_bpf *b, const struct 
  * (socket iterator, run from a thread that joins each namespace in turn). */
 int vigil_net_scan_sockets(struct vigil_net *n);
 void vigil_net_close(struct vigil_net *n);
+/* Once the start cannot fail: detaches the owner hooks an earlier agent
+ * attached that these options do not want (vigil_obj_detach_unwanted). */
+int vigil_net_detach_unwanted(struct vigil_net *n, const char *pin_dir);
 
 #endif

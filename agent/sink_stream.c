@@ -40,10 +40,19 @@ static void down(struct vigil_sink_stream *s, int err, const char *what)
 	if (s->state == STREAM_UP || !s->failures++)
 		vlog_info("stream %s: %s (%s); retrying, events wait in the ring", s->o.url, what,
 			  strerror(-err));
-	if (s->fd >= 0)
-		close(s->fd);	/* also leaves the pump's epoll */
+	if (s->fd >= 0) {
+		/* Abortive: what the socket still queues is sent again from
+		 * the acknowledged offset anyway, and an io_uring send blocked
+		 * on a collector that does not read ends now, so the kernel
+		 * lets go of the ring pages it was lent. */
+		struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+
+		setsockopt(s->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+		shutdown(s->fd, SHUT_RDWR);
+		if (!vigil_tx_disconnect(&s->tx))
+			close(s->fd);	/* also leaves the pump's epoll */
+	}
 	s->fd = -1;
-	vigil_tx_disconnect(&s->tx);
 	s->state = STREAM_DOWN;
 	s->ack_len = 0;
 	s->next_try = vigil_stream_now() + s->backoff_ms / 1000.0;
@@ -78,8 +87,12 @@ static uint64_t resume_at(struct vigil_sink_stream *s, const struct vigil_ring *
 		at = tail;
 	if (s->spool.nseg && !in_spool(s, at) && at < vigil_spool_end(&s->spool))
 		at = vigil_spool_end(&s->spool);
-	if (at != s->acked)
+	if (at != s->acked) {
 		s->skipped += at - s->acked;
+		vlog_info("stream %s: %llu bytes after the acknowledged offset are gone (dropped by "
+			  "the spool or released from the ring): resuming at %llu", s->o.url,
+			  (unsigned long long)(at - s->acked), (unsigned long long)at);
+	}
 	return at;
 }
 
@@ -163,18 +176,22 @@ static uint64_t committed_end(const struct vigil_ring *r, uint64_t pos, uint64_t
 }
 
 /* The ring position this sink still needs: what the collector may still
- * ask for, less what the spool holds, and never pages the kernel holds. */
-static uint64_t needed_from(struct vigil_sink_stream *s, int64_t released)
+ * ask for, less what the spool holds. */
+static uint64_t needed_from(const struct vigil_sink_stream *s)
 {
 	uint64_t need = s->acked, spooled = s->spool.nseg ? vigil_spool_end(&s->spool) : 0;
 
-	if (spooled > need)
-		need = spooled;
-	/* Only ring pages lent to the kernel hold the ring back; what is sent
-	 * from the spool was copied. */
-	if (s->state == STREAM_UP && (uint64_t)released < need && (uint64_t)released >= spooled)
-		need = released;
-	return need;
+	return spooled > need ? spooled : need;
+}
+
+/* Never past a page the kernel may still read (a zero-copy send not yet
+ * notified, of this connection or one already dropped), whatever the spool
+ * holds: a page released to BPF would be overwritten under the send. */
+static uint64_t held_from(const struct vigil_sink_stream *s, int64_t released)
+{
+	uint64_t need = needed_from(s);
+
+	return (uint64_t)released < need ? (uint64_t)released : need;
 }
 
 /* Degraded mode: the backlog past the high-water mark goes to the spool so
@@ -242,14 +259,15 @@ static int send_next(struct vigil_sink_stream *s, const struct vigil_ring *r, ui
 static int offer(struct vigil_sink *sk, const struct vigil_ring *r, uint64_t end)
 {
 	struct vigil_sink_stream *s = (struct vigil_sink_stream *)sk;
-	int64_t released = INT64_MAX;
+	int64_t released;
 	int err;
 
 	if (!s->started) {
 		s->started = true;
 		s->acked = s->spool.nseg ? vigil_spool_first(&s->spool) : sk->pos;
 	}
-	if (s->state == STREAM_DOWN && vigil_stream_now() >= s->next_try)
+	if (s->state == STREAM_DOWN && vigil_stream_now() >= s->next_try &&
+	    vigil_tx_can_connect(&s->tx))
 		start_connect(s);
 	if (s->state == STREAM_CONNECTING)
 		finish_connect(s, r);
@@ -264,10 +282,26 @@ static int offer(struct vigil_sink *sk, const struct vigil_ring *r, uint64_t end
 	if (s->state == STREAM_UP && s->o.path == VIGIL_TX_AUTO && vigil_tx_copied_anyway(&s->tx))
 		vlog_info("stream %s: the kernel copied every zero-copy send to this destination "
 			  "(loopback does): sending with plain send() instead", s->o.url);
-	sk->pos = needed_from(s, released);
+	/* Also while down: a dropped connection's zero-copy sends are
+	 * notified late. Their errors are no longer ours. */
+	if ((released = vigil_tx_poll(&s->tx)) < 0) {
+		down(s, (int)released, "send failed");
+		if ((released = vigil_tx_poll(&s->tx)) < 0)
+			return 0;	/* unknown: release nothing more */
+	}
+	sk->pos = held_from(s, released);
 	if (s->spooling) {
 		spill(s, r, end);
-		sk->pos = needed_from(s, released);
+		vigil_spool_tick(&s->spool);
+		sk->pos = held_from(s, released);
+		/* The spool has the backlog but a send to a collector that
+		 * does not read still holds the ring's pages, and the ring
+		 * fills: drop the connection so the kernel lets go of them;
+		 * the next one sends from the spool, which is a copy. */
+		if (s->state == STREAM_UP && sk->pos < needed_from(s) &&
+		    end - sk->pos > s->o.high_water)
+			down(s, -ETIMEDOUT, "the collector is not reading and a zero-copy send "
+					    "holds the ring");
 	}
 	return 0;
 }
@@ -278,11 +312,13 @@ static void flush(struct vigil_sink *sk, const struct vigil_ring *r)
 
 	(void)r;
 	vlog_info("stream %s: %llu sends, %llu bytes; zero-copy sends %llu, copied by the kernel %llu; "
-		  "spooled %llu bytes, dropped %llu records (%llu bytes)",
+		  "spooled %llu bytes, dropped %llu records (%llu bytes); spool syncs %llu (%.1f ms); "
+		  "skipped %llu bytes gone before they were sent",
 		  s->o.url, (unsigned long long)s->tx.sends, (unsigned long long)s->tx.bytes,
 		  (unsigned long long)s->tx.zc_sends, (unsigned long long)s->tx.zc_copied,
 		  (unsigned long long)s->spool.spilled, (unsigned long long)s->spool.dropped_records,
-		  (unsigned long long)s->spool.dropped_bytes);
+		  (unsigned long long)s->spool.dropped_bytes, (unsigned long long)s->spool.syncs,
+		  s->spool.sync_s * 1000, (unsigned long long)s->skipped);
 }
 
 static const struct vigil_sink_ops stream_ops = { .offer = offer, .flush = flush };

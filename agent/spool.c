@@ -2,6 +2,7 @@
 /* See spool.h. Plain files and pread/write: this path runs only while a
  * collector is away, never on the normal path. */
 #include <dirent.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -9,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <vigil/events.h>
 #include "log.h"
@@ -43,7 +45,10 @@ static uint64_t whole_records(int fd, uint64_t size)
 
 			memcpy(&len, buf + p, sizeof(len));
 			span = vigil_ring_rec_span(len);
+			/* A power cut may also leave zeros past what was
+			 * synced: a record is at least its header. */
 			if ((len & VIGIL_RB_BUSY) || (len & ~VIGIL_RB_DISCARD) > VIGIL_EVENT_MAX_SIZE ||
+			    (len & ~VIGIL_RB_DISCARD) < sizeof(struct vigil_hdr) ||
 			    pos + p + span > size)
 				return pos + p;
 			if (p + span > (size_t)n)
@@ -54,6 +59,40 @@ static uint64_t whole_records(int fd, uint64_t size)
 			return pos;
 		pos += p;
 	}
+}
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* fd's data (fdatasync) or, for a folder, its entries (fsync); timed. A
+ * failure is logged: the spool goes on, only the power-cut promise is
+ * weaker, and the log says so. */
+static void sync_fd(struct vigil_spool *sp, int fd, bool folder)
+{
+	double t = mono_s();
+
+	if (folder ? fsync(fd) : fdatasync(fd))
+		vlog_err(-errno, "spool %s: cannot sync to disk", sp->dir);
+	sp->syncs++;
+	sp->sync_s += mono_s() - t;
+}
+
+static void sync_newest(struct vigil_spool *sp)
+{
+	if (sp->unsynced_since && sp->nseg)
+		sync_fd(sp, sp->seg[sp->nseg - 1].fd, false);
+	sp->unsynced_since = 0;
+}
+
+void vigil_spool_tick(struct vigil_spool *sp)
+{
+	if (sp->unsynced_since && mono_s() - sp->unsynced_since >= VIGIL_SPOOL_SYNC_S)
+		sync_newest(sp);
 }
 
 /* Segments a previous agent left for this ring, if they join up. */
@@ -123,6 +162,7 @@ int vigil_spool_open(struct vigil_spool *sp, const char *dir, uint32_t ring_id, 
 
 void vigil_spool_close(struct vigil_spool *sp)
 {
+	sync_newest(sp);
 	for (unsigned i = 0; i < sp->nseg; i++)
 		close(sp->seg[i].fd);
 	sp->nseg = 0;
@@ -141,14 +181,21 @@ static void drop_oldest(struct vigil_spool *sp)
 static int new_seg(struct vigil_spool *sp, uint64_t start)
 {
 	char path[512];
-	int fd;
+	int fd, dfd;
 
 	if (sp->nseg == VIGIL_SPOOL_SEGS)
 		return -ENOSPC;
+	sync_newest(sp);	/* a segment is closed: on disk before the next */
 	seg_path(sp, start, path, sizeof(path));
 	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return vlog_err(-errno, "cannot create spool file %s", path);
+	/* The new name on disk too: the segment files are the spool's index. */
+	dfd = open(sp->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0) {
+		sync_fd(sp, dfd, true);
+		close(dfd);
+	}
 	sp->seg[sp->nseg++] = (struct vigil_spool_seg){ .start = start, .end = start, .fd = fd };
 	return 0;
 }
@@ -205,6 +252,8 @@ int vigil_spool_append(struct vigil_spool *sp, const struct vigil_ring *r, uint6
 		from += n;
 		g->end += n;
 	}
+	if (!sp->unsynced_since)
+		sp->unsynced_since = mono_s();
 	return 0;
 }
 

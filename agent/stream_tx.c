@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/socket.h>
 #include <linux/errqueue.h>
 #include <netinet/in.h>
@@ -34,7 +35,7 @@ const char *vigil_tx_path_name(enum vigil_tx_path p)
 
 int vigil_tx_init(struct vigil_tx *t, enum vigil_tx_path want)
 {
-	*t = (struct vigil_tx){ .fd = -1, .uring_fd = -1 };
+	*t = (struct vigil_tx){ .fd = -1, .uring_fd = -1, .drain_fd = -1 };
 	if (want == VIGIL_TX_AUTO || want == VIGIL_TX_URING_ZC) {
 		int err = vigil_uring_init(t);
 
@@ -55,6 +56,14 @@ int vigil_tx_init(struct vigil_tx *t, enum vigil_tx_path want)
 void vigil_tx_free(struct vigil_tx *t)
 {
 	vigil_uring_free(t);
+	if (t->drain_fd >= 0)
+		close(t->drain_fd);
+	t->drain_fd = -1;
+}
+
+bool vigil_tx_can_connect(struct vigil_tx *t)
+{
+	return t->drain_fd < 0;
 }
 
 int vigil_tx_connect(struct vigil_tx *t, int fd, uint64_t pos)
@@ -65,8 +74,11 @@ int vigil_tx_connect(struct vigil_tx *t, int fd, uint64_t pos)
 	t->gen++;
 	t->sent = pos;
 	t->in_flight = false;
-	t->zc_head = t->zc_count = 0;
-	t->next_id = 0;	/* MSG_ZEROCOPY counts per socket from 0 */
+	/* io_uring ids run on (its zero-copy sends of an earlier connection
+	 * may still be out); MSG_ZEROCOPY counts per socket from 0, and a new
+	 * socket waits until the old one's were all notified. */
+	if (t->path != VIGIL_TX_URING_ZC && t->zc_path != VIGIL_TX_URING_ZC)
+		t->next_id = 0;
 	if (t->path == VIGIL_TX_MSG_ZC &&
 	    setsockopt(fd, SOL_SOCKET, SO_ZEROCOPY, &one, sizeof(one))) {
 		vlog_info("SO_ZEROCOPY refused (%s): falling back to plain send", strerror(errno));
@@ -75,12 +87,27 @@ int vigil_tx_connect(struct vigil_tx *t, int fd, uint64_t pos)
 	return 0;
 }
 
-void vigil_tx_disconnect(struct vigil_tx *t)
+bool vigil_tx_disconnect(struct vigil_tx *t)
 {
+	bool keep = false;
+
+	/* The kernel may still read ring pages lent to zero-copy sends of
+	 * this connection: they stay held until notified. io_uring notifies
+	 * on the ring, kept across connections; MSG_ZEROCOPY on the socket's
+	 * error queue, so that socket is kept (disconnected: its queues are
+	 * purged, which frees the pages) until its notifications are read. */
+	if (t->zc_count && (t->path == VIGIL_TX_MSG_ZC || t->zc_path == VIGIL_TX_MSG_ZC) &&
+	    t->fd >= 0) {
+		struct sockaddr sa = { .sa_family = AF_UNSPEC };
+
+		connect(t->fd, &sa, sizeof(sa));
+		t->drain_fd = t->fd;
+		keep = true;
+	}
 	t->fd = -1;
 	t->gen++;
 	t->in_flight = false;
-	t->zc_head = t->zc_count = 0;
+	return keep;
 }
 
 int vigil_tx_zc_push(struct vigil_tx *t, uint32_t id, uint64_t start, uint64_t end)
@@ -149,7 +176,7 @@ int vigil_tx_send_copy(struct vigil_tx *t, const void *p, size_t len)
 }
 
 /* MSG_ZEROCOPY notifications: id ranges on the error queue. */
-static int poll_errqueue(struct vigil_tx *t)
+static int poll_errqueue(struct vigil_tx *t, int fd)
 {
 	char control[128];
 
@@ -157,7 +184,7 @@ static int poll_errqueue(struct vigil_tx *t)
 		struct msghdr msg = { .msg_control = control, .msg_controllen = sizeof(control) };
 		struct cmsghdr *cm;
 
-		if (recvmsg(t->fd, &msg, MSG_ERRQUEUE | MSG_DONTWAIT) < 0)
+		if (recvmsg(fd, &msg, MSG_ERRQUEUE | MSG_DONTWAIT) < 0)
 			return errno == EAGAIN || errno == EINTR ? 0 : -errno;
 		for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
 			struct sock_extended_err ee;
@@ -195,11 +222,18 @@ int64_t vigil_tx_poll(struct vigil_tx *t)
 
 	if (zc == VIGIL_TX_URING_ZC)
 		err = vigil_uring_poll(t);
-	else if (zc == VIGIL_TX_MSG_ZC && t->fd >= 0)
-		err = poll_errqueue(t);
+	else if (zc == VIGIL_TX_MSG_ZC && t->drain_fd >= 0) {
+		/* a dropped connection's errors are not this one's */
+		poll_errqueue(t, t->drain_fd);
+		if (!t->zc_count) {
+			close(t->drain_fd);
+			t->drain_fd = -1;
+		}
+	} else if (zc == VIGIL_TX_MSG_ZC && t->fd >= 0)
+		err = poll_errqueue(t, t->fd);
 	if (err)
 		return err;
-	return t->zc_count ? (int64_t)t->zc[t->zc_head].start : (int64_t)t->sent;
+	return t->zc_count ? (int64_t)t->zc[t->zc_head].start : INT64_MAX;
 }
 
 int vigil_tx_path_parse(const char *s, enum vigil_tx_path *out)

@@ -47,6 +47,8 @@ struct vigil_tx {
 	uint32_t next_id;
 	struct io_uring *uring;	/* io_uring path only, kept across connections */
 	int uring_fd;		/* for the pump's epoll: completions wake it */
+	int drain_fd;		/* a dropped MSG_ZEROCOPY socket whose sends
+				 * are not all notified yet, or -1 */
 	/* what the kernel did with zero-copy sends */
 	uint64_t zc_sends, zc_copied, sends, bytes;
 };
@@ -56,16 +58,22 @@ int vigil_tx_init(struct vigil_tx *t, enum vigil_tx_path want);
 void vigil_tx_free(struct vigil_tx *t);
 /* A new connection on fd, sending from ring position pos. */
 int vigil_tx_connect(struct vigil_tx *t, int fd, uint64_t pos);
-/* Forgets the connection: completions still due for it are ignored. */
-void vigil_tx_disconnect(struct vigil_tx *t);
+/* Forgets the connection: its sends' results are ignored, but the ring
+ * pages its zero-copy sends lent stay held until notified. Returns true if
+ * it kept the socket to read those notifications (the caller must not
+ * close it; vigil_tx_poll does once they are in). */
+bool vigil_tx_disconnect(struct vigil_tx *t);
+/* False while an earlier socket's zero-copy sends are awaited. */
+bool vigil_tx_can_connect(struct vigil_tx *t);
 /* Sends [t->sent, t->sent + len) which starts at p; returns 0 or -errno
  * (the connection is broken). May take only part, or nothing (socket full,
  * a send still in flight). */
 int vigil_tx_send(struct vigil_tx *t, const void *p, size_t len);
 /* The same from a buffer of ours (the spool's): always a plain send. */
 int vigil_tx_send_copy(struct vigil_tx *t, const void *p, size_t len);
-/* Reaps completions; returns the position before which the kernel holds no
- * page, or -errno when a send failed. */
+/* Reaps completions, also of connections already dropped; returns the
+ * position before which the kernel holds no ring page (INT64_MAX: none
+ * held), or -errno when a send of this connection failed. */
 int64_t vigil_tx_poll(struct vigil_tx *t);
 const char *vigil_tx_path_name(enum vigil_tx_path p);
 /* "auto", "uring", "zerocopy", "send" (vigild --send-path). */

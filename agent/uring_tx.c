@@ -106,12 +106,16 @@ int vigil_uring_poll(struct vigil_tx *t)
 		uint32_t id = (uint32_t)ud;
 		bool mine = (uint32_t)(ud >> 32) == t->gen;
 
-		if (!mine) {
-			/* a completion for a connection already gone */
-		} else if (cqe->flags & IORING_CQE_F_NOTIF) {
+		/* Ids run on across connections: a notification for a
+		 * connection already gone still frees its pages, only its
+		 * send's result is stale. */
+		if (cqe->flags & IORING_CQE_F_NOTIF) {
 			if (cqe->res & IORING_NOTIF_USAGE_ZC_COPIED)
 				t->zc_copied++;
 			vigil_tx_zc_done(t, id, id);
+		} else if (!mine) {
+			if (!(cqe->flags & IORING_CQE_F_MORE))
+				vigil_tx_zc_done(t, id, id);
 		} else {
 			t->in_flight = false;
 			if (cqe->res < 0) {

@@ -64,6 +64,11 @@ int do_unpin(int argc, char **argv)
 	(void)argc;
 	(void)argv;
 	n = vigil_unpin_all(cli_pin_dir);
+	if (n == -ENOMSG) {
+		vlog_err(0, "%s holds no %s map: not a vigil pin folder, nothing removed",
+			 cli_pin_dir, VIGIL_SCHEMA_PIN);
+		return n;
+	}
 	if (n < 0)
 		return vlog_err(n, "cannot remove pins at %s", cli_pin_dir);
 	printf("removed %d pins from %s\n", n, cli_pin_dir);

@@ -9,6 +9,7 @@
 static const char *const names[VIGIL_CNT_MAX] = {
 	[VIGIL_CNT_RING_FULL] = "lost_ring_full",
 	[VIGIL_CNT_THREAD_EXIT] = "threads_exited",
+	[VIGIL_CNT_OUTPUT_LOST] = "lost_output",
 	[VIGIL_CNT_NET_RETRANS] = "net_retransmits",
 	[VIGIL_CNT_NET_FILTERED] = "net_events_filtered",
 	[VIGIL_CNT_NET_NO_STORAGE] = "net_sockets_no_room",
@@ -53,6 +54,29 @@ int vigil_counters_read(int fd, uint64_t out[VIGIL_CNT_MAX])
 	}
 	free(vals);
 	return 0;
+}
+
+int vigil_counter_add(int fd, unsigned slot, uint64_t n)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	uint32_t k = slot;
+	uint64_t *vals;
+	int err;
+
+	if (ncpu <= 0)
+		return ncpu;
+	vals = calloc(ncpu, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	/* Only this agent writes a user-space slot (one per pin folder): a
+	 * read, then a write, loses nothing. */
+	err = bpf_map_lookup_elem(fd, &k, vals) ? -errno : 0;
+	if (!err) {
+		vals[0] += n;
+		err = bpf_map_update_elem(fd, &k, vals, 0) ? -errno : 0;
+	}
+	free(vals);
+	return err;
 }
 
 int vigil_seq_read(int fd, uint64_t *seq)

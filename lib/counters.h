@@ -10,6 +10,8 @@
 int vigil_counters_read(int counters_fd, uint64_t out[VIGIL_CNT_MAX]);
 /* The last sequence number handed out. */
 int vigil_seq_read(int seq_fd, uint64_t *seq);
+/* Adds n to a slot user space keeps (VIGIL_CNT_OUTPUT_LOST). */
+int vigil_counter_add(int counters_fd, unsigned slot, uint64_t n);
 /* A counter slot's name as vigil status prints it; NULL for a slot no part
  * uses. */
 const char *vigil_counter_name(unsigned slot);

@@ -64,8 +64,18 @@ static int rotate(struct vigil_export_file *x)
 
 int vigil_export_write(struct vigil_export_file *x, const void *data, size_t len)
 {
+	size_t written;
+
+	return vigil_export_write_some(x, data, len, &written);
+}
+
+int vigil_export_write_some(struct vigil_export_file *x, const void *data, size_t len,
+			    size_t *written)
+{
 	const char *p = data;
 	uint64_t before;
+
+	*written = 0;
 
 	if (x->path && x->max_size && x->size && x->size + len > x->max_size && rotate(x))
 		x->errors++;	/* keep appending to the current file */
@@ -84,9 +94,11 @@ int vigil_export_write(struct vigil_export_file *x, const void *data, size_t len
 			if (x->path && x->size != before && !ftruncate(x->fd, (off_t)before)) {
 				x->bytes -= x->size - before;
 				x->size = before;
+				*written = 0;
 			}
 			return err;
 		}
+		*written += n;
 		p += n;
 		len -= n;
 		x->size += n;

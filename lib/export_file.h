@@ -26,6 +26,12 @@ int vigil_export_open(struct vigil_export_file *x, const char *path, uint64_t ma
 		      unsigned max_backups);
 void vigil_export_fd(struct vigil_export_file *x, int fd);
 int vigil_export_write(struct vigil_export_file *x, const void *data, size_t len);
+/* The same, saying in *written how much of data is out when it fails: 0
+ * when the file could be cut back to where the batch began (a file: a
+ * batch is whole or absent), else what a pipe, terminal or device took,
+ * which the caller must not write again (the rest continues the line). */
+int vigil_export_write_some(struct vigil_export_file *x, const void *data, size_t len,
+			    size_t *written);
 void vigil_export_close(struct vigil_export_file *x);
 
 #endif

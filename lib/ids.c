@@ -63,7 +63,10 @@ void vigil_rfc3339(char *out, size_t outsz, uint64_t ktime, int64_t offset)
 		size_t len;
 	} cache[2] = { { .sec = -1 }, { .sec = -1 } };
 	static __thread unsigned next;
-	int64_t ns = (int64_t)ktime + offset;
+	/* A hostile or corrupt time must not overflow: outside what int64
+	 * nanoseconds hold (1970 to 2262) it is pinned to the nearest end. */
+	__int128 wide = (__int128)ktime + offset;
+	int64_t ns = wide < 0 ? 0 : wide > INT64_MAX ? INT64_MAX : (int64_t)wide;
 	time_t sec = ns / 1000000000LL;
 	uint32_t frac = ns % 1000000000LL;
 	unsigned c;

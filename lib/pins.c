@@ -2,6 +2,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -80,23 +81,151 @@ uint64_t vigil_recursion_misses(const char *dir)
 	return total;
 }
 
-int vigil_unpin_all(const char *dir)
+void vigil_pins_note_dir(const char *dir, struct vigil_pin_set *s)
+{
+	char path[256];
+
+	*s = (struct vigil_pin_set){};
+	snprintf(path, sizeof(path), "%s", dir);
+	for (size_t i = 1; ; i++) {
+		if (path[i] == '/' || !path[i]) {
+			char c = path[i];
+
+			path[i] = 0;
+			if (access(path, F_OK)) {
+				s->made_from = i;
+				return;
+			}
+			path[i] = c;
+		}
+		if (!path[i])
+			return;
+	}
+}
+
+int vigil_pins_snapshot(const char *dir, struct vigil_pin_set *s)
 {
 	struct dirent *de;
 	DIR *d = opendir(dir);
-	int n = 0;
-	char path[512];
+	int err = 0;
 
 	if (!d)
 		return -errno;
+	while ((de = readdir(d)) && !err) {
+		char **more;
+
+		if (!vigil_pin_is_ours(de->d_name))
+			continue;
+		more = realloc(s->names, (s->n + 1) * sizeof(*more));
+		if (!more || !(more[s->n] = strdup(de->d_name)))
+			err = -ENOMEM;
+		if (more)
+			s->names = more;
+		if (!err)
+			s->n++;
+	}
+	closedir(d);
+	return err;
+}
+
+void vigil_pin_set_free(struct vigil_pin_set *s)
+{
+	for (unsigned i = 0; i < s->n; i++)
+		free(s->names[i]);
+	free(s->names);
+	s->names = NULL;
+	s->n = 0;
+}
+
+static bool in_set(const struct vigil_pin_set *s, const char *name)
+{
+	for (unsigned i = 0; i < s->n; i++)
+		if (!strcmp(s->names[i], name))
+			return true;
+	return false;
+}
+
+int vigil_pins_rollback(const char *dir, struct vigil_pin_set *s)
+{
+	char path[512];
+	struct dirent *de;
+	DIR *d = opendir(dir);
+	int n = 0;
+
+	if (d) {
+		while ((de = readdir(d))) {
+			if (!vigil_pin_is_ours(de->d_name) || in_set(s, de->d_name))
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+			if (!unlink(path))
+				n++;
+		}
+		closedir(d);
+	}
+	vigil_pins_remove_made_dirs(dir, s);
+	vigil_pin_set_free(s);
+	return n;
+}
+
+void vigil_pins_remove_made_dirs(const char *dir, const struct vigil_pin_set *s)
+{
+	char path[256];
+
+	/* deepest first, each only if nothing is left in it */
+	snprintf(path, sizeof(path), "%s", dir);
+	while (s->made_from && strlen(path) >= s->made_from) {
+		char *slash = strrchr(path, '/');
+
+		if (rmdir(path) || !slash)
+			break;
+		*slash = 0;
+	}
+}
+
+bool vigil_pin_is_ours(const char *name)
+{
+	static const char *const prefixes[] = { VIGIL_MAP_PREFIX, VIGIL_LINK_PREFIX,
+						VIGIL_ENFORCE_LINK_PREFIX, VIGIL_CGROUP_LINK_PREFIX };
+
+	for (unsigned i = 0; i < sizeof(prefixes) / sizeof(*prefixes); i++)
+		if (!strncmp(name, prefixes[i], strlen(prefixes[i])) && name[strlen(prefixes[i])])
+			return true;
+	return false;
+}
+
+int vigil_unpin_all(const char *dir)
+{
+	struct dirent *de;
+	DIR *d;
+	int n = 0, fd;
+	char path[512];
+
+	/* A folder without the schema map is not vigil's (a typo'd or a
+	 * shared one such as /sys/fs/bpf itself): touch nothing there. */
+	fd = vigil_pinned_fd(dir, VIGIL_SCHEMA_PIN);
+	if (fd < 0) {
+		struct stat st;
+
+		if (stat(dir, &st))
+			return -errno;
+		return S_ISDIR(st.st_mode) ? -ENOMSG : -ENOTDIR;
+	}
+	close(fd);
+	d = opendir(dir);
+	if (!d)
+		return -errno;
 	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.')
+		/* the schema map last: an unpin cut short stays one to redo */
+		if (!vigil_pin_is_ours(de->d_name) || !strcmp(de->d_name, VIGIL_SCHEMA_PIN))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 		if (!unlink(path))
 			n++;
 	}
 	closedir(d);
-	rmdir(dir);
+	snprintf(path, sizeof(path), "%s/%s", dir, VIGIL_SCHEMA_PIN);
+	if (!unlink(path))
+		n++;
+	rmdir(dir);	/* only if nothing else is left in it */
 	return n;
 }

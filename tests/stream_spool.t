@@ -6,7 +6,7 @@
 # a gap.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/stream_lib.sh"
-plan 15
+plan 16
 OUT="$T_DIR/out.json"
 RING=65536	# 64 KiB: a few hundred exec events
 gen() { local i; for ((i = $2; i <= $3; i += 25)); do run_markers "$1" $i $((i + 24 > $3 ? $3 : i + 24)); sleep 0.01; done; }
@@ -39,6 +39,8 @@ ok $? "the spool is emptied as the collector acknowledges"
 stop_agent
 grep -q 'BPF counted 0 ring-full losses' "$T_DIR/agent.err"
 ok $? "BPF dropped nothing: the ring never filled"
+grep -q 'spool syncs [1-9]' "$T_DIR/agent.err"
+ok $? "the spool was synced to disk ($(grep -o 'spool syncs [^)]*)' "$T_DIR/agent.err"))"
 
 # 2. The agent killed while its backlog is in the spool: the next agent on
 # the same pinned ring takes the spool up and sends it first.
@@ -53,8 +55,11 @@ ls "$T_DIR/spool"/*.spool >/dev/null 2>&1
 ok $? "the backlog is in the spool when the agent is killed"
 kill -9 $AGENT_PID; wait $AGENT_PID 2>/dev/null
 mv "$T_DIR/agent.err" "$T_DIR/agent-killed.err"
-# As if killed inside a write: half a record at the end of the newest segment.
+# As if killed inside a write: half a record at the end of the newest
+# segment; and before it, as a power cut can leave past what was synced,
+# zeros (no record is shorter than its header).
 LAST=$(ls "$T_DIR/spool"/*.spool | sort | tail -1)
+head -c 64 /dev/zero >>"$LAST"
 printf '\x50\x00\x00\x00\x00\x00\x00\x00\x02\x00\x50\x00' >>"$LAST"
 spool_agent || exit 1
 grep -q 'left by an earlier agent, sent first' "$T_DIR/agent.err"

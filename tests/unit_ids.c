@@ -69,6 +69,13 @@ int main(void)
 			}
 		ok(same, "RFC 3339: dates of alternating seconds stay right");
 	}
+	/* Times past what int64 nanoseconds hold: no overflow, pinned ends. */
+	vigil_rfc3339(buf, sizeof(buf), (uint64_t)INT64_MAX - 5, 1764754785LL * 1000000000LL);
+	ok(!strcmp(buf, "2262-04-11T23:47:16.854775807Z"), "RFC 3339: a time past 2262 is pinned");
+	vigil_rfc3339(buf, sizeof(buf), UINT64_MAX, INT64_MAX);
+	ok(!strcmp(buf, "2262-04-11T23:47:16.854775807Z"), "RFC 3339: the largest time is pinned");
+	vigil_rfc3339(buf, sizeof(buf), 5, -1000000000LL);
+	ok(!strcmp(buf, "1970-01-01T00:00:00.000000000Z"), "RFC 3339: a time before 1970 is pinned");
 	ok(!strcmp(vigil_signal_name(9, buf, sizeof(buf)), "SIGKILL") &&
 	   vigil_signal_name(0, buf, sizeof(buf)) == NULL, "signal names");
 

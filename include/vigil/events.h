@@ -126,6 +126,7 @@ struct vigil_loss {
 enum vigil_counter {
 	VIGIL_CNT_RING_FULL = 0,
 	VIGIL_CNT_THREAD_EXIT,
+	VIGIL_CNT_OUTPUT_LOST,	/* user space: records the local output dropped */
 	VIGIL_CNT_NET_FIRST = 16,
 	VIGIL_CNT_ENFORCE_FIRST = 32,
 	VIGIL_CNT_MAX = 64,
