@@ -117,6 +117,69 @@ static __always_inline const struct vigil_pol_rule *vigil_policy_match(const str
 	return w.rule;
 }
 
+struct vigil_unparsed_walk {
+	__u64 set;
+	__u8 proto;		/* valid when proto_known */
+	__u8 proto_known;
+	__u32 id;
+	const struct vigil_pol_rule *rule;	/* out: the rule to drop under */
+};
+
+static __always_inline bool vigil_action_acts(__u8 action)
+{
+	return action == VIGIL_ACT_DROP || action == VIGIL_ACT_REJECT || action == VIGIL_ACT_RESET;
+}
+
+/* One step for a packet whose port (maybe its protocol) is unknown. In
+ * policy order: a rule that cannot match is skipped; a drop, reject or
+ * reset that could match ends the walk with that rule (fail closed); an
+ * allow or deny that surely matches (any port, the protocol known to fit)
+ * ends it with none (the packet passes, as it would parsed); one that only
+ * could match is passed over: a later rule that acts still refuses. */
+static long vigil_unparsed_step(__u32 i, void *ctx)
+{
+	struct vigil_unparsed_walk *w = ctx;
+	const struct vigil_pol_rule *r;
+	__u32 k = i;
+	bool sure;
+
+	if (!w->set)
+		return 1;
+	if (!(w->set & (1ULL << (i & 63))))
+		return 0;
+	w->set &= ~(1ULL << (i & 63));
+	r = bpf_map_lookup_elem(&vigil_rules, &k);
+	if (!r || !(r->flags & VIGIL_RULE_ACTIVE))
+		return 0;
+	if (r->proto && w->proto_known && r->proto != w->proto)
+		return 0;
+	if (vigil_action_acts(r->action)) {
+		w->id = i;
+		w->rule = r;
+		return 1;
+	}
+	sure = (!r->proto || w->proto_known) && r->port_lo == 0 && r->port_hi == 65535;
+	return sure ? 1 : 0;
+}
+
+/* The rule an unparsed packet from (or to) m->peer is dropped under, or
+ * NULL to let it pass: only rules covering the peer's address are looked
+ * at, so a rule for other addresses never drops it. m->dport is ignored;
+ * proto_known says whether m->proto is. */
+static __always_inline const struct vigil_pol_rule *
+vigil_policy_match_unparsed(const struct vigil_match *m, bool proto_known, __u32 *id)
+{
+	struct vigil_unparsed_walk w = {
+		.set = vigil_policy_set(m), .proto = m->proto, .proto_known = proto_known,
+	};
+
+	if (!w.set)
+		return NULL;
+	bpf_loop(VIGIL_RULES_MAX, vigil_unparsed_step, &w, 0);
+	*id = w.id;
+	return w.rule;
+}
+
 static __always_inline struct vigil_rule_stats *vigil_rule_stats_of(__u32 id)
 {
 	return bpf_map_lookup_elem(&vigil_rule_stats, &id);
