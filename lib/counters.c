@@ -30,6 +30,8 @@ static const char *const names[VIGIL_CNT_MAX] = {
 	[VIGIL_CNT_ENF_CONNECT_DENIED] = "enforce_connects_denied",
 	[VIGIL_CNT_ENF_CONNECT_REJECTED] = "enforce_connects_rejected",
 	[VIGIL_CNT_ENF_SOCK_DESTROYED] = "enforce_sockets_destroyed",
+	[VIGIL_CNT_ENF_SOCK_REFUSED] = "enforce_raw_sockets_refused",
+	[VIGIL_CNT_ENF_EGRESS_DROPPED] = "enforce_egress_dropped",
 };
 
 const char *vigil_counter_name(unsigned slot)

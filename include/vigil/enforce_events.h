@@ -254,6 +254,8 @@ enum vigil_enforce_counter {
 	VIGIL_CNT_ENF_CONNECT_DENIED = VIGIL_CNT_ENF_SOCK_FIRST,	/* EPERM */
 	VIGIL_CNT_ENF_CONNECT_REJECTED,	/* ECONNREFUSED */
 	VIGIL_CNT_ENF_SOCK_DESTROYED,	/* live sockets a reset rule ended */
+	VIGIL_CNT_ENF_SOCK_REFUSED,	/* raw and ping sockets refused (deny) */
+	VIGIL_CNT_ENF_EGRESS_DROPPED,	/* packets the cgroup_skb backstop dropped */
 };
 
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_pol_key4) == 12, "vigil_pol_key4 layout");
