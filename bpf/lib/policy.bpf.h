@@ -81,6 +81,23 @@ struct vigil_match_walk {
 	const struct vigil_pol_rule *rule;
 };
 
+/* The walks' common start of a step: rule i, taken out of *set. 1 when the
+ * set is empty (the walk ends); else 0, with *r the rule, or NULL when i is
+ * not in the set. */
+static __always_inline long vigil_set_take(__u64 *set, __u32 i, const struct vigil_pol_rule **r)
+{
+	__u32 k = i;
+
+	*r = NULL;
+	if (!*set)
+		return 1;
+	if (!(*set & (1ULL << (i & 63))))
+		return 0;
+	*set &= ~(1ULL << (i & 63));
+	*r = bpf_map_lookup_elem(&vigil_rules, &k);
+	return 0;
+}
+
 /* One bpf_loop step: rule i, if it is in the set and matches, ends the walk.
  * A callback, not an open loop: the verifier checks it once instead of once
  * per rule and per path. */
@@ -88,14 +105,9 @@ static long vigil_match_step(__u32 i, void *ctx)
 {
 	struct vigil_match_walk *w = ctx;
 	const struct vigil_pol_rule *r;
-	__u32 k = i;
 
-	if (!w->set)
+	if (vigil_set_take(&w->set, i, &r))
 		return 1;
-	if (!(w->set & (1ULL << (i & 63))))
-		return 0;
-	w->set &= ~(1ULL << (i & 63));
-	r = bpf_map_lookup_elem(&vigil_rules, &k);
 	if (!r || !vigil_rule_covers(r, w->m->proto, w->m->dport))
 		return 0;
 	w->id = i;
@@ -140,15 +152,10 @@ static long vigil_unparsed_step(__u32 i, void *ctx)
 {
 	struct vigil_unparsed_walk *w = ctx;
 	const struct vigil_pol_rule *r;
-	__u32 k = i;
 	bool sure;
 
-	if (!w->set)
+	if (vigil_set_take(&w->set, i, &r))
 		return 1;
-	if (!(w->set & (1ULL << (i & 63))))
-		return 0;
-	w->set &= ~(1ULL << (i & 63));
-	r = bpf_map_lookup_elem(&vigil_rules, &k);
 	if (!r || !(r->flags & VIGIL_RULE_ACTIVE))
 		return 0;
 	if (r->proto && w->proto_known && r->proto != w->proto)
