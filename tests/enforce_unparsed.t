@@ -11,7 +11,7 @@
 # reassembles the IPv4 fragments and answers.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/enforce_lib.sh"
-plan 44
+plan 45
 
 enf_pair c s || exit 1		# vigil's TC on s/vs
 enf_pair c3 s3 || exit 1	# vigil's XDP on s3/vs
@@ -79,6 +79,11 @@ for action in drop reject reset; do
 		done
 	done
 done
+
+ev='.network_enforce | select(.reply == "dropped_unparsed" and .action == "reset"
+	and .destination_port == 0 and .rule_id >= 0)'
+wait_for 5 event_seen "$T_DIR/events.json" "$ev"
+ok $? "an event says what was dropped unparsed, under which rule (reply dropped_unparsed)"
 
 # A rule covering other senders only: the shapes to a port no rule names pass.
 cat >"$T_DIR/cidr.yaml" <<'YAML'

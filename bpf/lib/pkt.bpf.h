@@ -129,7 +129,10 @@ static __always_inline int vigil_parse_ipv6(void *ctx, bool xdp, struct vigil_pk
 
 	if (vigil_load(ctx, xdp, p->l3_off, &ip6, sizeof(ip6)))
 		return -1;
-	if (ip6.version != 6)
+	/* Payload length 0: a jumbogram (the kernel accepts one only past
+	 * 65535 bytes) or a BIG TCP packet the local stack made: as before,
+	 * left to the kernel, not called unparsed. */
+	if (ip6.version != 6 || !ip6.payload_len)
 		return -1;
 	next = ip6.nexthdr;
 	__builtin_memcpy(p->saddr, &ip6.saddr, 16);
