@@ -96,6 +96,7 @@ static int attach_one(struct vigil_policy_state *s, const struct vigil_cgroup_re
 	struct bpf_program *progs[] = {
 		s->cg->progs.enforce_connect4, s->cg->progs.enforce_connect6,
 		s->cg->progs.enforce_sendmsg4, s->cg->progs.enforce_sendmsg6,
+		s->cg->progs.enforce_sock_create, s->cg->progs.enforce_skb_egress,
 	};
 	const char *path = ref->path;
 	char pin[512];

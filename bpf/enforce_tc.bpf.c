@@ -236,6 +236,8 @@ static __always_inline int enforce(struct __sk_buff *skb, __u8 dir)
 	}
 	if (vigil_pkt_parse(skb, false, &d.p))
 		return TC_ACT_UNSPEC;
+	if (d.p.unparsed)
+		return vigil_unparsed_drop(&d.p, dir, d.ifindex) ? TC_ACT_SHOT : TC_ACT_UNSPEC;
 	if (vigil_track_flows && dir == VIGIL_DIR_INGRESS)
 		f = track(skb, &d);
 	d.r = vigil_pkt_rule(&d.p, dir, &d.id);
@@ -293,7 +295,7 @@ int vigil_tc_build(struct __sk_buff *skb)
 	__u32 mark = skb->mark;	/* read once: clang would offset the ctx pointer */
 	struct vigil_pkt p;
 
-	if (vigil_pkt_parse(skb, false, &p) || !vigil_reply_addr_ok(&p))
+	if (vigil_pkt_parse(skb, false, &p) || p.unparsed || !vigil_reply_addr_ok(&p))
 		return 0;
 	if (!(mark & VIGIL_BUILD_TRUSTED) && !vigil_l4_csum_verify(skb, false, &p))
 		return 0;

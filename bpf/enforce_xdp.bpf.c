@@ -72,6 +72,8 @@ int vigil_xdp_ingress(struct xdp_md *xdp)
 
 	if (vigil_pkt_parse(xdp, true, &d.p))
 		return XDP_PASS;
+	if (d.p.unparsed)
+		return vigil_unparsed_drop(&d.p, VIGIL_DIR_INGRESS, d.ifindex) ? XDP_DROP : XDP_PASS;
 	d.r = vigil_pkt_rule(&d.p, VIGIL_DIR_INGRESS, &d.id);
 	if (!d.r || d.r->action == VIGIL_ACT_ALLOW || d.r->action == VIGIL_ACT_DENY)
 		return XDP_PASS;

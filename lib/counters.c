@@ -25,9 +25,14 @@ static const char *const names[VIGIL_CNT_MAX] = {
 	[VIGIL_CNT_ENF_EVENT_SUPPRESSED] = "enforce_events_suppressed",
 	[VIGIL_CNT_ENF_BUILD_FAILED] = "enforce_build_failed",
 	[VIGIL_CNT_ENF_INJECTED] = "enforce_rsts_injected",
+	[VIGIL_CNT_ENF_UNPARSED_FRAG] = "enforce_unparsed_fragments",
+	[VIGIL_CNT_ENF_UNPARSED_EXT] = "enforce_unparsed_ext_headers",
+	[VIGIL_CNT_ENF_UNPARSED_TRUNC] = "enforce_unparsed_truncated",
 	[VIGIL_CNT_ENF_CONNECT_DENIED] = "enforce_connects_denied",
 	[VIGIL_CNT_ENF_CONNECT_REJECTED] = "enforce_connects_rejected",
 	[VIGIL_CNT_ENF_SOCK_DESTROYED] = "enforce_sockets_destroyed",
+	[VIGIL_CNT_ENF_SOCK_REFUSED] = "enforce_raw_sockets_refused",
+	[VIGIL_CNT_ENF_EGRESS_DROPPED] = "enforce_egress_dropped",
 };
 
 const char *vigil_counter_name(unsigned slot)

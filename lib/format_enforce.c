@@ -29,6 +29,7 @@ static const char *const replies[] = {
 	[VIGIL_REPLY_INJECTED] = "rst_injected",
 	[VIGIL_REPLY_SOCK_DESTROYED] = "socket_destroyed",
 	[VIGIL_REPLY_CONNECT_REFUSED] = "connect_refused",
+	[VIGIL_REPLY_UNPARSED] = "dropped_unparsed",
 };
 static const char *const dirs[] = {
 	[VIGIL_DIR_INGRESS] = "ingress", [VIGIL_DIR_EGRESS] = "egress", [VIGIL_DIR_ANY] = "any",

@@ -8,6 +8,8 @@
   triggers IFACE DSTMAC SRC DST DPORT   the trigger packets, one per source port
   flood IFACE DSTMAC SRC DST DPORT N RATE   N SYNs, spoofed sources, at most RATE/s
   ack IFACE DSTMAC SRC DST SPORT DPORT   one ACK in a flow, as its end sends it
+  shapes IFACE DSTMAC SRC DST DPORT   SYNs in shapes a parser may not resolve,
+                              one per source port (41001...); see shapes()
   hold ADDR PORT DIR          an established connection, kept idle; DIR/state
                               gets "up", then how it ended ("ECONNRESET MS")
   busy ADDR PORT DIR          the same, sending a little every 20 ms
@@ -143,6 +145,59 @@ def flood(iface, dmac, src, dst, dport, n, rate):
     print("sent", n, "in", ms_since(t0), "ms")
 
 
+# The shapes, by source port: what each SYN looks like on the wire.
+SHAPES = {
+    41001: "IPv4 first fragment with 8 bytes of TCP, then the rest (offset 8)",
+    41002: "IPv6 first fragment with 8 bytes of TCP, then the rest",
+    41003: "IPv6, 5 destination-options headers",
+    41004: "IPv6, 12 destination-options headers",
+    41005: "IPv6, 20 destination-options headers (past vigil's walk)",
+    41006: "truncated TCP header: 12 bytes where the header needs 20",
+    41007: "TCP data offset past the end of the segment",
+}
+
+
+def shapes(iface, dmac, src, dst, dport):
+    """One SYN in each shape of SHAPES that fits the family of dst. The
+    fragmented ones are whole once reassembled, so a host that lets them by
+    answers SYN-ACK."""
+    from scapy.all import (Ether, IP, IPv6, TCP, Raw, IPv6ExtHdrDestOpt,
+                           IPv6ExtHdrFragment, sendp)
+    dport = int(dport)
+    e = Ether(dst=dmac)
+    v6 = ":" in dst
+    pk = []
+
+    def syn(sport):
+        return TCP(sport=sport, dport=dport, flags="S", seq=1000 + sport)
+
+    if not v6:
+        whole = bytes(IP(src=src, dst=dst) / syn(41001))[20:]   # TCP, checksum done
+        pk.append(e / IP(src=src, dst=dst, id=41001, flags="MF", frag=0, proto=6) / Raw(whole[:8]))
+        pk.append(e / IP(src=src, dst=dst, id=41001, flags=0, frag=1, proto=6) / Raw(whole[8:]))
+        for sport, keep, doff in ((41006, 12, 5), (41007, 20, 15)):
+            t = bytearray(bytes(IP(src=src, dst=dst) / syn(sport))[20:])
+            t[12] = doff << 4
+            pk.append(e / IP(src=src, dst=dst, proto=6) / Raw(bytes(t[:keep])))
+    else:
+        whole = bytes(IPv6(src=src, dst=dst) / syn(41002))[40:]
+        pk.append(e / IPv6(src=src, dst=dst) / IPv6ExtHdrFragment(id=41002, m=1, offset=0, nh=6) / Raw(whole[:8]))
+        pk.append(e / IPv6(src=src, dst=dst) / IPv6ExtHdrFragment(id=41002, m=0, offset=1, nh=6) / Raw(whole[8:]))
+        for sport, n in ((41003, 5), (41004, 12), (41005, 20)):
+            ext = IPv6ExtHdrDestOpt()
+            for _ in range(n - 1):
+                ext = ext / IPv6ExtHdrDestOpt()
+            pk.append(e / IPv6(src=src, dst=dst) / ext / syn(sport))
+        for sport, keep, doff in ((41006, 12, 5), (41007, 20, 15)):
+            t = bytearray(bytes(IPv6(src=src, dst=dst) / syn(sport))[40:])
+            t[12] = doff << 4
+            pk.append(e / IPv6(src=src, dst=dst, nh=6) / Raw(bytes(t[:keep])))
+    for p in pk:
+        sendp(p, iface=iface, verbose=False)
+        time.sleep(0.02)
+    print("sent", len(pk))
+
+
 def serve1(port, d, busy):
     """Accepts one connection on PORT, then behaves as hold() on it."""
     t = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
@@ -208,6 +263,8 @@ def main():
         triggers(*a)
     elif cmd == "flood":
         flood(*a)
+    elif cmd == "shapes":
+        shapes(*a)
     elif cmd == "ack":
         ack(*a)
     elif cmd in ("hold", "busy"):

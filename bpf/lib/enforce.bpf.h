@@ -135,4 +135,33 @@ static __always_inline void vigil_enforce_report(const struct vigil_pkt *p,
 		st->events++;
 }
 
+/*
+ * Fail closed: a packet whose ports vigil could not read (p->unparsed) is
+ * dropped, never answered, when a drop, reject or reset rule covering its
+ * peer could match it; counted under its reason and reported under that
+ * rule (reply "dropped_unparsed"). True: drop it. False: no rule could
+ * match, it goes on as any packet vigil does not act on. Not inlined: the
+ * callers' frames are full.
+ */
+static __noinline bool vigil_unparsed_drop(const struct vigil_pkt *p, __u8 dir, __u32 ifindex)
+{
+	struct vigil_match m = {
+		.family = p->family,
+		.proto = p->proto,
+		.dir = dir,
+		.peer = dir == VIGIL_DIR_INGRESS ? p->saddr : p->daddr,
+	};
+	const struct vigil_pol_rule *r;
+	__u32 id = 0;
+
+	r = vigil_policy_match_unparsed(&m, p->proto_known, &id);
+	if (!r)
+		return false;
+	vigil_count(p->unparsed == VIGIL_UNPARSED_FRAG  ? VIGIL_CNT_ENF_UNPARSED_FRAG :
+		    p->unparsed == VIGIL_UNPARSED_EXT ? VIGIL_CNT_ENF_UNPARSED_EXT :
+							 VIGIL_CNT_ENF_UNPARSED_TRUNC);
+	vigil_enforce_report(p, r, id, VIGIL_REPLY_UNPARSED, dir, ifindex, bpf_ktime_get_ns());
+	return true;
+}
+
 #endif

@@ -72,7 +72,7 @@ static __always_inline struct vigil_flow *vigil_flow_track(const struct vigil_pk
 	__u32 next;
 	int s;
 
-	if (p->proto != VIGIL_IPPROTO_TCP || p->frag != VIGIL_FRAG_NONE)
+	if (p->proto != VIGIL_IPPROTO_TCP || p->frag != VIGIL_FRAG_NONE || p->unparsed)
 		return NULL;
 	s = vigil_flow_key_of(p, netns_cookie, &k);
 	if ((p->tcp_flags & (VIGIL_TCP_SYN | VIGIL_TCP_ACK)) == VIGIL_TCP_SYN) {

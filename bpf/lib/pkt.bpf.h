@@ -32,8 +32,26 @@
 #define VIGIL_TCP_PSH 0x08
 #define VIGIL_TCP_ACK 0x10
 
-/* IPv6 extension headers followed before giving up on a packet. */
-#define VIGIL_IPV6_EXT_MAX 4
+/* IPv6 extension headers walked before a packet is called unparsed (and
+ * dropped where a rule could match it: docs/policy.md, "Packets vigil
+ * cannot read"). The kernel walks any number; 16 is past what real traffic
+ * carries and within the verifier's budget (docs/resets.md). */
+#define VIGIL_IPV6_EXT_MAX 16
+
+/* The minimum TCP header: a fragment starting inside it could rewrite the
+ * ports or flags the first fragment showed (RFC 1858). */
+#define VIGIL_TCP_HLEN_MIN 20
+
+/* Why a packet could not be read far enough to match a port (the packet
+ * path's counters VIGIL_CNT_ENF_UNPARSED_*). */
+enum vigil_unparsed {
+	VIGIL_UNPARSED_NONE = 0,
+	VIGIL_UNPARSED_FRAG,	/* a first fragment without the whole L4 header, or
+				 * a later one that starts inside the TCP header */
+	VIGIL_UNPARSED_EXT,	/* IPv6 extension headers past VIGIL_IPV6_EXT_MAX,
+				 * or cut short */
+	VIGIL_UNPARSED_TRUNC,	/* the L4 header is cut short or its length is wrong */
+};
 
 enum vigil_frag {
 	VIGIL_FRAG_NONE = 0,
@@ -61,7 +79,8 @@ struct vigil_pkt {
 	__u16 window;
 	__u16 l4_hlen;		/* TCP data offset * 4, or 8 for UDP */
 	__u16 l4_check;		/* the L4 checksum field as read, raw */
-	__u16 pad;
+	__u8 unparsed;		/* enum vigil_unparsed: L4 fields not to be trusted */
+	__u8 proto_known;	/* 0 when unparsed left proto unresolved */
 };
 
 /* One way to read bytes for both kinds of context; xdp is a constant at
@@ -83,12 +102,16 @@ static __always_inline int vigil_parse_ipv4(void *ctx, bool xdp, struct vigil_pk
 	if (ip.version != 4 || hl < sizeof(ip) || tot < hl)
 		return -1;
 	frag = bpf_ntohs(ip.frag_off);
-	if (frag & 0x1fff)
+	if (frag & 0x1fff) {
 		p->frag = VIGIL_FRAG_LATER;
-	else if (frag & 0x2000)
+		if (ip.protocol == VIGIL_IPPROTO_TCP && (frag & 0x1fff) * 8 < VIGIL_TCP_HLEN_MIN)
+			p->unparsed = VIGIL_UNPARSED_FRAG;
+	} else if (frag & 0x2000) {
 		p->frag = VIGIL_FRAG_FIRST;
+	}
 	p->family = VIGIL_AF_INET;
 	p->proto = ip.protocol;
+	p->proto_known = 1;
 	p->l3_len = hl;
 	p->l4_off = p->l3_off + hl;
 	p->l4_len = tot - hl;
@@ -106,7 +129,10 @@ static __always_inline int vigil_parse_ipv6(void *ctx, bool xdp, struct vigil_pk
 
 	if (vigil_load(ctx, xdp, p->l3_off, &ip6, sizeof(ip6)))
 		return -1;
-	if (ip6.version != 6)
+	/* Payload length 0: a jumbogram (the kernel accepts one only past
+	 * 65535 bytes) or a BIG TCP packet the local stack made: as before,
+	 * left to the kernel, not called unparsed. */
+	if (ip6.version != 6 || !ip6.payload_len)
 		return -1;
 	next = ip6.nexthdr;
 	__builtin_memcpy(p->saddr, &ip6.saddr, 16);
@@ -115,10 +141,15 @@ static __always_inline int vigil_parse_ipv6(void *ctx, bool xdp, struct vigil_pk
 	for (i = 0; i < VIGIL_IPV6_EXT_MAX; i++) {
 		struct { __u8 next, len; __be16 frag_off; } ext;
 
-		if (next != 0 && next != 43 && next != 44 && next != 60)
-			break;	/* hop-by-hop, routing, fragment, destination */
-		if (vigil_load(ctx, xdp, off, &ext, sizeof(ext)))
-			return -1;
+		/* hop-by-hop, routing, fragment, destination, AH, mobility,
+		 * HIP, shim6: the kernel walks past each to reach TCP or UDP */
+		if (next != 0 && next != 43 && next != 44 && next != 60 && next != 51 &&
+		    next != 135 && next != 139 && next != 140)
+			break;
+		if (vigil_load(ctx, xdp, off, &ext, sizeof(ext))) {
+			p->unparsed = VIGIL_UNPARSED_EXT;
+			break;
+		}
 		if (next == 44) {
 			__u16 fo = bpf_ntohs(ext.frag_off);
 
@@ -126,7 +157,12 @@ static __always_inline int vigil_parse_ipv6(void *ctx, bool xdp, struct vigil_pk
 				p->frag = VIGIL_FRAG_LATER;
 			else if (fo & 1)
 				p->frag = VIGIL_FRAG_FIRST;
+			if (ext.next == VIGIL_IPPROTO_TCP && (fo & 0xfff8) &&
+			    (fo & 0xfff8) < VIGIL_TCP_HLEN_MIN)
+				p->unparsed = VIGIL_UNPARSED_FRAG;
 			off += 8;
+		} else if (next == 51) {
+			off += (ext.len + 2) * 4;	/* AH counts 4-byte words */
 		} else {
 			off += (ext.len + 1) * 8;
 		}
@@ -135,14 +171,36 @@ static __always_inline int vigil_parse_ipv6(void *ctx, bool xdp, struct vigil_pk
 	p->proto = next;
 	p->l3_len = off - p->l3_off;
 	p->l4_off = off;
-	if (bpf_ntohs(ip6.payload_len) < p->l3_len - sizeof(ip6))
-		return -1;
+	if (!p->unparsed && (next == 0 || next == 43 || next == 44 || next == 60 || next == 51 ||
+			     next == 135 || next == 139 || next == 140))
+		p->unparsed = VIGIL_UNPARSED_EXT;	/* the chain goes on past the walk */
+	if (p->unparsed == VIGIL_UNPARSED_EXT)
+		return 0;	/* proto stays unknown (proto_known 0) */
+	p->proto_known = 1;
+	if (bpf_ntohs(ip6.payload_len) < p->l3_len - sizeof(ip6)) {
+		p->unparsed = VIGIL_UNPARSED_EXT;	/* headers past the payload */
+		return 0;
+	}
 	p->l4_len = bpf_ntohs(ip6.payload_len) - (p->l3_len - sizeof(ip6));
 	return 0;
 }
 
-/* Fills p from the packet; 0 when it is IPv4 or IPv6 (the L4 fields only for
- * TCP and UDP that are not later fragments), -1 for anything else. */
+/* A TCP or UDP header that cannot be read whole: in a first fragment, a
+ * fragment's fault, else a truncated packet. */
+static __always_inline int vigil_l4_short(struct vigil_pkt *p)
+{
+	p->unparsed = p->frag == VIGIL_FRAG_FIRST ? VIGIL_UNPARSED_FRAG : VIGIL_UNPARSED_TRUNC;
+	return 0;
+}
+
+/*
+ * Fills p from the packet; 0 when it is IPv4 or IPv6, -1 for anything else
+ * (and for an IP header that cannot be read: the kernel drops those itself).
+ * The L4 fields are filled only for TCP and UDP that are not later
+ * fragments. A packet whose ports cannot be read (enum vigil_unparsed)
+ * returns 0 with p->unparsed set and no L4 fields: the caller must not
+ * match it as if its port were 0, nor answer it.
+ */
 static __always_inline int vigil_pkt_parse(void *ctx, bool xdp, struct vigil_pkt *p)
 {
 	struct ethhdr eth;
@@ -162,16 +220,16 @@ static __always_inline int vigil_pkt_parse(void *ctx, bool xdp, struct vigil_pkt
 		err = vigil_parse_ipv6(ctx, xdp, p);
 	else
 		return -1;
-	if (err || p->frag == VIGIL_FRAG_LATER)
+	if (err || p->unparsed || p->frag == VIGIL_FRAG_LATER)
 		return err;
 	if (p->proto == VIGIL_IPPROTO_TCP) {
 		struct tcphdr th;
 
 		if (p->l4_len < sizeof(th) || vigil_load(ctx, xdp, p->l4_off, &th, sizeof(th)))
-			return -1;
+			return vigil_l4_short(p);
 		p->l4_hlen = th.doff * 4;
 		if (p->l4_hlen < sizeof(th) || p->l4_hlen > p->l4_len)
-			return -1;
+			return vigil_l4_short(p);
 		p->sport = th.source;
 		p->dport = th.dest;
 		p->seq = bpf_ntohl(th.seq);
@@ -184,7 +242,7 @@ static __always_inline int vigil_pkt_parse(void *ctx, bool xdp, struct vigil_pkt
 		struct udphdr uh;
 
 		if (p->l4_len < sizeof(uh) || vigil_load(ctx, xdp, p->l4_off, &uh, sizeof(uh)))
-			return -1;
+			return vigil_l4_short(p);
 		p->l4_hlen = sizeof(uh);
 		p->sport = uh.source;
 		p->dport = uh.dest;

@@ -78,7 +78,7 @@ struct {
  * (addresses in vigil_reply_addr_ok); the quote must fit. */
 static __always_inline bool vigil_icmp_eligible(const struct vigil_pkt *p)
 {
-	return p->proto == VIGIL_IPPROTO_UDP && p->frag == VIGIL_FRAG_NONE &&
+	return p->proto == VIGIL_IPPROTO_UDP && p->frag == VIGIL_FRAG_NONE && !p->unparsed &&
 	       p->l3_len + 8 <= VIGIL_ICMP_QUOTE_MAX;
 }
 

@@ -57,7 +57,7 @@ struct {
  * addresses are checked by the caller and vigil_rst_addr_ok). */
 static __always_inline bool vigil_rst_eligible(const struct vigil_pkt *p)
 {
-	return p->proto == VIGIL_IPPROTO_TCP && p->frag == VIGIL_FRAG_NONE &&
+	return p->proto == VIGIL_IPPROTO_TCP && p->frag == VIGIL_FRAG_NONE && !p->unparsed &&
 	       !(p->tcp_flags & VIGIL_TCP_RST);
 }
 

@@ -81,6 +81,23 @@ struct vigil_match_walk {
 	const struct vigil_pol_rule *rule;
 };
 
+/* The walks' common start of a step: rule i, taken out of *set. 1 when the
+ * set is empty (the walk ends); else 0, with *r the rule, or NULL when i is
+ * not in the set. */
+static __always_inline long vigil_set_take(__u64 *set, __u32 i, const struct vigil_pol_rule **r)
+{
+	__u32 k = i;
+
+	*r = NULL;
+	if (!*set)
+		return 1;
+	if (!(*set & (1ULL << (i & 63))))
+		return 0;
+	*set &= ~(1ULL << (i & 63));
+	*r = bpf_map_lookup_elem(&vigil_rules, &k);
+	return 0;
+}
+
 /* One bpf_loop step: rule i, if it is in the set and matches, ends the walk.
  * A callback, not an open loop: the verifier checks it once instead of once
  * per rule and per path. */
@@ -88,14 +105,9 @@ static long vigil_match_step(__u32 i, void *ctx)
 {
 	struct vigil_match_walk *w = ctx;
 	const struct vigil_pol_rule *r;
-	__u32 k = i;
 
-	if (!w->set)
+	if (vigil_set_take(&w->set, i, &r))
 		return 1;
-	if (!(w->set & (1ULL << (i & 63))))
-		return 0;
-	w->set &= ~(1ULL << (i & 63));
-	r = bpf_map_lookup_elem(&vigil_rules, &k);
 	if (!r || !vigil_rule_covers(r, w->m->proto, w->m->dport))
 		return 0;
 	w->id = i;
@@ -113,6 +125,64 @@ static __always_inline const struct vigil_pol_rule *vigil_policy_match(const str
 	if (!w.set)
 		return NULL;
 	bpf_loop(VIGIL_RULES_MAX, vigil_match_step, &w, 0);
+	*id = w.id;
+	return w.rule;
+}
+
+struct vigil_unparsed_walk {
+	__u64 set;
+	__u8 proto;		/* valid when proto_known */
+	__u8 proto_known;
+	__u32 id;
+	const struct vigil_pol_rule *rule;	/* out: the rule to drop under */
+};
+
+static __always_inline bool vigil_action_acts(__u8 action)
+{
+	return action == VIGIL_ACT_DROP || action == VIGIL_ACT_REJECT || action == VIGIL_ACT_RESET;
+}
+
+/* One step for a packet whose port (maybe its protocol) is unknown. In
+ * policy order: a rule that cannot match is skipped; a drop, reject or
+ * reset that could match ends the walk with that rule (fail closed); an
+ * allow or deny that surely matches (any port, the protocol known to fit)
+ * ends it with none (the packet passes, as it would parsed); one that only
+ * could match is passed over: a later rule that acts still refuses. */
+static long vigil_unparsed_step(__u32 i, void *ctx)
+{
+	struct vigil_unparsed_walk *w = ctx;
+	const struct vigil_pol_rule *r;
+	bool sure;
+
+	if (vigil_set_take(&w->set, i, &r))
+		return 1;
+	if (!r || !(r->flags & VIGIL_RULE_ACTIVE))
+		return 0;
+	if (r->proto && w->proto_known && r->proto != w->proto)
+		return 0;
+	if (vigil_action_acts(r->action)) {
+		w->id = i;
+		w->rule = r;
+		return 1;
+	}
+	sure = (!r->proto || w->proto_known) && r->port_lo == 0 && r->port_hi == 65535;
+	return sure ? 1 : 0;
+}
+
+/* The rule an unparsed packet from (or to) m->peer is dropped under, or
+ * NULL to let it pass: only rules covering the peer's address are looked
+ * at, so a rule for other addresses never drops it. m->dport is ignored;
+ * proto_known says whether m->proto is. */
+static __always_inline const struct vigil_pol_rule *
+vigil_policy_match_unparsed(const struct vigil_match *m, bool proto_known, __u32 *id)
+{
+	struct vigil_unparsed_walk w = {
+		.set = vigil_policy_set(m), .proto = m->proto, .proto_known = proto_known,
+	};
+
+	if (!w.set)
+		return NULL;
+	bpf_loop(VIGIL_RULES_MAX, vigil_unparsed_step, &w, 0);
 	*id = w.id;
 	return w.rule;
 }

@@ -18,11 +18,22 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } vigil_rule_cgroup SEC(".maps");
 
+/* Cgroup depths the packet hook (cgroup_skb) can tell apart: a rule naming
+ * a cgroup deeper than this never matches there. */
+#define VIGIL_CG_LEVELS 16
+
+enum vigil_walk_by {
+	VIGIL_WALK_ALL = 0,	/* every rule, scoped or not */
+	VIGIL_WALK_TASK,	/* skip rules scoped to a cgroup the task is not in */
+	VIGIL_WALK_ANCESTORS,	/* the same, by ancestors[] (a packet's socket) */
+};
+
 struct vigil_walk {
 	__u64 set;		/* rules covering the peer (vigil_policy_set) */
 	__u16 dport;
 	__u8 proto;
-	__u8 by_cgroup;		/* skip rules scoped to a cgroup the task is not in */
+	__u8 by_cgroup;		/* enum vigil_walk_by */
+	__u64 ancestors[VIGIL_CG_LEVELS];	/* VIGIL_WALK_ANCESTORS: id by level */
 	__u32 id;		/* out: the first matching rule */
 	__u8 action;		/* out: its action, 0 when none matched */
 	__u8 scoped;		/* out: the rule names a cgroup */
@@ -44,13 +55,45 @@ static long vigil_walk_step(__u32 i, struct vigil_walk *w)
 		return 0;
 	cg = bpf_map_lookup_elem(&vigil_rule_cgroup, &k);
 	if (cg && cg->id) {
-		if (w->by_cgroup && bpf_get_current_ancestor_cgroup_id(cg->level) != cg->id)
+		if (w->by_cgroup == VIGIL_WALK_TASK &&
+		    bpf_get_current_ancestor_cgroup_id(cg->level) != cg->id)
+			return 0;
+		if (w->by_cgroup == VIGIL_WALK_ANCESTORS &&
+		    (cg->level >= VIGIL_CG_LEVELS ||
+		     w->ancestors[cg->level & (VIGIL_CG_LEVELS - 1)] != cg->id))
 			return 0;
 		w->scoped = 1;
 	}
 	w->id = k;
 	w->action = r->action;
 	return 1;
+}
+
+/* One step of vigil_task_denied: rule i a deny scoped to the task's cgroup? */
+static long vigil_deny_step(__u32 i, __u32 *found)
+{
+	const struct vigil_pol_rule *r;
+	struct vigil_pol_cgroup *cg;
+	__u32 k = i & (VIGIL_RULES_MAX - 1);
+
+	r = bpf_map_lookup_elem(&vigil_rules, &k);
+	if (!r || !(r->flags & VIGIL_RULE_ACTIVE) || r->action != VIGIL_ACT_DENY)
+		return 0;
+	cg = bpf_map_lookup_elem(&vigil_rule_cgroup, &k);
+	if (!cg || !cg->id || bpf_get_current_ancestor_cgroup_id(cg->level) != cg->id)
+		return 0;
+	*found = k + 1;
+	return 1;
+}
+
+/* 1 + the id of the first deny rule scoped to the current task's cgroup (or
+ * an ancestor of it), whatever its addresses and ports; 0 when none. */
+static __always_inline __u32 vigil_task_denied(void)
+{
+	__u32 found = 0;
+
+	bpf_loop(VIGIL_RULES_MAX, vigil_deny_step, &found, 0);
+	return found;
 }
 
 /* Fills w->id and w->action (0: no rule matched). */

@@ -141,6 +141,7 @@ enum vigil_reply {
 	VIGIL_REPLY_INJECTED,		/* idle flow: RSTs built from flow state */
 	VIGIL_REPLY_SOCK_DESTROYED,	/* live local socket destroyed */
 	VIGIL_REPLY_CONNECT_REFUSED,	/* local connect refused (cgroup) */
+	VIGIL_REPLY_UNPARSED,		/* ports unreadable, a rule could match: dropped */
 	VIGIL_REPLY_MAX,
 };
 
@@ -243,11 +244,18 @@ enum vigil_enforce_counter {
 	VIGIL_CNT_ENF_EVENT_SUPPRESSED,
 	VIGIL_CNT_ENF_BUILD_FAILED,	/* a helper refused to reshape the packet */
 	VIGIL_CNT_ENF_INJECTED,		/* RSTs injected for idle flows */
+	/* Dropped unanswered because their ports could not be read and a rule
+	 * covering the sender could match them (docs/policy.md). */
+	VIGIL_CNT_ENF_UNPARSED_FRAG,	/* short first fragment, fragment inside TCP's header */
+	VIGIL_CNT_ENF_UNPARSED_EXT,	/* IPv6 extension headers past the walk, or cut */
+	VIGIL_CNT_ENF_UNPARSED_TRUNC,	/* TCP or UDP header cut short */
 	VIGIL_CNT_ENF_SOCK_FIRST = VIGIL_CNT_ENFORCE_FIRST + 16,	/* 48-63 */
 	/* The socket hooks' (added by the policy/cgroup part). */
 	VIGIL_CNT_ENF_CONNECT_DENIED = VIGIL_CNT_ENF_SOCK_FIRST,	/* EPERM */
 	VIGIL_CNT_ENF_CONNECT_REJECTED,	/* ECONNREFUSED */
 	VIGIL_CNT_ENF_SOCK_DESTROYED,	/* live sockets a reset rule ended */
+	VIGIL_CNT_ENF_SOCK_REFUSED,	/* raw and ping sockets refused (deny) */
+	VIGIL_CNT_ENF_EGRESS_DROPPED,	/* packets the cgroup_skb backstop dropped */
 };
 
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_pol_key4) == 12, "vigil_pol_key4 layout");
@@ -259,7 +267,7 @@ VIGIL_STATIC_ASSERT(sizeof(struct vigil_enforce) == 136, "vigil_enforce layout")
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_flow_key) == 48, "vigil_flow_key layout");
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_flow_side) == 32, "vigil_flow_side layout");
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_flow) == 80, "vigil_flow layout");
-VIGIL_STATIC_ASSERT(VIGIL_CNT_ENF_INJECTED < VIGIL_CNT_ENF_SOCK_FIRST, "packet-path counters fit");
+VIGIL_STATIC_ASSERT(VIGIL_CNT_ENF_UNPARSED_TRUNC < VIGIL_CNT_ENF_SOCK_FIRST, "packet-path counters fit");
 VIGIL_STATIC_ASSERT(VIGIL_RULES_MAX == 8 * sizeof(__u64), "a rule is one bit of vigil_pol_set");
 
 #endif
