@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 #include "buf.h"
 #include "json.h"
@@ -210,37 +211,75 @@ static void serve(struct vigil_control *c, const char *req, size_t len, struct v
 	}
 }
 
-static void serve_conn(struct vigil_control *c, int conn)
+/* Monotonic milliseconds: a waiting client's deadline. */
+static uint64_t now_ms(void)
 {
-	struct timeval tv = { .tv_sec = 1 };
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void drop_client(struct vigil_control *c, unsigned i)
+{
+	close(c->clients[i].fd);
+	c->clients[i] = c->clients[--c->n_clients];
+}
+
+/* Reads the request of client i if it has come, serves it and closes the
+ * connection; never waits. Returns true when the client is done with. */
+static bool try_serve(struct vigil_control *c, unsigned i, uint64_t now)
+{
 	struct vigil_buf out = {};
+	int conn = c->clients[i].fd;
+	ssize_t n = recv(conn, c->req, VIGIL_CONTROL_MSG_MAX - 1, MSG_DONTWAIT);
+
+	if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+		if (now < c->clients[i].deadline_ms)
+			return false;
+		vlog_info("control: a client sent no request within %d ms: dropped",
+			  VIGIL_CONTROL_CLIENT_MS);
+		return true;
+	}
+	if (n <= 0)
+		return true;
+	c->req[n] = 0;
+	serve(c, c->req, n, &out);
+	if (!out.oom && send(conn, out.p, out.len, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+		vlog_err(-errno, "control: cannot reply");
+	vbuf_free(&out);
+	return true;
+}
+
+/* Takes a new connection: checked for root at once, then it waits in
+ * clients[] for its request. When every place is taken, the oldest client
+ * makes room: idle connections cannot lock out the operator. */
+static void admit(struct vigil_control *c, int conn, uint64_t now)
+{
 	struct ucred cred;
 	socklen_t clen = sizeof(cred);
-	char *req = malloc(VIGIL_CONTROL_MSG_MAX);
-	ssize_t n;
 
-	setsockopt(conn, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	if (!req)
-		return;
 	if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cred, &clen) ||
 	    (cred.uid != 0 && cred.uid != geteuid())) {
 		vlog_info("control: refused a request from uid %u", (unsigned)cred.uid);
-		goto out;
+		close(conn);
+		return;
 	}
-	n = recv(conn, req, VIGIL_CONTROL_MSG_MAX - 1, 0);
-	if (n <= 0)
-		goto out;
-	req[n] = 0;
-	serve(c, req, n, &out);
-	if (!out.oom && send(conn, out.p, out.len, MSG_NOSIGNAL) < 0)
-		vlog_err(-errno, "control: cannot reply");
-out:
-	vbuf_free(&out);
-	free(req);
+	if (c->n_clients == VIGIL_CONTROL_CLIENTS) {
+		unsigned oldest = 0;
+
+		for (unsigned i = 1; i < c->n_clients; i++)
+			if (c->clients[i].deadline_ms < c->clients[oldest].deadline_ms)
+				oldest = i;
+		drop_client(c, oldest);
+	}
+	c->clients[c->n_clients++] = (struct vigil_control_client){
+		.fd = conn, .deadline_ms = now + VIGIL_CONTROL_CLIENT_MS };
 }
 
 void vigil_control_tick(struct vigil_control *c)
 {
+	uint64_t now = now_ms();
 	char why[1024];
 	int conn;
 
@@ -249,10 +288,15 @@ void vigil_control_tick(struct vigil_control *c)
 		if (vigil_policy_reload(&c->policy, why, sizeof(why)))
 			vlog_info("SIGHUP: policy refused, the policy in force is unchanged: %s", why);
 	}
-	while (c->fd >= 0 && (conn = accept4(c->fd, NULL, NULL, SOCK_CLOEXEC)) >= 0) {
-		serve_conn(c, conn);
-		close(conn);
-	}
+	if (!c->req && !(c->req = malloc(VIGIL_CONTROL_MSG_MAX)))
+		return;
+	while (c->fd >= 0 && (conn = accept4(c->fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0)
+		admit(c, conn, now);
+	for (unsigned i = 0; i < c->n_clients;)
+		if (try_serve(c, i, now))
+			drop_client(c, i);
+		else
+			i++;
 }
 
 void vigil_control_close(struct vigil_control *c)
@@ -262,5 +306,9 @@ void vigil_control_close(struct vigil_control *c)
 		unlink(c->path);
 	}
 	c->fd = -1;
+	while (c->n_clients)
+		drop_client(c, 0);
+	free(c->req);
+	c->req = NULL;
 	vigil_policy_close(&c->policy);
 }

@@ -2,7 +2,10 @@
 /*
  * Serves the control socket (lib/control.h) from the agent's main loop, and
  * re-reads the policy on SIGHUP: `vigil policy load|list|reload`. Requests
- * are served one at a time between ring polls; none blocks the loop long.
+ * are served between ring polls and nothing here waits: a connection waits
+ * in clients[] until its request has come (polled each tick, read with
+ * MSG_DONTWAIT) or its deadline passes. A request's own work is bounded by
+ * the policy file limits (lib/policy.c).
  */
 #ifndef VIGIL_AGENT_CONTROL_H
 #define VIGIL_AGENT_CONTROL_H
@@ -11,8 +14,21 @@
 #include <stdint.h>
 #include "policy_state.h"
 
+/* How long a connected client may take to send its request, and how many
+ * may wait at once (the oldest gives way to a new one). */
+#define VIGIL_CONTROL_CLIENT_MS 2000
+#define VIGIL_CONTROL_CLIENTS 16
+
+struct vigil_control_client {
+	int fd;
+	uint64_t deadline_ms;
+};
+
 struct vigil_control {
 	int fd;
+	struct vigil_control_client clients[VIGIL_CONTROL_CLIENTS];
+	unsigned n_clients;
+	char *req;	/* VIGIL_CONTROL_MSG_MAX bytes, for the request being read */
 	char path[108];
 	struct vigil_policy_state policy;
 	volatile sig_atomic_t *hup;	/* set by the SIGHUP handler */

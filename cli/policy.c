@@ -84,6 +84,25 @@ out:
 	return err;
 }
 
+/* The agent reads the files: give it paths that do not depend on where
+ * this command runs. The folder is resolved, the file's own name is kept:
+ * the agent refuses a symbolic link there (a file it re-reads on every
+ * reload must be the file named, not whatever a link points at later). */
+static int absolute_path(const char *arg, char *out, size_t len)
+{
+	const char *slash = strrchr(arg, '/'), *base = slash ? slash + 1 : arg;
+	char dir[PATH_MAX], real[PATH_MAX];
+	int n;
+
+	if (!*base || !strcmp(base, ".") || !strcmp(base, ".."))
+		return vlog_err(-EINVAL, "%s: not a file name", arg);
+	n = snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - arg) + 1 : 1, slash ? arg : ".");
+	if (n < 0 || (size_t)n >= sizeof(dir) || !realpath(dir, real))
+		return vlog_err(n < 0 || (size_t)n >= sizeof(dir) ? -ENAMETOOLONG : -errno, "%s", arg);
+	n = snprintf(out, len, "%s/%s", strcmp(real, "/") ? real : "", base);
+	return n < 0 || (size_t)n >= len ? vlog_err(-ENAMETOOLONG, "%s", arg) : 0;
+}
+
 static int request(const char *verb, int argc, char **argv)
 {
 	struct vigil_buf req = {};
@@ -92,12 +111,8 @@ static int request(const char *verb, int argc, char **argv)
 
 	vbuf_put(&req, verb, strlen(verb) + 1);
 	for (int i = 0; i < argc; i++) {
-		/* The agent reads the files: give it paths that do not depend on
-		 * where this command runs. */
-		if (!realpath(argv[i], path)) {
-			err = vlog_err(-errno, "%s", argv[i]);
+		if ((err = absolute_path(argv[i], path, sizeof(path))))
 			goto out;
-		}
 		vbuf_put(&req, path, strlen(path) + 1);
 	}
 	err = req.oom ? -ENOMEM : ask_agent(&req);
