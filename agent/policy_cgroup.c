@@ -28,7 +28,7 @@
 
 /* Where cgroup v2 is mounted here (/sys/fs/cgroup, or /sys/fs/cgroup/unified
  * on hybrid systems): found at run time, never assumed. */
-static int cgroup2_mount(char *out, size_t len)
+int vigil_cgroup2_mount(char *out, size_t len)
 {
 	FILE *f = setmntent("/proc/self/mounts", "r");
 	struct mntent *m;
@@ -55,7 +55,7 @@ int vigil_cgroup_resolve(const char *path, struct vigil_cgroup_ref *out, char *e
 	struct stat st, rst;
 	size_t rlen;
 
-	if (cgroup2_mount(root, sizeof(root))) {
+	if (vigil_cgroup2_mount(root, sizeof(root))) {
 		snprintf(err, errlen, "cgroup '%s': cgroup v2 is not mounted", path);
 		return -ENOENT;
 	}

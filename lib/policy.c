@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <yaml.h>
@@ -208,16 +209,13 @@ static int parse_cidr(struct pctx *c, yaml_node_t *n, struct vigil_cidr *out)
 				    prefix);
 	/* The hooks see an IPv4-mapped peer (::ffff:a.b.c.d) as the IPv4
 	 * address it maps: an IPv6 entry for it would never match. Such a
-	 * block is kept as the IPv4 block it is; a shorter one that only
-	 * partly covers the mapped range could not be, and is refused. */
+	 * block is kept as the IPv4 block it is. (A wider IPv6 block, ::/0
+	 * say, matches native IPv6 only: docs/policy.md.) */
 	if (out->family == AF_INET6 && prefix >= 96 && !memcmp(out->addr, v4mapped, 12)) {
 		memmove(out->addr, out->addr + 12, 4);
 		memset(out->addr + 4, 0, 12);
 		out->family = AF_INET;
 		out->prefix = prefix - 96;
-	} else if (out->family == AF_INET6 && prefix > 80 && !memcmp(out->addr, v4mapped, prefix / 8)) {
-		return fail(c, n, "bad CIDR: it covers part of the IPv4-mapped range ::ffff:0:0/96, which "
-			    "is matched as IPv4: write IPv4 blocks for it");
 	}
 	return 0;
 }
@@ -730,6 +728,66 @@ out:
 	free(name);
 	free(text);
 	return ret;
+}
+
+static bool cidr_has(const struct vigil_cidr *c, int family, const uint8_t *addr)
+{
+	unsigned bits = c->prefix;
+
+	if (c->family != family || memcmp(c->addr, addr, bits / 8))
+		return false;
+	return !(bits % 8) || !((c->addr[bits / 8] ^ addr[bits / 8]) & (0xff00 >> (bits % 8)));
+}
+
+/* Replies come in to vigild's ephemeral port: could [lo, hi] hold it? */
+static bool overlaps_local_ports(unsigned lo, unsigned hi)
+{
+	FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "re");
+	unsigned first = 32768, last = 60999;	/* the kernel's default */
+
+	if (f) {
+		if (fscanf(f, "%u %u", &first, &last) != 2)
+			first = 32768, last = 60999;
+		fclose(f);
+	}
+	return lo <= last && hi >= first;
+}
+
+bool vigil_rule_covers_peer(const struct vigil_rule *r, const struct sockaddr_storage *peer,
+			    int socktype)
+{
+	const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)peer;
+	const struct sockaddr_in *s4 = (const struct sockaddr_in *)peer;
+	int family = peer->ss_family;
+	const uint8_t *addr;
+	unsigned port;
+
+	if (r->action == VIGIL_ACT_ALLOW)
+		return false;
+	if (r->protocol && r->protocol != (socktype == SOCK_DGRAM ? IPPROTO_UDP : IPPROTO_TCP))
+		return false;
+	if (family == AF_INET) {
+		addr = (const uint8_t *)&s4->sin_addr;
+		port = ntohs(s4->sin_port);
+	} else if (family == AF_INET6) {
+		addr = s6->sin6_addr.s6_addr;
+		port = ntohs(s6->sin6_port);
+		if (!memcmp(addr, v4mapped, 12))	/* the hooks see it as IPv4 */
+			family = AF_INET, addr += 12;
+	} else {
+		return false;
+	}
+	if (r->n_cidrs) {
+		unsigned i = 0;
+
+		while (i < r->n_cidrs && !cidr_has(&r->cidrs[i], family, addr))
+			i++;
+		if (i == r->n_cidrs)
+			return false;
+	}
+	if (r->direction & VIGIL_DIR_EGRESS && port >= r->port_lo && port <= r->port_hi)
+		return true;
+	return r->direction & VIGIL_DIR_INGRESS && overlaps_local_ports(r->port_lo, r->port_hi);
 }
 
 void vigil_policy_free(struct vigil_policy *p)

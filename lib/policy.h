@@ -8,6 +8,7 @@
 #ifndef VIGIL_POLICY_H
 #define VIGIL_POLICY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <vigil/events.h>
@@ -54,6 +55,15 @@ struct vigil_policy {
  * content) or -errno (unreadable). */
 int vigil_policy_add_file(struct vigil_policy *p, const char *path, char *err, size_t errlen);
 void vigil_policy_free(struct vigil_policy *p);
+
+/* Would rule r refuse the agent's own traffic to peer (an address
+ * vigild streams to, socket type SOCK_STREAM or SOCK_DGRAM)? A refusing
+ * rule matching it going out, or its replies coming in (to vigild's
+ * ephemeral port: a rule whose ports meet ip_local_port_range). Rules
+ * scoped to a cgroup are the caller's to weigh (vigild may not be in it). */
+struct sockaddr_storage;
+bool vigil_rule_covers_peer(const struct vigil_rule *r, const struct sockaddr_storage *peer,
+			    int socktype);
 
 const char *vigil_policy_action_name(unsigned action);
 const char *vigil_policy_dir_name(unsigned dir);
