@@ -10,12 +10,15 @@ CG2=$(cgroup2_mount)
 CG=$(new_cgroup client) || exit 1
 NS=$(new_netns a) || exit 1
 
+# Two spellings the docs allow, each enforced as it reads: an IPv4-mapped
+# block (kept as 127.0.0.0/8: the hooks see mapped peers as IPv4) and a
+# cgroup path with a trailing '/'.
 cat > "$T_DIR/policy.yaml" <<POL
 rules:
   - name: tcp-deny
     action: deny
     protocol: tcp
-    cidr: 127.0.0.0/8
+    cidr: "::ffff:127.0.0.0/104"
     port: 7001
     cgroup: $CG
   - name: tcp-reject
@@ -33,7 +36,7 @@ rules:
     action: reject
     protocol: udp
     port: 7004
-    cgroup: $CG
+    cgroup: $CG/
   - name: v6-deny
     action: deny
     cidr: "::1"

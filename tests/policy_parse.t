@@ -103,15 +103,12 @@ out=$("$VIGIL" policy check "$T_DIR/good.yaml" "$T_DIR/unknown.yaml" 2>&1); rc=$
 spell() {
 	local name=$1 pos=$2 want=$3 out rc; shift 3
 	printf '%s\n' "rules:" "$@" >"$T_DIR/$name.yaml"
-	out=$("$VIGIL" policy check "$T_DIR/$name.yaml" 2>&1); rc=$?
 	if [ "$pos" = ok ]; then
-		[ $rc -eq 0 ]; ok $? "accepted: $want"; [ $rc -eq 0 ] || diag "$out"
-		return
+		out=$("$VIGIL" policy check "$T_DIR/$name.yaml" 2>&1); rc=$?
+		ok $rc "accepted: $want"; [ $rc -eq 0 ] || diag "$out"
+	else
+		refused "$name" "$pos" "$want" "refused at $pos: $want"
 	fi
-	case "$out" in
-	"$T_DIR/$name.yaml:$pos: "*"$want"*) [ $rc -ne 0 ]; ok $? "refused at $pos: $want";;
-	*) ok 1 "refused at $pos: $want"; diag "rc $rc, got: $out";;
-	esac
 }
 spell cg_dot 3:16 "'.' and '..' path components are refused" "  - action: deny" "    cgroup: /a/./b"
 spell cg_dotdot 3:15 "'.' and '..' path components are refused" "  - action: deny" "    cgroup: a/../b"
