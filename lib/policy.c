@@ -26,6 +26,10 @@
  * is quadratic in depth), so these two bound the time a load can take. */
 #define POLICY_FILE_MAX (1 << 20)
 #define POLICY_DEPTH_MAX 32
+/* Values (scalars, lists, mappings) in one file: 64 rules of 9 keys with
+ * three lists of 256 are about 51000; the tree libyaml builds is bounded
+ * by this, not by the file's size (1 MiB of "[]," made 100 MB of it). */
+#define POLICY_NODES_MAX 65536
 #define LIST_MAX 256	/* addresses, interfaces or namespaces in one rule */
 
 struct pctx {
@@ -517,14 +521,15 @@ static int yaml_error(struct pctx *c, yaml_parser_t *parser)
 
 /* A first pass over the events, before any tree is built: refuses nesting
  * deeper than POLICY_DEPTH_MAX as soon as it is met (libyaml's cost grows
- * with the square of the depth), a second document, and the YAML features
+ * with the square of the depth), more than POLICY_NODES_MAX values, a
+ * second document, and the YAML features
  * a policy has no use for, each of which could make a rule mean something
  * other than it reads as: anchors and aliases, and explicit tags. */
 static int check_events(struct pctx *c, const unsigned char *text, size_t len)
 {
 	yaml_parser_t parser;
 	yaml_event_t ev;
-	unsigned depth = 0, docs = 0;
+	unsigned depth = 0, docs = 0, nodes = 0;
 	int err = 0;
 
 	if (!yaml_parser_initialize(&parser))
@@ -536,6 +541,12 @@ static int check_events(struct pctx *c, const unsigned char *text, size_t len)
 
 		if (!yaml_parser_parse(&parser, &ev)) {
 			err = yaml_error(c, &parser);
+			break;
+		}
+		if ((ev.type == YAML_SCALAR_EVENT || ev.type == YAML_SEQUENCE_START_EVENT ||
+		     ev.type == YAML_MAPPING_START_EVENT) && ++nodes > POLICY_NODES_MAX) {
+			err = fail_at(c, &ev.start_mark, "more than %d values in one file",
+				      POLICY_NODES_MAX);
 			break;
 		}
 		switch (ev.type) {

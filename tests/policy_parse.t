@@ -2,7 +2,7 @@
 # Policy files are read whole or refused whole, with file:line:column and a
 # message naming what is wrong (vigil policy check, no agent needed).
 . "$(dirname "$0")/lib.sh"
-plan 52
+plan 53
 
 pol() { printf '%s\n' "$2" > "$T_DIR/$1.yaml"; echo "$T_DIR/$1.yaml"; }
 # refused FILE-NAME WANT-POSITION WANT-TEXT DESCRIPTION
@@ -150,6 +150,8 @@ printf 'rules:\n  - action: drop\nrules:\n  - action: allow\n' >"$T_DIR/duprules
 refused duprules 3:1 "'rules' given twice" "'rules' twice"
 python3 -c "print('rules:\n' + '  - action: drop\n    cidr: ' + '[' * 40 + ']' * 40)" >"$T_DIR/deep.yaml"
 refused deep 3:40 "nested deeper than 32 levels" "nesting past 32 levels"
+python3 -c "print('rules: [' + '[],' * 70000 + ']')" >"$T_DIR/wide.yaml"
+refused wide 1:196608 "more than 65536 values in one file" "more than 65536 values"
 # Every example in docs/policy.md reads as documented.
 awk -v d="$T_DIR" '/^```yaml/ { n++; f = d "/doc" n ".yaml"; next } /^```/ { f = "" } f { print > f }' "$TOP/docs/policy.md"
 bad=0; n=0
