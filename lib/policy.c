@@ -258,6 +258,15 @@ static int parse_list(struct pctx *c, yaml_node_t *n, const char *key, size_t it
 	return 0;
 }
 
+/* Names that end up in replies, logs and paths: no control bytes. */
+static bool has_control(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < ' ' || *s == 0x7f)
+			return true;
+	return false;
+}
+
 static int cidr_item(struct pctx *c, yaml_node_t *n, void *arr, unsigned i)
 {
 	return parse_cidr(c, n, (struct vigil_cidr *)arr + i);
@@ -267,8 +276,9 @@ static int ifname_item(struct pctx *c, yaml_node_t *n, void *arr, unsigned i)
 {
 	const char *s = scalar(n);
 
-	if (!*s || strlen(s) >= IFNAMSIZ || strchr(s, '/') || strchr(s, ' '))
-		return fail(c, n, "bad interface name: 1-%d bytes, no '/' or space", IFNAMSIZ - 1);
+	if (!*s || strlen(s) >= IFNAMSIZ || strchr(s, '/') || strchr(s, ' ') || has_control(s))
+		return fail(c, n, "bad interface name: 1-%d bytes, no '/', space or control character",
+			    IFNAMSIZ - 1);
 	return (((char **)arr)[i] = strdup(s)) ? 0 : -ENOMEM;
 }
 
@@ -279,8 +289,9 @@ static int netns_item(struct pctx *c, yaml_node_t *n, void *arr, unsigned i)
 	/* A name under /run/netns (as `ip netns` makes), or an absolute path
 	 * such as /proc/PID/ns/net; checked against the system on compile. */
 	if (!*s || strlen(s) > 200 || (s[0] != '/' && strchr(s, '/')) || !strcmp(s, ".") ||
-	    !strcmp(s, ".."))
-		return fail(c, n, "bad network namespace: expected a name under /run/netns or an absolute path");
+	    !strcmp(s, "..") || has_control(s))
+		return fail(c, n, "bad network namespace: expected a name under /run/netns or an "
+			    "absolute path, without control characters");
 	return (((char **)arr)[i] = strdup(s)) ? 0 : -ENOMEM;
 }
 

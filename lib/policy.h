@@ -51,8 +51,11 @@ struct vigil_policy {
 };
 
 /* Reads path and appends its rules to p. On any error p is left as it was
- * and err holds "file:line:column: what is wrong"; returns -EINVAL (bad
- * content) or -errno (unreadable). */
+ * and err holds "file:line:column: what is wrong", never the file's text;
+ * returns -EINVAL (bad content) or -errno (unreadable, or refused: not a
+ * regular file, a symbolic link, not root's, writable by group or others,
+ * over 1 MiB). Bounded in cost (size, depth and values), so the agent can
+ * read a file on its event loop. */
 int vigil_policy_add_file(struct vigil_policy *p, const char *path, char *err, size_t errlen);
 void vigil_policy_free(struct vigil_policy *p);
 

@@ -2,7 +2,7 @@
 # Policy files are read whole or refused whole, with file:line:column and a
 # message naming what is wrong (vigil policy check, no agent needed).
 . "$(dirname "$0")/lib.sh"
-plan 53
+plan 55
 
 pol() { printf '%s\n' "$2" > "$T_DIR/$1.yaml"; echo "$T_DIR/$1.yaml"; }
 # refused FILE-NAME WANT-POSITION WANT-TEXT DESCRIPTION
@@ -117,6 +117,8 @@ spell cg_dotonly 3:13 "'.' and '..' path components are refused" "  - action: de
 spell cg_empty 3:15 "an empty path component ('//')" "  - action: deny" "    cgroup: a//b"
 spell cg_quoted 3:17 "'.' and '..' path components are refused" "  - action: deny" '    cgroup: "/a/./b"'
 spell cg_ctl 3:15 "a control character in the path" "  - action: deny" '    cgroup: "a\tb"'
+spell ns_ctl 3:12 "bad network namespace" "  - action: reset" '    netns: "a\x1bb"'
+spell if_ctl 4:17 "bad interface name" "  - action: drop" "    netns: blue" '    interfaces: "e\x07th0"'
 spell cg_trailing ok "a trailing / on a cgroup path (dropped)" "  - action: deny" "    cgroup: /a/b/"
 spell cg_dots ok "a cgroup component that merely starts with a dot" "  - action: deny" "    cgroup: a/.hidden/..b"
 spell mapped ok "an IPv4-mapped block (kept as IPv4)" "  - action: drop" '    cidr: "::ffff:10.99.0.0/120"'
