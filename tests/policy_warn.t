@@ -4,12 +4,12 @@
 # its stream to the collector (--send), and one scoped to the cgroup vigild
 # runs in.
 . "$(dirname "$0")/lib.sh"
-plan 9
+plan 10
 
 CG=$(new_cgroup self) || skip_all "no cgroup v2"
 PORT=$((20000 + $$ % 20000))
 printf 'rules:
-  - {name: cut-stream, action: drop, protocol: tcp, cidr: 127.0.0.0/8, port: %s}
+  - {name: cut-stream, action: drop, direction: egress, protocol: tcp, cidr: 127.0.0.0/8, port: %s}
   - {name: own-cg, action: deny, cgroup: %s, cidr: 192.0.2.0/24}
   - {name: elsewhere, action: reject, cidr: 198.51.100.0/24}
 ' "$PORT" "$CG" >"$T_DIR/w.yaml"
@@ -20,8 +20,15 @@ out=$("$VIGIL" policy check --send "tcp://127.0.0.1:$PORT" "$T_DIR/w.yaml" 2>&1)
 is "$rc" 0 "policy check accepts the file"
 case "$out" in *"w.yaml:2: warning: rule 'cut-stream' (drop) covers vigild's stream to tcp://127.0.0.1:$PORT (--send)"*) ok 0 "policy check --send warns about the rule covering the stream";;
 *) ok 1 "policy check --send warns about the rule covering the stream"; diag "$out";; esac
+# (egress only: an ingress rule whose ports meet the ephemeral range warns
+# for any collector port, as the replies come in there.)
 out=$("$VIGIL" policy check --send "tcp://127.0.0.1:$((PORT + 1))" "$T_DIR/w.yaml" 2>&1)
-check "no warning for a port the rule does not cover" -- bash -c "! grep -q warning <<<'$out'"
+[[ "$out" != *warning* ]]; ok $? "no warning for a port the rule does not cover"
+[[ "$out" != *warning* ]] || diag "$out"
+printf 'rules:\n  - {name: replies, action: drop, direction: ingress, cidr: 127.0.0.1}\n' >"$T_DIR/in.yaml"
+out=$("$VIGIL" policy check --send "udp://127.0.0.1:$PORT" "$T_DIR/in.yaml" 2>&1)
+[[ "$out" == *"in.yaml:2: warning: rule 'replies' (drop) covers vigild's stream to udp://127.0.0.1:$PORT"* ]]
+ok $? "an ingress rule on the collector's address warns (the replies)" || diag "$out"
 
 # The agent, started in the test's cgroup and streaming to PORT (nothing
 # listens: it spools).
