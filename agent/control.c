@@ -2,17 +2,21 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 #include "buf.h"
 #include "json.h"
 #include "control.h"
 #include "log.h"
+#include "stream.h"
 /* lib/control.h and agent/control.h share a name: take the lib one by path. */
 #include "../lib/control.h"
 
@@ -48,6 +52,89 @@ fail:
 	return err;
 }
 
+int vigil_control_peers(struct vigil_control *c, const char *const *urls, unsigned n)
+{
+	unsigned len;
+	int err;
+
+	for (c->n_peers = 0; c->n_peers < n && c->n_peers < VIGIL_CONTROL_PEERS; c->n_peers++) {
+		unsigned i = c->n_peers;
+
+		err = vigil_stream_url(urls[i], &c->peer_socktype[i], &c->peers[i], &len);
+		if (err)
+			return err;
+		c->peer_url[i] = urls[i];
+	}
+	return 0;
+}
+
+/* vigild's own cgroup, as a path on the cgroup v2 mount; -errno if unknown. */
+static int own_cgroup(char *out, size_t len)
+{
+	char line[PATH_MAX + 8], mnt[256];
+	FILE *f = fopen("/proc/self/cgroup", "re");
+	int err = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while (err && fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = 0;
+		if (!strncmp(line, "0::/", 4) && !vigil_cgroup2_mount(mnt, sizeof(mnt)))
+			err = (size_t)snprintf(out, len, "%s%s", mnt, line + 3) < len ? 0 : -ENAMETOOLONG;
+	}
+	fclose(f);
+	return err;
+}
+
+/* Is own (a path on the mount) the rule's cgroup or below it? */
+static bool cgroup_holds(const char *rule_cgroup, const char *own)
+{
+	struct vigil_cgroup_ref ref;
+	char why[256];
+	size_t n;
+
+	if (vigil_cgroup_resolve(rule_cgroup, &ref, why, sizeof(why)))
+		return false;
+	n = strlen(ref.path);
+	return !strncmp(own, ref.path, n) && (own[n] == '/' || !own[n]);
+}
+
+/* Rules that would cut vigild off from its own work: refusing its stream to
+ * a collector (--send), or scoped to the cgroup vigild runs in. Warned
+ * about, not refused (an operator may mean it): logged, and added to out
+ * when a reply is being written. The control socket is a unix socket, which
+ * no rule can match, so it needs no check. */
+static void warn_self(struct vigil_control *c, struct vigil_buf *out)
+{
+	const struct vigil_policy *p = &c->policy.in_force;
+	char own[PATH_MAX], line[PATH_MAX + 256];
+	bool know_own = !own_cgroup(own, sizeof(own));
+
+	for (unsigned i = 0; i < p->n_rules; i++) {
+		const struct vigil_rule *r = &p->rules[i];
+		bool mine = !r->cgroup || (know_own && cgroup_holds(r->cgroup, own));
+
+		if (r->cgroup && mine) {
+			snprintf(line, sizeof(line), "%s:%u: warning: rule '%s' covers vigild's own "
+				 "cgroup (%s): its connects that the rule matches are refused",
+				 r->file, r->line, r->name, own);
+			vlog_info("policy: %s", line);
+			if (out)
+				vbuf_printf(out, "%s\n", line);
+		}
+		for (unsigned j = 0; j < c->n_peers && mine; j++) {
+			if (!vigil_rule_covers_peer(r, &c->peers[j], c->peer_socktype[j]))
+				continue;
+			snprintf(line, sizeof(line), "%s:%u: warning: rule '%s' (%s) covers vigild's "
+				 "stream to %s (--send)", r->file, r->line, r->name,
+				 vigil_policy_action_name(r->action), c->peer_url[j]);
+			vlog_info("policy: %s", line);
+			if (out)
+				vbuf_printf(out, "%s\n", line);
+		}
+	}
+}
+
 int vigil_control_check(char *const *files, unsigned n)
 {
 	char why[1024];
@@ -74,6 +161,7 @@ int vigil_control_start(struct vigil_control *c, const char *pin_dir, uint64_t r
 	 * only, whatever an earlier agent left pinned. */
 	if ((err = vigil_policy_apply(&c->policy, files, n, why, sizeof(why))))
 		return vlog_err(err, "policy refused: %s", why);
+	warn_self(c, NULL);
 	return 0;
 }
 
@@ -207,40 +295,79 @@ static void serve(struct vigil_control *c, const char *req, size_t len, struct v
 		vbuf_printf(out, "1%s (the policy in force is unchanged)\n", why);
 	} else {
 		vbuf_printf(out, "0%u rules in force\n", c->policy.in_force.n_rules);
+		warn_self(c, out);
 	}
 }
 
-static void serve_conn(struct vigil_control *c, int conn)
+/* Monotonic milliseconds: a waiting client's deadline. */
+static uint64_t now_ms(void)
 {
-	struct timeval tv = { .tv_sec = 1 };
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void drop_client(struct vigil_control *c, unsigned i)
+{
+	close(c->clients[i].fd);
+	c->clients[i] = c->clients[--c->n_clients];
+}
+
+/* Reads the request of client i if it has come, serves it and closes the
+ * connection; never waits. Returns true when the client is done with. */
+static bool try_serve(struct vigil_control *c, unsigned i, uint64_t now)
+{
 	struct vigil_buf out = {};
+	int conn = c->clients[i].fd;
+	ssize_t n = recv(conn, c->req, VIGIL_CONTROL_MSG_MAX - 1, MSG_DONTWAIT);
+
+	if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+		if (now < c->clients[i].deadline_ms)
+			return false;
+		vlog_info("control: a client sent no request within %d ms: dropped",
+			  VIGIL_CONTROL_CLIENT_MS);
+		return true;
+	}
+	if (n <= 0)
+		return true;
+	c->req[n] = 0;
+	serve(c, c->req, n, &out);
+	if (!out.oom && send(conn, out.p, out.len, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+		vlog_err(-errno, "control: cannot reply");
+	vbuf_free(&out);
+	return true;
+}
+
+/* Takes a new connection: checked for root at once, then it waits in
+ * clients[] for its request. When every place is taken, the oldest client
+ * makes room: idle connections cannot lock out the operator. */
+static void admit(struct vigil_control *c, int conn, uint64_t now)
+{
 	struct ucred cred;
 	socklen_t clen = sizeof(cred);
-	char *req = malloc(VIGIL_CONTROL_MSG_MAX);
-	ssize_t n;
 
-	setsockopt(conn, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	if (!req)
-		return;
 	if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cred, &clen) ||
 	    (cred.uid != 0 && cred.uid != geteuid())) {
 		vlog_info("control: refused a request from uid %u", (unsigned)cred.uid);
-		goto out;
+		close(conn);
+		return;
 	}
-	n = recv(conn, req, VIGIL_CONTROL_MSG_MAX - 1, 0);
-	if (n <= 0)
-		goto out;
-	req[n] = 0;
-	serve(c, req, n, &out);
-	if (!out.oom && send(conn, out.p, out.len, MSG_NOSIGNAL) < 0)
-		vlog_err(-errno, "control: cannot reply");
-out:
-	vbuf_free(&out);
-	free(req);
+	if (c->n_clients == VIGIL_CONTROL_CLIENTS) {
+		unsigned oldest = 0;
+
+		for (unsigned i = 1; i < c->n_clients; i++)
+			if (c->clients[i].deadline_ms < c->clients[oldest].deadline_ms)
+				oldest = i;
+		drop_client(c, oldest);
+	}
+	c->clients[c->n_clients++] = (struct vigil_control_client){
+		.fd = conn, .deadline_ms = now + VIGIL_CONTROL_CLIENT_MS };
 }
 
 void vigil_control_tick(struct vigil_control *c)
 {
+	uint64_t now = now_ms();
 	char why[1024];
 	int conn;
 
@@ -248,11 +375,18 @@ void vigil_control_tick(struct vigil_control *c)
 		*c->hup = 0;
 		if (vigil_policy_reload(&c->policy, why, sizeof(why)))
 			vlog_info("SIGHUP: policy refused, the policy in force is unchanged: %s", why);
+		else
+			warn_self(c, NULL);
 	}
-	while (c->fd >= 0 && (conn = accept4(c->fd, NULL, NULL, SOCK_CLOEXEC)) >= 0) {
-		serve_conn(c, conn);
-		close(conn);
-	}
+	if (!c->req && !(c->req = malloc(VIGIL_CONTROL_MSG_MAX)))
+		return;
+	while (c->fd >= 0 && (conn = accept4(c->fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0)
+		admit(c, conn, now);
+	for (unsigned i = 0; i < c->n_clients;)
+		if (try_serve(c, i, now))
+			drop_client(c, i);
+		else
+			i++;
 }
 
 void vigil_control_close(struct vigil_control *c)
@@ -262,5 +396,9 @@ void vigil_control_close(struct vigil_control *c)
 		unlink(c->path);
 	}
 	c->fd = -1;
+	while (c->n_clients)
+		drop_client(c, 0);
+	free(c->req);
+	c->req = NULL;
 	vigil_policy_close(&c->policy);
 }

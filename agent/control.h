@@ -2,22 +2,50 @@
 /*
  * Serves the control socket (lib/control.h) from the agent's main loop, and
  * re-reads the policy on SIGHUP: `vigil policy load|list|reload`. Requests
- * are served one at a time between ring polls; none blocks the loop long.
+ * are served between ring polls and nothing here waits: a connection waits
+ * in clients[] until its request has come (polled each tick, read with
+ * MSG_DONTWAIT) or its deadline passes. A request's own work is bounded by
+ * the policy file limits (lib/policy.c).
  */
 #ifndef VIGIL_AGENT_CONTROL_H
 #define VIGIL_AGENT_CONTROL_H
 
 #include <signal.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include "policy_state.h"
+
+/* How long a connected client may take to send its request, and how many
+ * may wait at once (the oldest gives way to a new one). */
+#define VIGIL_CONTROL_CLIENT_MS 2000
+#define VIGIL_CONTROL_CLIENTS 16
+
+struct vigil_control_client {
+	int fd;
+	uint64_t deadline_ms;
+};
+
+#define VIGIL_CONTROL_PEERS 8
 
 struct vigil_control {
 	int fd;
+	/* Where vigild streams to (--send): a rule that would refuse that
+	 * traffic is warned about at every load. */
+	struct sockaddr_storage peers[VIGIL_CONTROL_PEERS];
+	int peer_socktype[VIGIL_CONTROL_PEERS];
+	const char *peer_url[VIGIL_CONTROL_PEERS];
+	unsigned n_peers;
+	struct vigil_control_client clients[VIGIL_CONTROL_CLIENTS];
+	unsigned n_clients;
+	char *req;	/* VIGIL_CONTROL_MSG_MAX bytes, for the request being read */
 	char path[108];
 	struct vigil_policy_state policy;
 	volatile sig_atomic_t *hup;	/* set by the SIGHUP handler */
 };
 
+/* Notes the --send URLs (before vigil_control_start): loads warn about
+ * rules that would refuse vigild's own stream. */
+int vigil_control_peers(struct vigil_control *c, const char *const *urls, unsigned n);
 /* Checks the --policy files before anything is loaded; logs what is wrong. */
 int vigil_control_check(char *const *files, unsigned n);
 /* Loads the enforcement objects, puts the files in force (a bad file stops

@@ -427,7 +427,9 @@ int main(int argc, char **argv)
 	err = vigil_bpf_load(&bpf, &lo);
 	if (err)
 		goto out;
-	err = vigil_control_start(&control, o.pin_dir, bpf.ring_size, o.policy, o.npolicy, &hup);
+	err = vigil_control_peers(&control, o.send, o.nsend);
+	if (!err)
+		err = vigil_control_start(&control, o.pin_dir, bpf.ring_size, o.policy, o.npolicy, &hup);
 	if (err)
 		goto out;
 	err = vigil_net_load(&net, &bpf, &o.net);

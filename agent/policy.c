@@ -46,50 +46,120 @@ struct compiled {
 	struct vigil_cgroup_ref refs[VIGIL_RULES_MAX];	/* distinct cgroups named */
 	unsigned n_refs;
 	struct lpm_entry *lpm;
-	unsigned n_lpm, n4, n6;
+	unsigned n_lpm, cap_lpm, n4, n6;	/* sorted by entry_cmp once compiled */
 };
 
+/* Appends one (family, direction, prefix) for rule id; duplicates are
+ * merged, and the count checked, once all rules are in (index_prefixes). */
 static int add_prefix(struct compiled *c, uint8_t family, uint8_t dir, uint8_t prefix,
 		      const uint8_t *addr, unsigned id)
 {
-	unsigned alen = family == AF_INET ? 4 : 16;
 	struct lpm_entry *e;
 
-	for (unsigned i = 0; i < c->n_lpm; i++) {
-		e = &c->lpm[i];
-		if (e->family == family && e->dir == dir && e->prefix == prefix &&
-		    !memcmp(e->addr, addr, alen)) {
-			e->own |= 1ull << id;
-			return 0;
-		}
+	if (c->n_lpm == c->cap_lpm) {
+		unsigned cap = c->cap_lpm ? 2 * c->cap_lpm : 64;
+
+		e = realloc(c->lpm, cap * sizeof(*e));
+		if (!e)
+			return -ENOMEM;
+		c->lpm = e;
+		c->cap_lpm = cap;
 	}
-	if ((family == AF_INET ? c->n4 : c->n6) >= VIGIL_POL_PREFIXES_MAX)
-		return -E2BIG;
-	e = realloc(c->lpm, (c->n_lpm + 1) * sizeof(*e));
-	if (!e)
-		return -ENOMEM;
-	c->lpm = e;
 	e = &c->lpm[c->n_lpm++];
 	memset(e, 0, sizeof(*e));
 	e->family = family;
 	e->dir = dir;
 	e->prefix = prefix;
-	memcpy(e->addr, addr, alen);
+	memcpy(e->addr, addr, family == AF_INET ? 4 : 16);
 	e->own = 1ull << id;
-	*(family == AF_INET ? &c->n4 : &c->n6) += 1;
 	return 0;
 }
 
-static bool covers(const struct lpm_entry *wide, const struct lpm_entry *narrow)
+/* Sort order of the compiled prefixes: family, direction, length, address
+ * (the bytes past an IPv4 address are zero). */
+static int entry_cmp(const void *a, const void *b)
 {
-	unsigned bits = wide->prefix;
+	const struct lpm_entry *x = a, *y = b;
 
-	if (wide->family != narrow->family || wide->dir != narrow->dir || bits > narrow->prefix)
-		return false;
-	if (memcmp(wide->addr, narrow->addr, bits / 8))
-		return false;
-	return !(bits % 8) ||
-	       !((wide->addr[bits / 8] ^ narrow->addr[bits / 8]) & (0xff00 >> (bits % 8)));
+	if (x->family != y->family)
+		return x->family < y->family ? -1 : 1;
+	if (x->dir != y->dir)
+		return x->dir < y->dir ? -1 : 1;
+	if (x->prefix != y->prefix)
+		return x->prefix < y->prefix ? -1 : 1;
+	return memcmp(x->addr, y->addr, sizeof(x->addr));
+}
+
+static const struct lpm_entry *find_entry(const struct compiled *c, const struct lpm_entry *probe)
+{
+	return c->n_lpm ? bsearch(probe, c->lpm, c->n_lpm, sizeof(*c->lpm), entry_cmp) : NULL;
+}
+
+/* The compiled entry of a trie key (of the family's trie), or NULL. */
+static const struct lpm_entry *find_key(const struct compiled *c, uint8_t family,
+					const struct vigil_pol_key6 *k)
+{
+	struct lpm_entry probe = { .family = family, .dir = k->dir, .prefix = k->prefixlen - 32 };
+
+	if (k->prefixlen < 32 || k->prefixlen - 32 > (family == AF_INET ? 32u : 128u))
+		return NULL;
+	memcpy(probe.addr, k->addr, family == AF_INET ? 4 : 16);
+	return find_entry(c, &probe);
+}
+
+/* Sorts and merges the prefixes, checks their number, and gives each the
+ * rules of every shorter prefix covering it (an LPM lookup returns the
+ * longest only). A covering prefix is looked up (bsearch) at each shorter
+ * length present, not found by a scan: a reload's cost must stay small on
+ * the agent's loop, and a scan was quadratic in 4096 prefixes. */
+static int index_prefixes(struct compiled *c, char *err, size_t errlen)
+{
+	uint64_t present[2][4][3] = {};	/* lengths present, by family and direction */
+	unsigned n = 0;
+
+	if (c->n_lpm)
+		qsort(c->lpm, c->n_lpm, sizeof(*c->lpm), entry_cmp);
+	for (unsigned i = 0; i < c->n_lpm; i++) {
+		struct lpm_entry *e = &c->lpm[i];
+
+		if (n && !entry_cmp(&c->lpm[n - 1], e)) {
+			c->lpm[n - 1].own |= e->own;
+			continue;
+		}
+		c->lpm[n++] = *e;
+		*(e->family == AF_INET ? &c->n4 : &c->n6) += 1;
+	}
+	c->n_lpm = n;
+	if (c->n4 > VIGIL_POL_PREFIXES_MAX || c->n6 > VIGIL_POL_PREFIXES_MAX) {
+		snprintf(err, errlen, "more than %d address prefixes in one family (each direction "
+			 "counts)", VIGIL_POL_PREFIXES_MAX);
+		return -E2BIG;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		const struct lpm_entry *e = &c->lpm[i];
+
+		present[e->family == AF_INET6][e->dir & 3][e->prefix / 64] |= 1ull << (e->prefix % 64);
+	}
+	for (unsigned i = 0; i < n; i++) {
+		struct lpm_entry *e = &c->lpm[i], probe = *e;
+		const uint64_t *have = present[e->family == AF_INET6][e->dir & 3];
+
+		e->rules = e->own;
+		for (unsigned len = 0; len < e->prefix; len++) {
+			const struct lpm_entry *wide;
+
+			if (!(have[len / 64] & (1ull << (len % 64))))
+				continue;
+			probe.prefix = len;
+			memset(probe.addr, 0, sizeof(probe.addr));
+			memcpy(probe.addr, e->addr, len / 8);
+			if (len % 8)
+				probe.addr[len / 8] = e->addr[len / 8] & (0xff00 >> (len % 8));
+			if ((wide = find_entry(c, &probe)))
+				e->rules |= wide->own;
+		}
+	}
+	return 0;
 }
 
 static int compile_rule(struct compiled *c, const struct vigil_rule *r, unsigned id, char *err,
@@ -117,9 +187,6 @@ static int compile_rule(struct compiled *c, const struct vigil_rule *r, unsigned
 			ret = add_prefix(c, r->cidrs[i].family, d, r->cidrs[i].prefix,
 					 r->cidrs[i].addr, id);
 	}
-	if (ret == -E2BIG)
-		snprintf(err, errlen, "%s:%u: rule '%s': more than %d prefixes in one family", r->file,
-			 r->line, r->name, VIGIL_POL_PREFIXES_MAX);
 	if (ret)
 		return ret;
 	for (unsigned i = 0; i < r->n_netns && !ret; i++)
@@ -158,13 +225,7 @@ static int compile(const struct vigil_policy *p, const uint8_t *slot, struct com
 	for (unsigned i = 0; i < p->n_rules; i++)
 		if ((ret = compile_rule(c, &p->rules[i], slot[i], err, errlen)))
 			return ret;
-	for (unsigned i = 0; i < c->n_lpm; i++) {
-		c->lpm[i].rules = c->lpm[i].own;
-		for (unsigned j = 0; j < c->n_lpm; j++)
-			if (j != i && covers(&c->lpm[j], &c->lpm[i]))
-				c->lpm[i].rules |= c->lpm[j].own;
-	}
-	return 0;
+	return index_prefixes(c, err, errlen);
 }
 
 /* The trie key of an entry; returns its size. */
@@ -187,7 +248,7 @@ static size_t lpm_key(const struct lpm_entry *e, void *key)
 /* Deletes every key of the trie fd that the compiled policy does not hold. */
 static int remove_stale(int fd, uint8_t family, const struct compiled *c)
 {
-	struct vigil_pol_key6 key, next, want;
+	struct vigil_pol_key6 key, next;
 	size_t size = family == AF_INET ? sizeof(struct vigil_pol_key4) : sizeof(key);
 	void *prev = NULL;
 	int err = 0;
@@ -197,12 +258,7 @@ static int remove_stale(int fd, uint8_t family, const struct compiled *c)
 	unsigned n = 0;
 
 	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		bool keep = false;
-
-		for (unsigned i = 0; i < c->n_lpm && !keep; i++)
-			keep = c->lpm[i].family == family && lpm_key(&c->lpm[i], &want) == size &&
-			       !memcmp(&want, &next, size);
-		if (!keep) {
+		if (!find_key(c, family, &next)) {
 			void *more = realloc(stale, (n + 1) * sizeof(*stale));
 
 			if (!more) {
@@ -356,15 +412,9 @@ static bool same_as_maps(struct vigil_policy_state *s, const struct compiled *c)
 
 		while (!bpf_map_get_next_key(fds[f], prev, &next)) {
 			struct vigil_pol_set set = {};
-			struct vigil_pol_key6 want;
-			unsigned i;
+			const struct lpm_entry *e = find_key(c, family, &next);
 
-			for (i = 0; i < c->n_lpm; i++)
-				if (c->lpm[i].family == family &&
-				    !memcmp(&want, &next, lpm_key(&c->lpm[i], &want)))
-					break;
-			if (i == c->n_lpm || bpf_map_lookup_elem(fds[f], &next, &set) ||
-			    set.rules != c->lpm[i].rules)
+			if (!e || bpf_map_lookup_elem(fds[f], &next, &set) || set.rules != e->rules)
 				return false;
 			found++;
 			key = next;

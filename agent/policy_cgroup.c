@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <mntent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,7 +28,7 @@
 
 /* Where cgroup v2 is mounted here (/sys/fs/cgroup, or /sys/fs/cgroup/unified
  * on hybrid systems): found at run time, never assumed. */
-static int cgroup2_mount(char *out, size_t len)
+int vigil_cgroup2_mount(char *out, size_t len)
 {
 	FILE *f = setmntent("/proc/self/mounts", "r");
 	struct mntent *m;
@@ -48,13 +49,13 @@ static int cgroup2_mount(char *out, size_t len)
 
 int vigil_cgroup_resolve(const char *path, struct vigil_cgroup_ref *out, char *err, size_t errlen)
 {
-	char root[256];
+	char root[256], real[PATH_MAX], real_root[PATH_MAX];
 	const char *rel;
 	struct statfs sf;
 	struct stat st, rst;
 	size_t rlen;
 
-	if (cgroup2_mount(root, sizeof(root))) {
+	if (vigil_cgroup2_mount(root, sizeof(root))) {
 		snprintf(err, errlen, "cgroup '%s': cgroup v2 is not mounted", path);
 		return -ENOENT;
 	}
@@ -84,9 +85,18 @@ int vigil_cgroup_resolve(const char *path, struct vigil_cgroup_ref *out, char *e
 		return -EPERM;
 	}
 	out->id = st.st_ino;
+	/* The hooks match ancestor_cgroup_id(level): count the levels of the
+	 * directory itself (symlinks, '.' and '//' resolved), not of the
+	 * string the rule spelled. */
+	if (!realpath(out->path, real) || !realpath(root, real_root) ||
+	    strncmp(real, real_root, strlen(real_root)) || real[strlen(real_root)] != '/') {
+		snprintf(err, errlen, "cgroup '%s': %s is not below the cgroup v2 mount %s", path,
+			 out->path, root);
+		return -ENOENT;
+	}
 	out->level = 0;
-	for (const char *p = rel; *p; p++)
-		if (*p != '/' && (p == rel || p[-1] == '/'))
+	for (const char *p = real + strlen(real_root); *p; p++)
+		if (*p == '/')
 			out->level++;
 	return 0;
 }

@@ -68,6 +68,8 @@ struct vigil_cgroup_ref {
 	uint32_t level;
 	char path[512];	/* on the cgroup v2 mount */
 };
+/* Where cgroup v2 is mounted here, found at run time. */
+int vigil_cgroup2_mount(char *out, size_t len);
 /* Resolves a rule's cgroup (a path below the cgroup v2 mount, or an
  * absolute path on it). */
 int vigil_cgroup_resolve(const char *path, struct vigil_cgroup_ref *out, char *err, size_t errlen);

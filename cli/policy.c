@@ -17,15 +17,43 @@
 #include "control.h"
 #include "log.h"
 #include "policy.h"
+#include "stream.h"
+
+/* Prints a warning for each rule that would refuse vigild's stream to one
+ * of the --send URLs given to check (docs/policy.md, "Warnings"). */
+static void warn_peers(const struct vigil_policy *p, char **urls, unsigned n)
+{
+	for (unsigned j = 0; j < n; j++) {
+		struct sockaddr_storage peer;
+		unsigned len;
+		int socktype;
+
+		if (vigil_stream_url(urls[j], &socktype, &peer, &len))
+			continue;
+		for (unsigned i = 0; i < p->n_rules; i++)
+			if (vigil_rule_covers_peer(&p->rules[i], &peer, socktype))
+				fprintf(stderr, "%s:%u: warning: rule '%s' (%s) covers vigild's stream to "
+					"%s (--send)%s\n", p->rules[i].file, p->rules[i].line,
+					p->rules[i].name, vigil_policy_action_name(p->rules[i].action),
+					urls[j], p->rules[i].cgroup ? ", if vigild runs in its cgroup" : "");
+	}
+}
 
 static int policy_check(int argc, char **argv)
 {
 	struct vigil_policy p = {};
-	char err[512];
+	char err[512], *urls[8];
+	unsigned nurl = 0;
 	int ret = 0;
 
-	if (argc < 1)
-		return vlog_err(-EINVAL, "usage: vigil policy check FILE...");
+	while (argc >= 2 && !strcmp(argv[0], "--send")) {
+		if (nurl == sizeof(urls) / sizeof(urls[0]))
+			return vlog_err(-E2BIG, "at most %zu --send", sizeof(urls) / sizeof(urls[0]));
+		urls[nurl++] = argv[1];
+		argc -= 2, argv += 2;
+	}
+	if (argc < 1 || argv[0][0] == '-')
+		return vlog_err(-EINVAL, "usage: vigil policy check [--send URL]... FILE...");
 	for (int i = 0; i < argc && !ret; i++) {
 		unsigned before = p.n_rules;
 
@@ -35,6 +63,8 @@ static int policy_check(int argc, char **argv)
 		else
 			printf("%s: %u rules\n", argv[i], p.n_rules - before);
 	}
+	if (!ret)
+		warn_peers(&p, urls, nurl);
 	vigil_policy_free(&p);
 	return ret;
 }
@@ -84,6 +114,25 @@ out:
 	return err;
 }
 
+/* The agent reads the files: give it paths that do not depend on where
+ * this command runs. The folder is resolved, the file's own name is kept:
+ * the agent refuses a symbolic link there (a file it re-reads on every
+ * reload must be the file named, not whatever a link points at later). */
+static int absolute_path(const char *arg, char *out, size_t len)
+{
+	const char *slash = strrchr(arg, '/'), *base = slash ? slash + 1 : arg;
+	char dir[PATH_MAX], real[PATH_MAX];
+	int n;
+
+	if (!*base || !strcmp(base, ".") || !strcmp(base, ".."))
+		return vlog_err(-EINVAL, "%s: not a file name", arg);
+	n = snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - arg) + 1 : 1, slash ? arg : ".");
+	if (n < 0 || (size_t)n >= sizeof(dir) || !realpath(dir, real))
+		return vlog_err(n < 0 || (size_t)n >= sizeof(dir) ? -ENAMETOOLONG : -errno, "%s", arg);
+	n = snprintf(out, len, "%s/%s", strcmp(real, "/") ? real : "", base);
+	return n < 0 || (size_t)n >= len ? vlog_err(-ENAMETOOLONG, "%s", arg) : 0;
+}
+
 static int request(const char *verb, int argc, char **argv)
 {
 	struct vigil_buf req = {};
@@ -92,12 +141,8 @@ static int request(const char *verb, int argc, char **argv)
 
 	vbuf_put(&req, verb, strlen(verb) + 1);
 	for (int i = 0; i < argc; i++) {
-		/* The agent reads the files: give it paths that do not depend on
-		 * where this command runs. */
-		if (!realpath(argv[i], path)) {
-			err = vlog_err(-errno, "%s", argv[i]);
+		if ((err = absolute_path(argv[i], path, sizeof(path))))
 			goto out;
-		}
 		vbuf_put(&req, path, strlen(path) + 1);
 	}
 	err = req.oom ? -ENOMEM : ask_agent(&req);
@@ -118,5 +163,5 @@ int do_policy(int argc, char **argv)
 		return request(verb, 0, NULL);
 	if (!strcmp(verb, "list") && argc == 3 && (!strcmp(argv[2], "-j") || !strcmp(argv[2], "--json")))
 		return request("list-json", 0, NULL);
-	return vlog_err(-EINVAL, "usage: vigil policy check FILE... | load FILE... | unload FILE... | reload | list [--json]");
+	return vlog_err(-EINVAL, "usage: vigil policy check [--send URL]... FILE... | load FILE... | unload FILE... | reload | list [--json]");
 }

@@ -189,6 +189,56 @@ void vigil_json_envelope_end(struct vigil_formatter *f, struct jw *w, const stru
 	vbuf_putc(w->b, '\n');
 }
 
+/* Length of the valid UTF-8 sequence at s (of n bytes) for a code point
+ * a terminal prints, or 0: invalid, overlong, a surrogate, past U+10FFFF,
+ * or a C1 control (U+0080-U+009F), which terminals obey like ESC. */
+static size_t utf8_printable(const unsigned char *s, size_t n)
+{
+	size_t len = s[0] >= 0xf0 ? 4 : s[0] >= 0xe0 ? 3 : 2;
+	uint32_t cp = s[0] & (0x3f >> (len - 1));
+
+	if (s[0] < 0xc2 || s[0] > 0xf4 || n < len)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || cp < 0xa0)
+		return 0;
+	return len;
+}
+
+void vigil_compact_text(struct vigil_buf *b, const char *text, size_t n)
+{
+	const unsigned char *s = (const unsigned char *)text;
+
+	for (size_t i = 0; i < n;) {
+		size_t run = i;
+
+		while (run < n && s[run] >= ' ' && s[run] < 0x7f)
+			run++;
+		vbuf_put(b, text + i, run - i);
+		i = run;
+		if (i == n)
+			break;
+		if (s[i] >= 0x80 && (run = utf8_printable(s + i, n - i))) {
+			vbuf_put(b, text + i, run);
+			i += run;
+			continue;
+		}
+		switch (s[i]) {
+		case 0x1b: vbuf_puts(b, "\\e"); break;
+		case '\n': vbuf_puts(b, "\\n"); break;
+		case '\r': vbuf_puts(b, "\\r"); break;
+		case '\t': vbuf_puts(b, "\\t"); break;
+		default: vbuf_printf(b, "\\x%02x", s[i]); break;
+		}
+		i++;
+	}
+}
+
 static void compact_args(struct vigil_formatter *f, struct vigil_buf *c,
 			 const struct vigil_proc_entry *e)
 {
@@ -196,11 +246,11 @@ static void compact_args(struct vigil_formatter *f, struct vigil_buf *c,
 		vbuf_puts(c, "?");
 		return;
 	}
-	vbuf_put(c, e->binary, e->binary_len);
+	vigil_compact_text(c, e->binary, e->binary_len);
 	args_text(&f->tmp, e->args, e->args_len);
 	if (f->tmp.len) {
 		vbuf_putc(c, ' ');
-		vbuf_put(c, f->tmp.p, f->tmp.len);
+		vigil_compact_text(c, f->tmp.p, f->tmp.len);
 	}
 }
 

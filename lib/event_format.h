@@ -42,6 +42,11 @@ void vigil_format_enforce(struct vigil_formatter *f, const void *rec, struct vig
 void vigil_json_process(struct vigil_formatter *f, struct jw *w, const char *key,
 			const struct vigil_proc *p);
 void vigil_json_envelope_end(struct vigil_formatter *f, struct jw *w, const struct vigil_hdr *h);
+/* Appends text to a compact line with what could drive a terminal escaped:
+ * C0 controls and DEL (\e, \n, \r, \t, else \xHH), bytes that are not
+ * valid UTF-8, and C1 controls even when validly encoded (\xHH a byte).
+ * Every string from a process (binary, arguments) goes through it. */
+void vigil_compact_text(struct vigil_buf *b, const char *text, size_t n);
 
 /* Updates the process cache from a checked record and appends its JSON line
  * (with '\n') to json and its compact line to compact; either may be NULL.

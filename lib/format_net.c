@@ -161,7 +161,7 @@ static void compact_head(struct vigil_formatter *f, struct vigil_buf *c, const c
 
 	vbuf_printf(c, "%-8s %7u ", kind, owned ? p->pid : 0);
 	if (e)
-		vbuf_put(c, e->binary, e->binary_len);
+		vigil_compact_text(c, e->binary, e->binary_len);
 	else
 		vbuf_putc(c, '?');
 }

@@ -7,16 +7,29 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <yaml.h>
 #include "policy.h"
 
+/* Bounds on what one file may cost to read: the agent reads policies on
+ * its event loop, so a file must not be able to hold it up. Parsing is
+ * linear in the file's size once nesting is bounded (libyaml's scanner
+ * is quadratic in depth), so these two bound the time a load can take. */
 #define POLICY_FILE_MAX (1 << 20)
+#define POLICY_DEPTH_MAX 32
+/* Values (scalars, lists, mappings) in one file: 64 rules of 9 keys with
+ * three lists of 256 are about 51000; the tree libyaml builds is bounded
+ * by this, not by the file's size (1 MiB of "[]," made 100 MB of it). */
+#define POLICY_NODES_MAX 65536
 #define LIST_MAX 256	/* addresses, interfaces or namespaces in one rule */
 
 struct pctx {
@@ -89,7 +102,7 @@ static int want_word(struct pctx *c, yaml_node_t *n, const char *key, const stru
 		snprintf(choices + strlen(choices), sizeof(choices) - strlen(choices), "%s%s",
 			 i == w ? "" : ", ", i->name);
 	}
-	return fail(c, n, "unknown %s '%s' (one of: %s)", key, scalar(n), choices);
+	return fail(c, n, "unknown %s (one of: %s)", key, choices);
 }
 
 static const struct word actions[] = {
@@ -143,16 +156,16 @@ static int parse_port(struct pctx *c, yaml_node_t *n, struct vigil_rule *r)
 		return err;
 	s = scalar(n);
 	if (parse_u16(s, &end, &lo))
-		return fail(c, n, "bad port '%s': a number 1-65535 or a range like 8000-8100", s);
+		return fail(c, n, "bad port: expected a number 1-65535 or a range like 8000-8100");
 	hi = lo;
 	if (*end == '-' && parse_u16(end + 1, &end, &hi))
-		return fail(c, n, "bad port range '%s': the upper end is not a number 1-65535", s);
+		return fail(c, n, "bad port range: the upper end is not a number 1-65535");
 	if (*end)
-		return fail(c, n, "bad port '%s': a number 1-65535 or a range like 8000-8100", s);
+		return fail(c, n, "bad port: expected a number 1-65535 or a range like 8000-8100");
 	if (!lo)
-		return fail(c, n, "bad port '%s': port 0 matches nothing (leave 'port' out for any port)", s);
+		return fail(c, n, "bad port: port 0 matches nothing (leave 'port' out for any port)");
 	if (lo > hi)
-		return fail(c, n, "bad port range '%s': %u is above %u", s, lo, hi);
+		return fail(c, n, "bad port range: the lower end is above the upper");
 	r->port_lo = lo;
 	r->port_hi = hi;
 	return 0;
@@ -166,6 +179,8 @@ void vigil_cidr_format(const struct vigil_cidr *cidr, char *out, size_t len)
 	snprintf(out, len, "%s/%u", a, cidr->prefix);
 }
 
+static const uint8_t v4mapped[12] = { [10] = 0xff, [11] = 0xff };
+
 static int parse_cidr(struct pctx *c, yaml_node_t *n, struct vigil_cidr *out)
 {
 	char buf[INET6_ADDRSTRLEN + 8], *slash;
@@ -176,7 +191,7 @@ static int parse_cidr(struct pctx *c, yaml_node_t *n, struct vigil_cidr *out)
 	if (err)
 		return err;
 	if (strlen(s) >= sizeof(buf))
-		return fail(c, n, "bad CIDR '%.60s...': too long", s);
+		return fail(c, n, "bad CIDR: too long for an address and prefix length");
 	strcpy(buf, s);
 	slash = strchr(buf, '/');
 	if (slash)
@@ -187,22 +202,24 @@ static int parse_cidr(struct pctx *c, yaml_node_t *n, struct vigil_cidr *out)
 	else if (inet_pton(AF_INET6, buf, out->addr) == 1)
 		out->family = AF_INET6, max = 128;
 	else
-		return fail(c, n, "bad CIDR '%s': '%s' is not an IPv4 or IPv6 address", s, buf);
+		return fail(c, n, "bad CIDR: expected an IPv4 or IPv6 address, optionally /prefix");
 	prefix = max;
 	if (slash && (parse_u16(slash + 1, &end, &prefix) || *end || prefix > max))
-		return fail(c, n, "bad CIDR '%s': the prefix length must be 0-%u", s, max);
+		return fail(c, n, "bad CIDR: the prefix length must be 0-%u", max);
 	out->prefix = prefix;
-	for (unsigned bit = prefix; bit < max; bit++) {
-		if (out->addr[bit / 8] & (0x80 >> (bit % 8))) {
-			struct vigil_cidr net = *out;
-			char want[64];
-
-			for (unsigned b = prefix; b < max; b++)
-				net.addr[b / 8] &= ~(0x80 >> (b % 8));
-			vigil_cidr_format(&net, want, sizeof(want));
-			return fail(c, n, "bad CIDR '%s': host bits set past /%u (did you mean %s?)",
-				    s, prefix, want);
-		}
+	for (unsigned bit = prefix; bit < max; bit++)
+		if (out->addr[bit / 8] & (0x80 >> (bit % 8)))
+			return fail(c, n, "bad CIDR: host bits set past /%u (a typo could widen the rule)",
+				    prefix);
+	/* The hooks see an IPv4-mapped peer (::ffff:a.b.c.d) as the IPv4
+	 * address it maps: an IPv6 entry for it would never match. Such a
+	 * block is kept as the IPv4 block it is. (A wider IPv6 block, ::/0
+	 * say, matches native IPv6 only: docs/policy.md.) */
+	if (out->family == AF_INET6 && prefix >= 96 && !memcmp(out->addr, v4mapped, 12)) {
+		memmove(out->addr, out->addr + 12, 4);
+		memset(out->addr + 4, 0, 12);
+		out->family = AF_INET;
+		out->prefix = prefix - 96;
 	}
 	return 0;
 }
@@ -241,6 +258,15 @@ static int parse_list(struct pctx *c, yaml_node_t *n, const char *key, size_t it
 	return 0;
 }
 
+/* Names that end up in replies, logs and paths: no control bytes. */
+static bool has_control(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < ' ' || *s == 0x7f)
+			return true;
+	return false;
+}
+
 static int cidr_item(struct pctx *c, yaml_node_t *n, void *arr, unsigned i)
 {
 	return parse_cidr(c, n, (struct vigil_cidr *)arr + i);
@@ -250,8 +276,9 @@ static int ifname_item(struct pctx *c, yaml_node_t *n, void *arr, unsigned i)
 {
 	const char *s = scalar(n);
 
-	if (!*s || strlen(s) >= IFNAMSIZ || strchr(s, '/') || strchr(s, ' '))
-		return fail(c, n, "bad interface name '%s'", s);
+	if (!*s || strlen(s) >= IFNAMSIZ || strchr(s, '/') || strchr(s, ' ') || has_control(s))
+		return fail(c, n, "bad interface name: 1-%d bytes, no '/', space or control character",
+			    IFNAMSIZ - 1);
 	return (((char **)arr)[i] = strdup(s)) ? 0 : -ENOMEM;
 }
 
@@ -262,18 +289,48 @@ static int netns_item(struct pctx *c, yaml_node_t *n, void *arr, unsigned i)
 	/* A name under /run/netns (as `ip netns` makes), or an absolute path
 	 * such as /proc/PID/ns/net; checked against the system on compile. */
 	if (!*s || strlen(s) > 200 || (s[0] != '/' && strchr(s, '/')) || !strcmp(s, ".") ||
-	    !strcmp(s, ".."))
-		return fail(c, n, "bad network namespace '%s': a name under /run/netns or an absolute path", s);
+	    !strcmp(s, "..") || has_control(s))
+		return fail(c, n, "bad network namespace: expected a name under /run/netns or an "
+			    "absolute path, without control characters");
 	return (((char **)arr)[i] = strdup(s)) ? 0 : -ENOMEM;
 }
 
-static int dup_scalar(struct pctx *c, yaml_node_t *n, const char *key, char **out)
+/* A cgroup path, absolute or below the mount. The hooks match a cgroup by
+ * its id at the level it sits, so the path must name one directory one way:
+ * '.', '..' and empty components ("a//b") are refused, where they are, and
+ * one trailing '/' is dropped. */
+static int parse_cgroup(struct pctx *c, yaml_node_t *n, char **out)
 {
-	int err = want_scalar(c, n, key);
+	const char *s;
+	size_t len;
+	int err = want_scalar(c, n, "cgroup");
 
 	if (err)
 		return err;
-	*out = strdup(scalar(n));
+	s = scalar(n);
+	len = strlen(s);
+	if (!len || len > 400)
+		return fail(c, n, "bad cgroup: expected a path of 1-400 bytes");
+	if (len > 1 && s[len - 1] == '/')
+		len--;
+	for (size_t i = 0; i < len; i++) {
+		yaml_mark_t at = n->start_mark;
+		size_t clen = strcspn(s + i, "/");
+
+		at.column += i + (n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE ? 0 : 1);
+		if ((unsigned char)s[i] < ' ' || s[i] == 0x7f)
+			return fail_at(c, &at, "bad cgroup: a control character in the path");
+		if (i && s[i] == '/' && s[i - 1] == '/')
+			return fail_at(c, &at, "bad cgroup: an empty path component ('//')");
+		if ((i && s[i - 1] != '/') || s[i] != '.')
+			continue;
+		if (clen > len - i)
+			clen = len - i;
+		if (clen == 1 || (clen == 2 && s[i + 1] == '.'))
+			return fail_at(c, &at, "bad cgroup: '.' and '..' path components are refused "
+				       "(name the cgroup by its own path)");
+	}
+	*out = strndup(s, len);
 	return *out ? 0 : -ENOMEM;
 }
 
@@ -288,7 +345,7 @@ static int check_name(struct pctx *c, yaml_node_t *n, struct vigil_rule *r)
 		return fail(c, n, "rule name must be 1-%d bytes", VIGIL_RULE_NAME_MAX - 1);
 	for (const char *p = s; *p; p++)
 		if (*p <= ' ' || *p > '~')
-			return fail(c, n, "rule name '%s': printable characters only, no spaces", s);
+			return fail(c, n, "rule name: printable characters only, no spaces");
 	strcpy(r->name, s);
 	return 0;
 }
@@ -320,8 +377,8 @@ static int parse_rule(struct pctx *c, yaml_node_t *n, struct vigil_rule *r)
 		while (key < K_MAX && strcmp(scalar(k), keys[key]))
 			key++;
 		if (key == K_MAX)
-			return fail(c, k, "unknown key '%s' in a rule (known: name, action, direction, "
-				    "protocol, cidr, port, interfaces, netns, cgroup)", scalar(k));
+			return fail(c, k, "unknown key in a rule (known: name, action, direction, "
+				    "protocol, cidr, port, interfaces, netns, cgroup)");
 		if (seen[key])
 			return fail(c, k, "'%s' given twice in one rule (first at line %zu)",
 				    keys[key], seen[key]->start_mark.line + 1);
@@ -353,7 +410,7 @@ static int parse_rule(struct pctx *c, yaml_node_t *n, struct vigil_rule *r)
 			err = parse_list(c, val, "netns", sizeof(char *), netns_item,
 					 (void **)&r->netns, &r->n_netns);
 			break;
-		case K_CGROUP: err = dup_scalar(c, val, "cgroup", &r->cgroup); break;
+		case K_CGROUP: err = parse_cgroup(c, val, &r->cgroup); break;
 		}
 		if (err)
 			return err;
@@ -414,7 +471,7 @@ static int find_rule(const struct vigil_policy *p, const struct vigil_rule *rule
 static int parse_doc(struct pctx *c, const struct vigil_policy *p, struct vigil_rule *rules,
 		     unsigned room, unsigned *n)
 {
-	yaml_node_t *root = yaml_document_get_root_node(&c->doc), *list = NULL;
+	yaml_node_t *root = yaml_document_get_root_node(&c->doc), *list = NULL, *version = NULL;
 	yaml_node_pair_t *pair;
 	yaml_node_item_t *it;
 	yaml_mark_t start = {};
@@ -434,9 +491,11 @@ static int parse_doc(struct pctx *c, const struct vigil_policy *p, struct vigil_
 		} else if (k->type == YAML_SCALAR_NODE && !strcmp(scalar(k), "version")) {
 			if (v->type != YAML_SCALAR_NODE || strcmp(scalar(v), "1"))
 				return fail(c, v, "unsupported policy version (this vigil reads version 1)");
+			if (version)
+				return fail(c, k, "'version' given twice");
+			version = k;
 		} else {
-			return fail(c, k, "unknown key '%s' at the top (known: version, rules)",
-				    k->type == YAML_SCALAR_NODE ? scalar(k) : node_kind(k));
+			return fail(c, k, "unknown key at the top (known: version, rules)");
 		}
 	}
 	if (!list)
@@ -455,43 +514,190 @@ static int parse_doc(struct pctx *c, const struct vigil_policy *p, struct vigil_
 		if (err)
 			return err;
 		if (find_rule(p, rules, *n - 1, rules[*n - 1].name))
-			return fail(c, rn, "rule name '%s' is used twice", rules[*n - 1].name);
+			return fail(c, rn, "this rule's name is used by an earlier rule");
 	}
 	return 0;
 }
 
-static int load_yaml(struct pctx *c, FILE *f)
+static int yaml_error(struct pctx *c, yaml_parser_t *parser)
+{
+	if (parser->error == YAML_MEMORY_ERROR)
+		return -ENOMEM;
+	if (parser->context)
+		return fail_at(c, &parser->problem_mark, "bad YAML: %s %s (begun at line %zu, column %zu)",
+			       parser->problem, parser->context, parser->context_mark.line + 1,
+			       parser->context_mark.column + 1);
+	return fail_at(c, &parser->problem_mark, "bad YAML: %s", parser->problem ?: "unreadable");
+}
+
+/* A first pass over the events, before any tree is built: refuses nesting
+ * deeper than POLICY_DEPTH_MAX as soon as it is met (libyaml's cost grows
+ * with the square of the depth), more than POLICY_NODES_MAX values, a
+ * second document, and the YAML features
+ * a policy has no use for, each of which could make a rule mean something
+ * other than it reads as: anchors and aliases, and explicit tags. */
+static int check_events(struct pctx *c, const unsigned char *text, size_t len)
 {
 	yaml_parser_t parser;
-	yaml_document_t extra;
+	yaml_event_t ev;
+	unsigned depth = 0, docs = 0, nodes = 0;
 	int err = 0;
 
 	if (!yaml_parser_initialize(&parser))
 		return -ENOMEM;
-	yaml_parser_set_input_file(&parser, f);
-	if (!yaml_parser_load(&parser, &c->doc)) {
-		if (parser.context)
-			err = fail_at(c, &parser.problem_mark, "bad YAML: %s %s (begun at line %zu, column %zu)",
-				      parser.problem, parser.context, parser.context_mark.line + 1,
-				      parser.context_mark.column + 1);
-		else
-			err = fail_at(c, &parser.problem_mark, "bad YAML: %s", parser.problem);
-		yaml_parser_delete(&parser);
-		return err;
+	yaml_parser_set_input_string(&parser, text, len);
+	while (!err) {
+		const char *anchor = NULL, *tag = NULL;
+		int implicit = 1;
+
+		if (!yaml_parser_parse(&parser, &ev)) {
+			err = yaml_error(c, &parser);
+			break;
+		}
+		if ((ev.type == YAML_SCALAR_EVENT || ev.type == YAML_SEQUENCE_START_EVENT ||
+		     ev.type == YAML_MAPPING_START_EVENT) && ++nodes > POLICY_NODES_MAX) {
+			err = fail_at(c, &ev.start_mark, "more than %d values in one file",
+				      POLICY_NODES_MAX);
+			break;
+		}
+		switch (ev.type) {
+		case YAML_DOCUMENT_START_EVENT:
+			if (++docs > 1)
+				err = fail_at(c, &ev.start_mark,
+					      "a second YAML document: put every rule under one 'rules:'");
+			break;
+		case YAML_SEQUENCE_START_EVENT:
+		case YAML_MAPPING_START_EVENT:
+			if (++depth > POLICY_DEPTH_MAX)
+				err = fail_at(c, &ev.start_mark, "nested deeper than %d levels",
+					      POLICY_DEPTH_MAX);
+			if (ev.type == YAML_SEQUENCE_START_EVENT)
+				anchor = (char *)ev.data.sequence_start.anchor,
+				tag = (char *)ev.data.sequence_start.tag,
+				implicit = ev.data.sequence_start.implicit;
+			else
+				anchor = (char *)ev.data.mapping_start.anchor,
+				tag = (char *)ev.data.mapping_start.tag,
+				implicit = ev.data.mapping_start.implicit;
+			break;
+		case YAML_SEQUENCE_END_EVENT:
+		case YAML_MAPPING_END_EVENT:
+			depth--;
+			break;
+		case YAML_SCALAR_EVENT:
+			anchor = (char *)ev.data.scalar.anchor;
+			tag = (char *)ev.data.scalar.tag;
+			implicit = ev.data.scalar.plain_implicit || ev.data.scalar.quoted_implicit;
+			break;
+		case YAML_ALIAS_EVENT:
+			anchor = (char *)ev.data.alias.anchor;
+			break;
+		default:
+			break;
+		}
+		if (!err && anchor)
+			err = fail_at(c, &ev.start_mark, "YAML anchors and aliases are refused: "
+				      "write each rule out");
+		else if (!err && tag && !implicit)
+			err = fail_at(c, &ev.start_mark, "YAML tags (such as !!str) are refused: "
+				      "every value is read as text");
+		if (ev.type == YAML_STREAM_END_EVENT)
+			break;
+		yaml_event_delete(&ev);
 	}
-	/* A second document would be ignored silently: refuse it. */
-	if (yaml_parser_load(&parser, &extra)) {
-		if (yaml_document_get_root_node(&extra))
-			err = fail(c, yaml_document_get_root_node(&extra),
-				   "a second YAML document: put every rule under one 'rules:'");
-		yaml_document_delete(&extra);
-	} else {
-		err = fail_at(c, &parser.problem_mark, "bad YAML: %s", parser.problem);
-	}
-	if (err)
-		yaml_document_delete(&c->doc);
+	yaml_event_delete(&ev);
 	yaml_parser_delete(&parser);
 	return err;
+}
+
+static int load_yaml(struct pctx *c, const unsigned char *text, size_t len)
+{
+	yaml_parser_t parser;
+	int err;
+
+	if ((err = check_events(c, text, len)))
+		return err;
+	if (!yaml_parser_initialize(&parser))
+		return -ENOMEM;
+	yaml_parser_set_input_string(&parser, text, len);
+	if (!yaml_parser_load(&parser, &c->doc))
+		err = yaml_error(c, &parser);
+	yaml_parser_delete(&parser);
+	return err;
+}
+
+/* Reads a policy file whole. What may be read is narrow, since the agent
+ * reads what a control request names and must not hang on it, nor take
+ * rules from a file someone other than root could have written: a regular
+ * file (a FIFO or device would block or never end), not a symbolic link,
+ * owned by root and not writable by group or others, at most
+ * POLICY_FILE_MAX bytes. The reasons name the file, never its content. */
+static int read_policy_file(const char *path, unsigned char **text, size_t *len, char *err,
+			    size_t errlen)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	unsigned char *buf = NULL;
+	struct stat st;
+	size_t got = 0;
+	int ret = 0;
+
+	if (fd < 0) {
+		ret = -errno;
+		if (ret == -ELOOP)
+			snprintf(err, errlen, "%s: a symbolic link: refused (name the file itself)", path);
+		else
+			snprintf(err, errlen, "%s: %s", path, strerror(-ret));
+		return ret;
+	}
+	if (fstat(fd, &st)) {
+		ret = -errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(-ret));
+	} else if (!S_ISREG(st.st_mode)) {
+		ret = -EINVAL;
+		snprintf(err, errlen, "%s: not a regular file: refused", path);
+	} else if (st.st_uid != 0) {
+		ret = -EPERM;
+		snprintf(err, errlen, "%s: owned by uid %u, not root: refused (a policy only root "
+			 "can change)", path, (unsigned)st.st_uid);
+	} else if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+		ret = -EPERM;
+		snprintf(err, errlen, "%s: writable by %s (mode %04o): refused (chmod go-w)", path,
+			 st.st_mode & S_IWOTH ? "others" : "its group", (unsigned)(st.st_mode & 07777));
+	} else if (st.st_size > POLICY_FILE_MAX) {
+		ret = -EFBIG;
+		snprintf(err, errlen, "%s: %lld bytes; a policy file is at most %d", path,
+			 (long long)st.st_size, POLICY_FILE_MAX);
+	} else if (!(buf = malloc(POLICY_FILE_MAX + 1))) {
+		ret = -ENOMEM;
+		snprintf(err, errlen, "%s: out of memory", path);
+	}
+	/* One byte more than the limit: a file that grew since fstat is caught. */
+	while (!ret && got <= POLICY_FILE_MAX) {
+		ssize_t n = read(fd, buf + got, POLICY_FILE_MAX + 1 - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			ret = -errno;
+			snprintf(err, errlen, "%s: %s", path, strerror(-ret));
+		}
+		if (n <= 0)
+			break;
+		got += n;
+	}
+	if (!ret && got > POLICY_FILE_MAX) {
+		ret = -EFBIG;
+		snprintf(err, errlen, "%s: more than %d bytes; a policy file is at most that", path,
+			 POLICY_FILE_MAX);
+	}
+	close(fd);
+	if (ret) {
+		free(buf);
+		return ret;
+	}
+	*text = buf;
+	*len = got;
+	return 0;
 }
 
 int vigil_policy_add_file(struct vigil_policy *p, const char *path, char *err, size_t errlen)
@@ -500,31 +706,17 @@ int vigil_policy_add_file(struct vigil_policy *p, const char *path, char *err, s
 	unsigned room = VIGIL_RULES_MAX - p->n_rules, n = 0;
 	struct vigil_rule *rules = calloc(room ? room : 1, sizeof(*rules)), *merged;
 	char **files, *name = NULL;
-	FILE *f = NULL;
-	long size;
+	unsigned char *text = NULL;
+	size_t len = 0;
 	int ret;
 
 	snprintf(err, errlen, "%s: out of memory", path);
 	if (!rules)
 		return -ENOMEM;
-	f = fopen(path, "r");
-	if (!f) {
-		ret = -errno;
-		snprintf(err, errlen, "%s: %s", path, strerror(-ret));
+	ret = read_policy_file(path, &text, &len, err, errlen);
+	if (ret)
 		goto out;
-	}
-	if (fseek(f, 0, SEEK_END) || (size = ftell(f)) < 0 || fseek(f, 0, SEEK_SET)) {
-		ret = -EINVAL;
-		snprintf(err, errlen, "%s: not a regular file", path);
-		goto out;
-	}
-	if (size > POLICY_FILE_MAX) {
-		ret = -EFBIG;
-		snprintf(err, errlen, "%s: %ld bytes; a policy file is at most %d", path, size,
-			 POLICY_FILE_MAX);
-		goto out;
-	}
-	ret = load_yaml(&c, f);
+	ret = load_yaml(&c, text, len);
 	if (ret)
 		goto out;
 	ret = parse_doc(&c, p, rules, room, &n);
@@ -556,9 +748,68 @@ out:
 		rule_free(&rules[i]);
 	free(rules);
 	free(name);
-	if (f)
-		fclose(f);
+	free(text);
 	return ret;
+}
+
+static bool cidr_has(const struct vigil_cidr *c, int family, const uint8_t *addr)
+{
+	unsigned bits = c->prefix;
+
+	if (c->family != family || memcmp(c->addr, addr, bits / 8))
+		return false;
+	return !(bits % 8) || !((c->addr[bits / 8] ^ addr[bits / 8]) & (0xff00 >> (bits % 8)));
+}
+
+/* Replies come in to vigild's ephemeral port: could [lo, hi] hold it? */
+static bool overlaps_local_ports(unsigned lo, unsigned hi)
+{
+	FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "re");
+	unsigned first = 32768, last = 60999;	/* the kernel's default */
+
+	if (f) {
+		if (fscanf(f, "%u %u", &first, &last) != 2)
+			first = 32768, last = 60999;
+		fclose(f);
+	}
+	return lo <= last && hi >= first;
+}
+
+bool vigil_rule_covers_peer(const struct vigil_rule *r, const struct sockaddr_storage *peer,
+			    int socktype)
+{
+	const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)peer;
+	const struct sockaddr_in *s4 = (const struct sockaddr_in *)peer;
+	int family = peer->ss_family;
+	const uint8_t *addr;
+	unsigned port;
+
+	if (r->action == VIGIL_ACT_ALLOW)
+		return false;
+	if (r->protocol && r->protocol != (socktype == SOCK_DGRAM ? IPPROTO_UDP : IPPROTO_TCP))
+		return false;
+	if (family == AF_INET) {
+		addr = (const uint8_t *)&s4->sin_addr;
+		port = ntohs(s4->sin_port);
+	} else if (family == AF_INET6) {
+		addr = s6->sin6_addr.s6_addr;
+		port = ntohs(s6->sin6_port);
+		if (!memcmp(addr, v4mapped, 12))	/* the hooks see it as IPv4 */
+			family = AF_INET, addr += 12;
+	} else {
+		return false;
+	}
+	if (r->n_cidrs) {
+		unsigned i = 0;
+
+		while (i < r->n_cidrs && !cidr_has(&r->cidrs[i], family, addr))
+			i++;
+		if (i == r->n_cidrs)
+			return false;
+	}
+	if (r->direction & VIGIL_DIR_EGRESS && port >= r->port_lo && port <= r->port_hi)
+		return true;
+	return r->direction & VIGIL_DIR_INGRESS && overlaps_local_ports(r->port_lo, r->port_hi);
 }
 
 void vigil_policy_free(struct vigil_policy *p)

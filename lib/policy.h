@@ -8,6 +8,7 @@
 #ifndef VIGIL_POLICY_H
 #define VIGIL_POLICY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <vigil/events.h>
@@ -50,10 +51,22 @@ struct vigil_policy {
 };
 
 /* Reads path and appends its rules to p. On any error p is left as it was
- * and err holds "file:line:column: what is wrong"; returns -EINVAL (bad
- * content) or -errno (unreadable). */
+ * and err holds "file:line:column: what is wrong", never the file's text;
+ * returns -EINVAL (bad content) or -errno (unreadable, or refused: not a
+ * regular file, a symbolic link, not root's, writable by group or others,
+ * over 1 MiB). Bounded in cost (size, depth and values), so the agent can
+ * read a file on its event loop. */
 int vigil_policy_add_file(struct vigil_policy *p, const char *path, char *err, size_t errlen);
 void vigil_policy_free(struct vigil_policy *p);
+
+/* Would rule r refuse the agent's own traffic to peer (an address
+ * vigild streams to, socket type SOCK_STREAM or SOCK_DGRAM)? A refusing
+ * rule matching it going out, or its replies coming in (to vigild's
+ * ephemeral port: a rule whose ports meet ip_local_port_range). Rules
+ * scoped to a cgroup are the caller's to weigh (vigild may not be in it). */
+struct sockaddr_storage;
+bool vigil_rule_covers_peer(const struct vigil_rule *r, const struct sockaddr_storage *peer,
+			    int socktype);
 
 const char *vigil_policy_action_name(unsigned action);
 const char *vigil_policy_dir_name(unsigned dir);

@@ -10,12 +10,15 @@ CG2=$(cgroup2_mount)
 CG=$(new_cgroup client) || exit 1
 NS=$(new_netns a) || exit 1
 
+# Two spellings the docs allow, each enforced as it reads: an IPv4-mapped
+# block (kept as 127.0.0.0/8: the hooks see mapped peers as IPv4) and a
+# cgroup path with a trailing '/'.
 cat > "$T_DIR/policy.yaml" <<POL
 rules:
   - name: tcp-deny
     action: deny
     protocol: tcp
-    cidr: 127.0.0.0/8
+    cidr: "::ffff:127.0.0.0/104"
     port: 7001
     cgroup: $CG
   - name: tcp-reject
@@ -33,7 +36,7 @@ rules:
     action: reject
     protocol: udp
     port: 7004
-    cgroup: $CG
+    cgroup: $CG/
   - name: v6-deny
     action: deny
     cidr: "::1"
@@ -129,7 +132,9 @@ rules:
     netns: vt-nosuch-$$
 POL
 	out=$("$VIGIL" --pin-dir "$T_PIN" policy load "$T_DIR/root.yaml" 2>&1)
-	[[ "$out" == *"rule 'root-deny': cgroup '$root' is the root cgroup: refused"* ]]
+	# "." is refused as a path component before it is looked up.
+	[[ "$out" == *"rule 'root-deny': cgroup '$root' is the root cgroup: refused"* ||
+	   ( "$root" == . && "$out" == *"root.yaml:7:14: bad cgroup: '.' and '..' path components are refused"* ) ]]
 	ok $? "a rule naming the root cgroup as '$root' is refused"
 done
 stop_agent

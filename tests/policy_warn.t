@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Rules that would cut vigild off from its own work are accepted, with a
+# warning at `vigil policy check --send` and at every load: a rule refusing
+# its stream to the collector (--send), and one scoped to the cgroup vigild
+# runs in.
+. "$(dirname "$0")/lib.sh"
+plan 10
+
+CG=$(new_cgroup self) || skip_all "no cgroup v2"
+PORT=$((20000 + $$ % 20000))
+printf 'rules:
+  - {name: cut-stream, action: drop, direction: egress, protocol: tcp, cidr: 127.0.0.0/8, port: %s}
+  - {name: own-cg, action: deny, cgroup: %s, cidr: 192.0.2.0/24}
+  - {name: elsewhere, action: reject, cidr: 198.51.100.0/24}
+' "$PORT" "$CG" >"$T_DIR/w.yaml"
+printf 'rules:\n  - {name: harmless, action: drop, cidr: 198.51.100.0/24}\n' >"$T_DIR/quiet.yaml"
+
+# check: the stream warning, for the URL given; exit 0 all the same.
+out=$("$VIGIL" policy check --send "tcp://127.0.0.1:$PORT" "$T_DIR/w.yaml" 2>&1); rc=$?
+is "$rc" 0 "policy check accepts the file"
+case "$out" in *"w.yaml:2: warning: rule 'cut-stream' (drop) covers vigild's stream to tcp://127.0.0.1:$PORT (--send)"*) ok 0 "policy check --send warns about the rule covering the stream";;
+*) ok 1 "policy check --send warns about the rule covering the stream"; diag "$out";; esac
+# (egress only: an ingress rule whose ports meet the ephemeral range warns
+# for any collector port, as the replies come in there.)
+out=$("$VIGIL" policy check --send "tcp://127.0.0.1:$((PORT + 1))" "$T_DIR/w.yaml" 2>&1)
+[[ "$out" != *warning* ]]; ok $? "no warning for a port the rule does not cover"
+[[ "$out" != *warning* ]] || diag "$out"
+printf 'rules:\n  - {name: replies, action: drop, direction: ingress, cidr: 127.0.0.1}\n' >"$T_DIR/in.yaml"
+out=$("$VIGIL" policy check --send "udp://127.0.0.1:$PORT" "$T_DIR/in.yaml" 2>&1)
+[[ "$out" == *"in.yaml:2: warning: rule 'replies' (drop) covers vigild's stream to udp://127.0.0.1:$PORT"* ]]
+ok $? "an ingress rule on the collector's address warns (the replies)" || diag "$out"
+
+# The agent, started in the test's cgroup and streaming to PORT (nothing
+# listens: it spools).
+: >"$T_DIR/agent.err"
+bash -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' _ "$CG" \
+	"$VIGILD" --pin-dir "$T_PIN" -o "$T_DIR/ev.json" --send "tcp://127.0.0.1:$PORT" \
+	--spool-dir "$T_DIR/spool" 2>>"$T_DIR/agent.err" &
+AGENT_PID=$!
+on_exit "kill -TERM $AGENT_PID; wait $AGENT_PID"
+wait_for 20 grep -qs 'attached\|resumed' "$T_DIR/agent.err" || { diag "agent did not start:"; cat "$T_DIR/agent.err"; }
+out=$("$VIGIL" --pin-dir "$T_PIN" policy load "$T_DIR/w.yaml" 2>&1); rc=$?
+is "$rc" 0 "the agent loads the file (warnings do not refuse)"
+case "$out" in *"w.yaml:2: warning: rule 'cut-stream' (drop) covers vigild's stream to tcp://127.0.0.1:$PORT (--send)"*) ok 0 "the reply warns about the stream";;
+*) ok 1 "the reply warns about the stream"; diag "$out";; esac
+case "$out" in *"w.yaml:3: warning: rule 'own-cg' covers vigild's own cgroup ($CG)"*) ok 0 "the reply warns about vigild's own cgroup";;
+*) ok 1 "the reply warns about vigild's own cgroup"; diag "$out";; esac
+check "the log has the warnings too" -- grep -q "warning: rule 'own-cg'" "$T_DIR/agent.err"
+out=$("$VIGIL" --pin-dir "$T_PIN" policy load "$T_DIR/quiet.yaml" 2>&1)
+is "$out" "1 rules in force" "a policy that spares vigild loads without a warning"
+stop_agent; ok $? "the agent stops cleanly"
