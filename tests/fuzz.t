@@ -19,9 +19,9 @@ for t in $targets; do
 		# A known bug: this passes once its fix lands (then move the file
 		# to tests/fuzz/regress/$t/ and its entry out of known_bugs.h).
 		if "$TOP/build/fuzz/fuzz_$t" -runs=1 "$f" >"$T_DIR/$t.$(basename "$f").log" 2>&1; then
-			echo "ok $((++_t_n)) - $t: $(basename "$f") no longer crashes # TODO known bug, see tests/fuzz/known_bugs.h"
+			echo "ok $((++_t_n)) - $t: $(basename "$f") no longer crashes # TODO known bug, see tests/fuzz/known_bugs.h and run.sh"
 		else
-			echo "not ok $((++_t_n)) - $t: $(basename "$f") no longer crashes # TODO known bug, see tests/fuzz/known_bugs.h"
+			echo "not ok $((++_t_n)) - $t: $(basename "$f") no longer crashes # TODO known bug, see tests/fuzz/known_bugs.h and run.sh"
 			grep -a -m1 -E 'runtime error|ERROR: AddressSanitizer|bad .* output' "$T_DIR/$t.$(basename "$f").log" | sed 's/^/#   /'
 		fi
 	done

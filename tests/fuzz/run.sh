@@ -65,7 +65,7 @@ fuzz() { # fuzz TARGET SECONDS
 		echo "$t: undefined behaviour (above) in a fuzz run; see $F/log/$t.log" >&2
 		rc=1
 	fi
-	grep -E '^#[0-9]+ +DONE|^stat::number_of_executed_units|^stat::average_exec_per_sec' "$F/log/$t.log" |
+	grep -E '^#[0-9]+[[:space:]]+DONE|^stat::number_of_executed_units|^stat::average_exec_per_sec' "$F/log/$t.log" |
 		sed "s/^/$t: /"
 	if [ $rc -ne 0 ]; then
 		grep -E 'ERROR|SUMMARY|^    #[0-9]' "$F/log/$t.log" | head -30 >&2
