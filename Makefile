@@ -40,7 +40,7 @@ ifneq ($(COLL_OBJS),)
 BINS += $(BUILD)/vigil-collector
 endif
 
-.PHONY: all deps run test test-san bench install clean
+.PHONY: all deps run test test-san bench install clean fuzz fuzz-build
 # Skeletons and BPF objects are intermediate files to make: keep them, or
 # every build regenerates them.
 .SECONDARY:
@@ -85,13 +85,47 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIB_OBJS)
 run: all
 	$(BUILD)/vigild --compact
 
-test: all
+# The unit programs and the fuzz replay first: they take a second and
+# name the function at fault.
+FIRST_TESTS := tests/unit.t tests/fuzz.t
+test: all fuzz-build
 	@./scripts/install-deps.sh test
-	BUILD=$(BUILD) prove -v --timer tests/*.t
+	BUILD=$(BUILD) prove -v --timer $(FIRST_TESTS) $(filter-out $(FIRST_TESTS),$(wildcard tests/*.t))
 
 # The same suite with AddressSanitizer and UndefinedBehaviorSanitizer.
 test-san:
 	$(MAKE) BUILD=build/san SAN=1 test
+
+# Fuzzing (docs/fuzzing.md): libFuzzer targets built with clang, whatever
+# BUILD and SAN say, with the library and collector code they reach.
+# `make fuzz` replays the regression cases, then fuzzes each target for
+# FUZZ_SECONDS; a crash fails it and leaves its input in build/fuzz/crash/.
+# Signed overflow is recoverable here only so that a fuzz run can go past a
+# known one (tests/fuzz/run.sh); a replay halts on it as on any error.
+FUZZ         := build/fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_CFLAGS  := -g -O1 -fno-omit-frame-pointer -Wall -Wextra -Wno-missing-field-initializers \
+                -std=gnu11 -D_GNU_SOURCE -Iinclude -Ilib -Icollector \
+                -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+                -fsanitize-recover=signed-integer-overflow
+FUZZ_OBJS    := $(patsubst %.c,$(FUZZ)/%.o,$(LIB_SRCS) $(filter-out collector/main.c,$(wildcard collector/*.c)))
+FUZZ_BINS    := $(patsubst tests/fuzz/%.c,$(FUZZ)/%,$(wildcard tests/fuzz/fuzz_*.c))
+
+$(FUZZ)/%.o: %.c $(wildcard include/vigil/*.h lib/*.h collector/*.h)
+	@mkdir -p $(@D)
+	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+$(FUZZ)/fuzz_%: tests/fuzz/fuzz_%.c $(wildcard tests/fuzz/*.h) $(FUZZ_OBJS)
+	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJS) $(LDLIBS) -lnats
+$(FUZZ)/make_seeds: tests/fuzz/make_seeds.c $(FUZZ_OBJS)
+	$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_OBJS) $(LDLIBS) -lnats
+$(FUZZ)/seeds: $(FUZZ)/make_seeds tests/fuzz/make_corpus.sh docs/policy.md tests/policy_parse.t
+	tests/fuzz/make_corpus.sh $< $@
+
+fuzz-build: deps $(FUZZ_BINS) $(FUZZ)/seeds
+
+fuzz: fuzz-build
+	tests/fuzz/run.sh replay
+	tests/fuzz/run.sh fuzz $(FUZZ_SECONDS)
 
 bench: all
 	BUILD=$(BUILD) ./bench/run.sh
