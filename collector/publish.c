@@ -61,12 +61,15 @@ void vigil_pub_line(struct vigil_pub *p, const struct vigil_buf *batch, size_t f
 		    const char *node, const char *boot, uint32_t ring, const char *id_kind,
 		    uint64_t n)
 {
-	const char *line = batch->p + from, *kind = "event", *q;
+	const char *line, *kind = "event", *q;
 	size_t len = batch->len - from, klen = 5;
 	struct pub_msg *m;
 
+	/* A record that formats to nothing (a fork) leaves the batch empty,
+	 * maybe still without a buffer: no pointer is made into it then. */
 	if (!p || !len)
 		return;
+	line = batch->p + from;
 	if (len > 2 && line[0] == '{' && line[1] == '"' &&
 	    (q = memchr(line + 2, '"', len - 2))) {	/* {"process_exec":... */
 		kind = line + 2;

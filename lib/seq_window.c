@@ -13,34 +13,50 @@ static bool test_and_set(struct vigil_seq_window *w, uint64_t seq)
 	return was;
 }
 
+/* Clears the n numbers from `from` on (n <= VIGIL_SEQ_WINDOW) a word at a
+ * time, and counts those never seen (none below the lowest number seen).
+ * Works on counts, not end values, so numbers near 2^64 do not wrap. */
+static uint64_t drop_range(struct vigil_seq_window *w, uint64_t from, uint64_t n)
+{
+	uint64_t gaps = 0;
+
+	while (n) {
+		unsigned bit = from % 64;
+		uint64_t k = n < 64 - bit ? n : 64 - bit;
+		uint64_t mask = (k == 64 ? ~0ull : (1ull << k) - 1) << bit;
+		uint64_t *word = &w->bits[(from / 64) % WORDS], unseen = ~*word & mask;
+
+		if (from < w->lowest) {
+			uint64_t below = w->lowest - from;
+
+			unseen = below >= k ? 0 : unseen & ~(((1ull << below) - 1) << bit);
+		}
+		if (unseen) {
+			if (!gaps)
+				w->gap_first = from - bit + __builtin_ctzll(unseen);
+			gaps += __builtin_popcountll(unseen);
+		}
+		*word &= ~mask;
+		from += k;
+		n -= k;
+	}
+	return gaps;
+}
+
 /* Moves the window's base to nb, counting the numbers it drops unseen. */
 static uint64_t slide(struct vigil_seq_window *w, uint64_t nb)
 {
-	uint64_t gaps = 0, s = w->base;
+	uint64_t d = nb - w->base, gaps;
 
-	if (nb - s > VIGIL_SEQ_WINDOW) {
+	if (d <= VIGIL_SEQ_WINDOW) {
+		gaps = drop_range(w, w->base, d);
+	} else {
 		/* Jumped past the whole window: everything in it is decided,
 		 * and the numbers between were never seen. */
-		uint64_t skipped = nb - s - VIGIL_SEQ_WINDOW;
-
-		for (; s < w->base + VIGIL_SEQ_WINDOW; s++)
-			if (s >= w->lowest && !(w->bits[(s / 64) % WORDS] & (1ull << (s % 64)))) {
-				if (!gaps++)
-					w->gap_first = s;
-			}
-		if (skipped && !gaps)
+		gaps = drop_range(w, w->base, VIGIL_SEQ_WINDOW);
+		if (!gaps)
 			w->gap_first = w->base + VIGIL_SEQ_WINDOW;
-		gaps += skipped;
-		memset(w->bits, 0, sizeof(w->bits));
-		w->base = nb;
-		return gaps;
-	}
-	for (; s < nb; s++) {
-		uint64_t *word = &w->bits[(s / 64) % WORDS], bit = 1ull << (s % 64);
-
-		if (s >= w->lowest && !(*word & bit) && !gaps++)
-			w->gap_first = s;
-		*word &= ~bit;
+		gaps += d - VIGIL_SEQ_WINDOW;
 	}
 	w->base = nb;
 	return gaps;
@@ -60,7 +76,7 @@ bool vigil_seq_window_add(struct vigil_seq_window *w, uint64_t seq, uint64_t *ne
 		w->dups++;
 		return false;
 	}
-	if (seq >= w->base + VIGIL_SEQ_WINDOW) {
+	if (seq - w->base >= VIGIL_SEQ_WINDOW) {
 		*new_gaps = slide(w, seq - VIGIL_SEQ_WINDOW + 1);
 		w->gaps += *new_gaps;
 	}

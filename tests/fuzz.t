@@ -17,11 +17,11 @@ for t in $targets; do
 	for f in "$TOP"/tests/fuzz/crash/"$t"/*; do
 		[ -f "$f" ] || continue
 		# A known bug: this passes once its fix lands (then move the file
-		# to tests/fuzz/regress/$t/ and its entry out of known_bugs.h).
+		# to tests/fuzz/regress/$t/, docs/fuzzing.md).
 		if "$TOP/build/fuzz/fuzz_$t" -runs=1 "$f" >"$T_DIR/$t.$(basename "$f").log" 2>&1; then
-			echo "ok $((++_t_n)) - $t: $(basename "$f") no longer crashes # TODO known bug, see tests/fuzz/known_bugs.h and run.sh"
+			echo "ok $((++_t_n)) - $t: $(basename "$f") no longer crashes # TODO known bug, see docs/fuzzing.md"
 		else
-			echo "not ok $((++_t_n)) - $t: $(basename "$f") no longer crashes # TODO known bug, see tests/fuzz/known_bugs.h and run.sh"
+			echo "not ok $((++_t_n)) - $t: $(basename "$f") no longer crashes # TODO known bug, see docs/fuzzing.md"
 			grep -a -m1 -E 'runtime error|ERROR: AddressSanitizer|bad .* output' "$T_DIR/$t.$(basename "$f").log" | sed 's/^/#   /'
 		fi
 	done

@@ -45,8 +45,12 @@ int main(void)
 		/* Hostile agents choose their numbers: near 2^64 the window's end
 		 * (base + VIGIL_SEQ_WINDOW) must not wrap. */
 		{ "numbers near 2^64 are counted as anywhere else", 2, { UINT64_MAX - 10, UINT64_MAX - 5 },
-		  0x3, 0, 0, 4, 0,
-		  "base + window wraps: 2^64 - 98303 gaps counted (lib/seq_window.c, the lead's)" },
+		  0x3, 0, 0, 4, 0, NULL },
+		{ "a slide that ends at 2^64 - 1 counts its gaps", 3,
+		  { UINT64_MAX - 2 * W, UINT64_MAX - 2 * W + 2, UINT64_MAX }, 0x7, W - 1, 0, W - 1,
+		  UINT64_MAX - 2 * W + 1, NULL },
+		{ "a jump of 70,000 slides a word at a time, counting each number", 2,
+		  { 0, 70000 }, 0x3, 70000 - W, 0, W - 1, 1, NULL },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {

@@ -19,7 +19,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include "collector.h"
-#include "known_bugs.h"
 
 static void tcp(struct collector *c, const uint8_t *p, size_t n, unsigned seed)
 {
@@ -77,39 +76,13 @@ static void udp(struct collector *c, const uint8_t *p, size_t n)
 	close(sv[1]);
 }
 
-/* Whether some hello in the input is one of a known bug's (known_bugs.h). */
-static bool known_bug(const uint8_t *p, size_t n, bool datagrams)
-{
-	static uint64_t hello[VIGIL_STREAM_HELLO_MAX / 8];	/* aligned, as recv'd */
-	struct vigil_stream_peer peer;
-	const char *why;
-
-	if (!skip_known())
-		return false;
-	for (size_t off = 0, len = n; off < n; off += len) {
-		if (datagrams) {
-			if (n - off < 2)
-				break;
-			len = p[off] | p[off + 1] << 8;
-			off += 2;
-			if (len > n - off)
-				len = n - off;
-		}
-		memcpy(hello, p + off, len < sizeof(hello) ? len : sizeof(hello));
-		if (vigil_stream_hello_parse(hello, len < sizeof(hello) ? len : sizeof(hello),
-					     &peer, &why) > 0 && known_bug_hello(&peer))
-			return true;
-	}
-	return false;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct collector c = { .epfd = -1, .out = { .fd = -1 }, .commit = { .fd = -1 } };
 	struct conn *conns[2], *dead[2];
 	struct agent agents[2];
 
-	if (!size || known_bug(data + 1, size - 1, data[0] & 1))
+	if (!size)
 		return 0;
 	memset(agents, 0, sizeof(agents));
 	c.agents = agents;
@@ -122,7 +95,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	c.epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (c.epfd < 0 || !c.udp_buf)
 		abort();
-	known_bug_batch(&c.batch);
 	if (data[0] & 1)
 		udp(&c, data + 1, size - 1);
 	else
