@@ -51,6 +51,10 @@ struct agent *collector_agent_get(struct collector *c, const struct vigil_stream
 	written = vigil_commit_get(&c->commit, a->boot_id, a->ring_id);
 	a->written = written >= 0 ? (uint64_t)written : p->start_offset;
 	a->out = a->written;
+	/* Nothing below the first hello's offset was written here: a later
+	 * hello below it proves this one false, as a jump would. */
+	if (written < 0 && p->start_offset)
+		a->holes[a->nholes++] = (struct agent_hole){ 0, p->start_offset, 0, false };
 	return a;
 }
 
@@ -102,14 +106,22 @@ void collector_agent_offset_gap(struct collector *c, struct agent *a, uint64_t f
 	a->lost_bytes += to - from;
 }
 
-void collector_agent_record(struct collector *c, struct agent *a, const void *event)
+void collector_agent_record(struct collector *c, struct agent *a, const void *event,
+			    bool new_offset)
 {
 	const struct vigil_hdr *h = event;
 	uint64_t gaps;
 	size_t from;
 
-	if (!vigil_seq_window_add(&a->win, h->seq, &gaps))
-		return;
+	if (!vigil_seq_window_add(&a->win, h->seq, &gaps)) {
+		if (!new_offset)
+			return;
+		/* A number the window calls seen or too old, at an offset never
+		 * written: a sequence jump (forged, or out of order past the
+		 * window) does not decide which records are kept. */
+		a->win.dups--;
+		a->out_of_window++;
+	}
 	if (gaps)
 		gap_event(c, a, h, gaps);
 	a->records++;
@@ -119,26 +131,99 @@ void collector_agent_record(struct collector *c, struct agent *a, const void *ev
 		       h->seq);
 }
 
-void collector_agent_rewind(struct agent *a)
+/* The window forgets what it saw, or records taken again would be dropped
+ * as duplicates; its counts stay. */
+static void window_restart(struct agent *a)
 {
 	uint64_t gaps = a->win.gaps, dups = a->win.dups;
 
-	/* The window forgets what it saw, or the records sent again would be
-	 * dropped as duplicates; its counts stay. Below a->out, the offsets
-	 * tell re-sends apart. */
 	memset(&a->win, 0, sizeof(a->win));
 	a->win.gaps = gaps;
 	a->win.dups = dups;
+}
+
+/* Forgets the holes from index i on that start at or past offset `from`,
+ * and the bytes they counted as lost. Holes are kept in offset order. */
+static void drop_holes_from(struct agent *a, unsigned i, uint64_t from)
+{
+	while (i < a->nholes && a->holes[i].from < from)
+		i++;
+	for (unsigned j = i; j < a->nholes; j++)
+		if (a->holes[j].lost)
+			a->lost_bytes -= a->holes[j].to - a->holes[j].from;
+	a->nholes = i;
+}
+
+/* A hole [from, to) is proven false by a hello at an offset inside it: the
+ * agent that skipped those offsets would not have them. Everything from the
+ * hole's start is taken again; later holes go with it. */
+static void take_back(struct agent *a, const struct conn *k, unsigned i)
+{
+	const struct agent_hole *h = &a->holes[i];
+
+	vlog_info("agent %s (boot %s, ring %u): %s sends ring offset %llu, inside the jump "
+		  "[%llu, %llu) an earlier hello claimed was dropped on the agent's side: that "
+		  "jump was false (forged, or another sender with this identity); taking the "
+		  "stream again from %llu",
+		  a->fmt.node_name, a->boot_str, a->ring_id, k->peer,
+		  (unsigned long long)k->offset, (unsigned long long)h->from,
+		  (unsigned long long)h->to, (unsigned long long)h->from);
+	a->false_jumps++;
+	a->written = h->from;
+	/* Numbers the false stream skipped were not missing. */
+	a->win.gaps = h->seq_gaps;
+	if (a->out > a->written)
+		a->out = a->written;
+	drop_holes_from(a, i, 0);
+	/* The window saw numbers of the false stream. */
+	window_restart(a);
+}
+
+bool collector_agent_in_hole(struct agent *a, const struct conn *k)
+{
+	for (unsigned i = 0; i < a->nholes; i++)
+		if (k->offset >= a->holes[i].from && k->offset < a->holes[i].to)
+			return take_back(a, k, i), true;
+	return false;
+}
+
+void collector_agent_resume(struct collector *c, struct agent *a, const struct conn *k)
+{
+	uint64_t at = k->offset;
+
+	if (collector_agent_in_hole(a, k) || at <= a->written)
+		return;
+	vlog_info("agent %s resumes at ring offset %llu, past %llu written: its records "
+		  "between were dropped on its side",
+		  a->fmt.node_name, (unsigned long long)at, (unsigned long long)a->written);
+	collector_agent_offset_gap(c, a, a->written, at);
+	if (a->nholes == AGENT_HOLES) {	/* the oldest is forgotten: taken as true */
+		memmove(a->holes, a->holes + 1, sizeof(a->holes[0]) * (AGENT_HOLES - 1));
+		a->nholes--;
+	}
+	a->holes[a->nholes++] = (struct agent_hole){ a->written, at, a->win.gaps, true };
+	a->written = at;
+}
+
+void collector_agent_rewind(struct agent *a)
+{
+	/* Below a->out, the offsets tell re-sends apart. */
+	window_restart(a);
 	a->written = a->out;
+	/* Jumps past it were reported in lines that did not go out: the
+	 * agent's next hello makes them again. */
+	drop_holes_from(a, 0, a->out);
 }
 
 void collector_agent_report(const struct agent *a)
 {
 	vlog_info("agent %s (boot %s, ring %u): %llu records, %llu duplicates, %llu re-sent, "
-		  "%llu missing in sequence, %llu bytes lost on its side",
+		  "%llu missing in sequence, %llu bytes lost on its side, %llu out of sequence "
+		  "window, %llu false offset jumps taken back",
 		  a->fmt.node_name, a->boot_str, a->ring_id, (unsigned long long)a->records,
 		  (unsigned long long)a->win.dups, (unsigned long long)a->resent,
-		  (unsigned long long)a->win.gaps, (unsigned long long)a->lost_bytes);
+		  (unsigned long long)a->win.gaps, (unsigned long long)a->lost_bytes,
+		  (unsigned long long)a->out_of_window, (unsigned long long)a->false_jumps);
 }
 
 void collector_agents_free(struct collector *c)

@@ -22,6 +22,8 @@
 
 #define CONN_BUF (256u << 10)	/* per connection: holds any whole record */
 #define AGENT_PROC_CACHE 1024	/* processes cached per agent */
+#define AGENT_HOLES 4		/* offset jumps remembered per agent */
+#define ADDR_MAX 48		/* an IPv6 address as text, no port */
 
 struct conn;
 
@@ -37,7 +39,18 @@ struct agent {
 	uint64_t out;			/* stream offset whose lines went out (file,
 					 * JetStream): what a failed batch rewinds to */
 	struct conn *conn;		/* live connection, if any */
+	char owner[ADDR_MAX];		/* address that proved the identity last */
+	/* Offsets an agent said it skipped (its spool dropped them): never
+	 * written here. A later hello inside one proves the jump false. */
+	struct agent_hole {
+		uint64_t from, to;
+		uint64_t seq_gaps;	/* the window's gap count when it was made */
+		bool lost;	/* counted in lost_bytes (not: before the first hello) */
+	} holes[AGENT_HOLES];
+	unsigned nholes;
 	uint64_t records, resent, gap_events, lost_bytes;
+	uint64_t out_of_window;		/* new offsets whose seq the window called old */
+	uint64_t false_jumps;		/* holes proven false and taken back */
 	bool udp;			/* heard over UDP: peer holds its hello */
 	struct vigil_stream_peer peer;
 	double last_seen;
@@ -49,6 +62,7 @@ struct conn {
 	int kind;			/* EP_CONN: first, as in every epoll item */
 	int fd;
 	char peer[64];
+	char addr[ADDR_MAX];		/* the peer's address, without port */
 	bool hello_done;
 	struct vigil_stream_peer hello;
 	struct agent *agent;
@@ -72,6 +86,10 @@ struct collector {
 	struct conn **dead;		/* closed this round, freed after it */
 	unsigned ndead;
 	double hello_timeout, frame_timeout;
+	/* An identity stays with the address that last proved it this long
+	 * after its connection ends (--rebind-after): an agent whose address
+	 * changed waits that long, a stranger claiming it meanwhile is refused. */
+	double rebind_after;
 	uint64_t closed_hostile, refused;
 	uint8_t *udp_buf;		/* one datagram */
 	uint64_t udp_datagrams, udp_bad, udp_unknown;
@@ -89,9 +107,20 @@ struct agent *collector_agent_get(struct collector *c, const struct vigil_stream
 /* The agent of a stream already known, or NULL. */
 struct agent *collector_agent_find(struct collector *c, const __u8 boot_id[16], uint32_t ring_id);
 void collector_udp_readable(struct collector *c, int fd);
-/* Checks and formats one record of a's stream into c->batch (or drops a
- * duplicate). */
-void collector_agent_record(struct collector *c, struct agent *a, const void *event);
+/* Checks and formats one record of a's stream into c->batch. new_offset:
+ * the record's ring offset was never written before, so it is taken even
+ * when its sequence number looks old (a forged jump in sequence numbers
+ * must not blackhole real records); otherwise the sequence window drops
+ * duplicates (UDP, which has no re-send to tell by offset). */
+void collector_agent_record(struct collector *c, struct agent *a, const void *event,
+			    bool new_offset);
+/* The hello on k resumes a's stream at k->offset: records an offset jump
+ * as a hole, or takes back holes that this offset proves false. */
+void collector_agent_resume(struct collector *c, struct agent *a, const struct conn *k);
+/* When k->offset falls in a hole of a's (offsets a hello said were dropped
+ * on the agent's side), k proves that hole false: the stream is taken again
+ * from the hole's start. True when it did. */
+bool collector_agent_in_hole(struct agent *a, const struct conn *k);
 /* The agent resumed past what was written: its records between were lost
  * on its side (spool past its bound). Reported as an event. */
 void collector_agent_offset_gap(struct collector *c, struct agent *a, uint64_t from, uint64_t to);

@@ -19,22 +19,24 @@
 
 _Static_assert(CONN_BUF >= 4 * VIGIL_STREAM_REC_MAX, "a connection buffer holds any record");
 
-static void peer_name(const struct sockaddr *sa, char *out, size_t n)
-{
-	char a[INET6_ADDRSTRLEN] = "?";
+_Static_assert(ADDR_MAX >= INET6_ADDRSTRLEN, "an address fits");
 
+/* addr: the address alone (what an identity is bound to); peer: with port. */
+static void peer_name(const struct sockaddr *sa, char addr[ADDR_MAX], char *peer, size_t n)
+{
+	strcpy(addr, "?");
 	if (sa->sa_family == AF_INET) {
 		const struct sockaddr_in *s = (const void *)sa;
 
-		inet_ntop(AF_INET, &s->sin_addr, a, sizeof(a));
-		snprintf(out, n, "%s:%u", a, ntohs(s->sin_port));
+		inet_ntop(AF_INET, &s->sin_addr, addr, ADDR_MAX);
+		snprintf(peer, n, "%s:%u", addr, ntohs(s->sin_port));
 	} else if (sa->sa_family == AF_INET6) {
 		const struct sockaddr_in6 *s = (const void *)sa;
 
-		inet_ntop(AF_INET6, &s->sin6_addr, a, sizeof(a));
-		snprintf(out, n, "[%s]:%u", a, ntohs(s->sin6_port));
+		inet_ntop(AF_INET6, &s->sin6_addr, addr, ADDR_MAX);
+		snprintf(peer, n, "[%s]:%u", addr, ntohs(s->sin6_port));
 	} else {
-		snprintf(out, n, "?");
+		snprintf(peer, n, "?");
 	}
 }
 
@@ -59,7 +61,7 @@ int collector_conn_open(struct collector *c, int fd, const struct sockaddr *sa)
 	k->kind = EP_CONN;
 	k->fd = fd;
 	k->opened = vigil_stream_now();
-	peer_name(sa, k->peer, sizeof(k->peer));
+	peer_name(sa, k->addr, k->peer, sizeof(k->peer));
 	ev.data.ptr = k;
 	if (epoll_ctl(c->epfd, EPOLL_CTL_ADD, fd, &ev)) {
 		int err = -errno;
@@ -110,6 +112,23 @@ static void hostile(struct collector *c, struct conn *k, const char *why)
 	collector_conn_close(c, k, why);
 }
 
+/* Without authentication (docs/stream.md), an identity (boot id, ring id)
+ * is bound to the address that proved it: a connection from elsewhere may
+ * not take it over while the owner is connected, nor within
+ * --rebind-after of its leaving. A restart of the agent on the same
+ * host replaces its old connection. */
+static const char *identity_taken(const struct collector *c, const struct agent *a,
+				  const struct conn *k)
+{
+	if (!a->owner[0] || !strcmp(a->owner, k->addr))
+		return NULL;
+	if (a->conn)
+		return "is connected from another address";
+	if (vigil_stream_now() - a->last_seen < c->rebind_after)
+		return "was connected from another address within --rebind-after";
+	return NULL;
+}
+
 /* The hello: which agent, which ring, from where in it. */
 static int take_hello(struct collector *c, struct conn *k, size_t *p)
 {
@@ -124,20 +143,19 @@ static int take_hello(struct collector *c, struct conn *k, size_t *p)
 	a = collector_agent_get(c, &k->hello);
 	if (!a)
 		return collector_conn_close(c, k, "too many agents"), -ENOSPC;
+	if ((why = identity_taken(c, a, k))) {
+		vlog_info("%s claims agent %s (boot %s, ring %u), which %s: refused", k->peer,
+			  a->fmt.node_name, a->boot_str, a->ring_id, why);
+		return hostile(c, k, "identity bound to another address"), -EPERM;
+	}
 	if (a->conn)
 		collector_conn_close(c, a->conn, "replaced by a new connection of the same agent");
 	a->conn = k;
+	snprintf(a->owner, sizeof(a->owner), "%s", k->addr);
 	k->agent = a;
 	k->hello_done = true;
 	k->offset = k->acked = k->hello.start_offset;
-	if (k->offset > a->written) {
-		vlog_info("agent %s resumes at ring offset %llu, past %llu written: its records "
-			  "between were dropped on its side",
-			  a->fmt.node_name, (unsigned long long)k->offset,
-			  (unsigned long long)a->written);
-		collector_agent_offset_gap(c, a, a->written, k->offset);
-		a->written = k->offset;
-	}
+	collector_agent_resume(c, a, k);
 	vlog_info("agent %s (boot %s, ring %u, pid %u, uid %u) connected from %s at offset %llu",
 		  a->fmt.node_name, a->boot_str, a->ring_id, k->hello.pid, k->hello.uid, k->peer,
 		  (unsigned long long)k->offset);
@@ -162,10 +180,10 @@ static int take(struct collector *c, struct conn *k)
 			return hostile(c, k, why), -EPROTO;
 		if (!r)
 			break;
-		if (k->offset < a->written)
+		if (k->offset < a->written && !collector_agent_in_hole(a, k))
 			a->resent += !!rec.event;	/* written before: a re-send */
 		else if (rec.event)
-			collector_agent_record(c, a, rec.event);
+			collector_agent_record(c, a, rec.event, true);
 		k->offset += rec.span;
 		if (k->offset > a->written)
 			a->written = k->offset;

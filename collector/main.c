@@ -58,6 +58,8 @@ static const char usage_text[] =
 	"      --max-conns N                connections at once (default 256; each costs 256 KiB)\n"
 	"      --hello-timeout S            seconds a new connection has to say hello (default 5)\n"
 	"      --frame-timeout S            seconds a started record may stay unfinished (default 10)\n"
+	"      --rebind-after S             seconds an agent identity stays bound to the address\n"
+	"                                   that proved it, once its connection ends (default 60)\n"
 	"  -v, --verbose                    debug output on stderr\n"
 	"  -h, --help                       this text\n"
 	"  -V, --version                    version and event schema\n";
@@ -68,7 +70,7 @@ struct options {
 	const char *export_file;
 	struct vigil_pub_config pub;
 	uint64_t max_mb, backups, max_agents, max_conns;
-	double hello_timeout, frame_timeout;
+	double hello_timeout, frame_timeout, rebind_after;
 };
 
 static int parse_num(const char *opt, const char *s, double max, double *out)
@@ -86,7 +88,7 @@ static int parse_num(const char *opt, const char *s, double max, double *out)
 
 static int parse_options(int argc, char **argv, struct options *o)
 {
-	enum { O_MAXSIZE = 256, O_BACKUPS, O_AGENTS, O_CONNS, O_HELLO, O_FRAME, O_PUB, O_PUB_SUBJ,
+	enum { O_MAXSIZE = 256, O_BACKUPS, O_AGENTS, O_CONNS, O_HELLO, O_FRAME, O_REBIND, O_PUB, O_PUB_SUBJ,
 	       O_PUB_STREAM, O_PUB_CREDS, O_PUB_WAIT };
 	static const struct option longopts[] = {
 		{ "listen", required_argument, NULL, 'l' },
@@ -97,6 +99,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "max-conns", required_argument, NULL, O_CONNS },
 		{ "hello-timeout", required_argument, NULL, O_HELLO },
 		{ "frame-timeout", required_argument, NULL, O_FRAME },
+		{ "rebind-after", required_argument, NULL, O_REBIND },
 		{ "publish", required_argument, NULL, O_PUB },
 		{ "publish-subject", required_argument, NULL, O_PUB_SUBJ },
 		{ "publish-stream", required_argument, NULL, O_PUB_STREAM },
@@ -112,7 +115,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	int ch;
 
 	*o = (struct options){ .max_mb = 10, .backups = 5, .max_agents = 256, .max_conns = 256,
-			       .hello_timeout = 5, .frame_timeout = 10,
+			       .hello_timeout = 5, .frame_timeout = 10, .rebind_after = 60,
 			       .pub = { .prefix = "vigil", .stream = "VIGIL", .wait = 5, .stop = &stop } };
 	while ((ch = getopt_long(argc, argv, "l:o:vhV", longopts, NULL)) != -1) {
 		switch (ch) {
@@ -148,6 +151,10 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		case O_FRAME:
 			if (parse_num("--frame-timeout", optarg, 3600, &o->frame_timeout))
+				return -EINVAL;
+			break;
+		case O_REBIND:
+			if (parse_num("--rebind-after", optarg, 86400, &o->rebind_after))
 				return -EINVAL;
 			break;
 		case O_PUB: o->pub.urls = optarg; break;
@@ -283,6 +290,7 @@ int main(int argc, char **argv)
 	c.max_conns = o.max_conns;
 	c.hello_timeout = o.hello_timeout;
 	c.frame_timeout = o.frame_timeout;
+	c.rebind_after = o.rebind_after;
 	c.agents = calloc(c.max_agents, sizeof(*c.agents));
 	c.conns = calloc(c.max_conns, sizeof(*c.conns));
 	c.dead = calloc(c.max_conns, sizeof(*c.dead));
