@@ -10,7 +10,8 @@ int collector_batch_out(struct collector *c)
 	int err = 0;
 
 	if (c->out.fd >= 0 && c->batch.len &&
-	    (err = vigil_export_write(&c->out, c->batch.p, c->batch.len)))
+	    ((err = vigil_export_write(&c->out, c->batch.p, c->batch.len)) ||
+	     (c->out.sync && (err = vigil_export_sync(&c->out)))))
 		vlog_err(err, "cannot write events out");
 	else
 		err = vigil_pub_send(c->pub, &c->batch);

@@ -223,7 +223,8 @@ static int flush(struct collector *c, struct conn *k)
 		return 0;
 	if (c->commit.fd >= 0) {
 		if ((err = vigil_commit_set(&c->commit, a->boot_id, a->ring_id, a->written)) ||
-		    (err = vigil_commit_write(&c->commit, c->out.size)))
+		    (err = vigil_commit_write(&c->commit, c->out.size)) ||
+		    (c->out.sync && fdatasync(c->commit.fd) && (err = -errno)))
 			return collector_conn_close(c, k, "cannot record progress"), err;
 	}
 	vigil_stream_ack_build(&ack, upto);

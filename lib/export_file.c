@@ -35,12 +35,38 @@ void vigil_export_fd(struct vigil_export_file *x, int fd)
 	x->fd = fd;
 }
 
+static void sync_folder(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	size_t n = !slash ? 1 : slash == path ? 1 : (size_t)(slash - path);
+	char dir[n + 1];
+	int fd;
+
+	if (!slash)
+		strcpy(dir, ".");
+	else
+		snprintf(dir, n + 1, "%s", slash == path ? "/" : path);
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+}
+
+int vigil_export_sync(struct vigil_export_file *x)
+{
+	return fdatasync(x->fd) ? -errno : 0;
+}
+
 static int rotate(struct vigil_export_file *x)
 {
 	size_t n = strlen(x->path) + 16;
 	char from[n], to[n];
 	int fd;
 
+	/* The lines already acknowledged go to disk under their old name. */
+	if (x->sync && fdatasync(x->fd))
+		return -errno;
 	for (unsigned i = x->max_backups; i > 0; i--) {
 		snprintf(to, n, "%s.%u", x->path, i);
 		if (i == 1)
@@ -59,6 +85,8 @@ static int rotate(struct vigil_export_file *x)
 	x->fd = fd;
 	x->size = 0;
 	x->rotations++;
+	if (x->sync)
+		sync_folder(x->path);	/* the renames and the new name */
 	return 0;
 }
 

@@ -8,6 +8,7 @@
 #define VIGIL_EXPORT_FILE_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 struct vigil_export_file {
@@ -19,6 +20,7 @@ struct vigil_export_file {
 	uint64_t rotations;
 	uint64_t bytes;
 	uint64_t errors;
+	bool sync;		/* rotation syncs the file and its folder */
 };
 
 /* Opens (creates) path for appending; -errno with nothing opened on failure. */
@@ -32,6 +34,8 @@ int vigil_export_write(struct vigil_export_file *x, const void *data, size_t len
  * which the caller must not write again (the rest continues the line). */
 int vigil_export_write_some(struct vigil_export_file *x, const void *data, size_t len,
 			    size_t *written);
+/* Writes what the file holds through to the disk (fdatasync). */
+int vigil_export_sync(struct vigil_export_file *x);
 void vigil_export_close(struct vigil_export_file *x);
 
 #endif
