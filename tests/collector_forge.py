@@ -3,8 +3,8 @@
 identity (boot id, ring id) it does not own, from an address of its choosing.
 
   collector_forge.py PORT type0          a hello that declares type 0, then a
-                                         record of type 200 (crashed the collector)
-  collector_forge.py PORT type200        a good hello, then a record of type 200
+                                         record of type 65535 (crashed the collector)
+  collector_forge.py PORT type200        a good hello, then a record of type 65535
   collector_forge.py PORT forge SRC BOOT RING START SEQ N
                                          from address SRC, BOOT (32 hex digits)
                                          and RING's hello at ring offset START,
@@ -44,7 +44,7 @@ def main():
     if case in ('type0', 'type200'):
         types = TYPES + [(0, 0, 80)] if case == 'type0' else TYPES
         s = socket.create_connection(('127.0.0.1', port), timeout=5)
-        print('closed' if closed_after(s, hello(types=types) + record(event(200, 80, 1)), 3.0)
+        print('closed' if closed_after(s, hello(types=types) + record(event(65535, 80, 1)), 3.0)
               else 'open')
         return
     src, boot, ring, start, seq, n = sys.argv[3], bytes.fromhex(sys.argv[4]), int(sys.argv[5]), \
