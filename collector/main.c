@@ -56,6 +56,12 @@ static const char usage_text[] =
 	"      --publish-stream NAME        the stream, created for PREFIX.> if missing\n"
 	"                                   (default VIGIL)\n"
 	"      --publish-creds FILE         NATS credentials (user JWT and NKey seed)\n"
+	"      --publish-tls-ca FILE        TLS to NATS, trusting servers signed by this CA (PEM);\n"
+	"                                   a tls:// URL turns TLS on with the system's CAs\n"
+	"      --publish-tls-cert FILE      client certificate chain (PEM), with --publish-tls-key\n"
+	"      --publish-tls-key FILE       its private key (PEM)\n"
+	"      --publish-tls-name NAME      the name the server's certificate must carry\n"
+	"                                   (default: the URL's host)\n"
 	"      --publish-wait S             seconds an attempt waits for JetStream (default 5)\n"
 	"      --max-agents N               agent streams remembered (default 256)\n"
 	"      --max-conns N                connections at once (default 256; each costs 256 KiB)\n"
@@ -93,7 +99,7 @@ static int parse_num(const char *opt, const char *s, double max, double *out)
 static int parse_options(int argc, char **argv, struct options *o)
 {
 	enum { O_MAXSIZE = 256, O_BACKUPS, O_AGENTS, O_CONNS, O_HELLO, O_FRAME, O_REBIND, O_FSYNC, O_PUB, O_PUB_SUBJ,
-	       O_PUB_STREAM, O_PUB_CREDS, O_PUB_WAIT };
+	       O_PUB_STREAM, O_PUB_CREDS, O_PUB_WAIT, O_PUB_CA, O_PUB_CERT, O_PUB_KEY, O_PUB_NAME };
 	static const struct option longopts[] = {
 		{ "listen", required_argument, NULL, 'l' },
 		{ "export-file", required_argument, NULL, 'o' },
@@ -109,6 +115,10 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "publish-subject", required_argument, NULL, O_PUB_SUBJ },
 		{ "publish-stream", required_argument, NULL, O_PUB_STREAM },
 		{ "publish-creds", required_argument, NULL, O_PUB_CREDS },
+		{ "publish-tls-ca", required_argument, NULL, O_PUB_CA },
+		{ "publish-tls-cert", required_argument, NULL, O_PUB_CERT },
+		{ "publish-tls-key", required_argument, NULL, O_PUB_KEY },
+		{ "publish-tls-name", required_argument, NULL, O_PUB_NAME },
 		{ "publish-wait", required_argument, NULL, O_PUB_WAIT },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -167,6 +177,10 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case O_PUB_SUBJ: o->pub.prefix = optarg; pub_opt = "--publish-subject"; break;
 		case O_PUB_STREAM: o->pub.stream = optarg; pub_opt = "--publish-stream"; break;
 		case O_PUB_CREDS: o->pub.creds = optarg; pub_opt = "--publish-creds"; break;
+		case O_PUB_CA: o->pub.tls_ca = optarg; pub_opt = "--publish-tls-ca"; break;
+		case O_PUB_CERT: o->pub.tls_cert = optarg; pub_opt = "--publish-tls-cert"; break;
+		case O_PUB_KEY: o->pub.tls_key = optarg; pub_opt = "--publish-tls-key"; break;
+		case O_PUB_NAME: o->pub.tls_name = optarg; pub_opt = "--publish-tls-name"; break;
 		case O_PUB_WAIT:
 			if (parse_num("--publish-wait", optarg, 3600, &o->pub.wait))
 				return -EINVAL;
@@ -191,6 +205,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 		return vlog_err(-EINVAL, "no --listen given (try 'vigil-collector --help')");
 	if (pub_opt && !o->pub.urls)
 		return vlog_err(-EINVAL, "%s without --publish", pub_opt);
+	if (!o->pub.tls_cert != !o->pub.tls_key)
+		return vlog_err(-EINVAL, "--publish-tls-cert and --publish-tls-key go together");
 	return 0;
 }
 

@@ -34,6 +34,8 @@ struct vigil_pub {
 	natsStatus last_status;
 	int last_code;
 	char last_text[160];	/* the server's words */
+	natsStatus async_status;	/* the last asynchronous error (NATS_OK: none) */
+	char async_text[200];
 	bool oom;		/* a line could not be marked: the batch fails */
 	bool ready;		/* opened: its counts are worth a line at close */
 	bool lib;		/* libnats was started: it is closed at the end */
@@ -307,9 +309,18 @@ static int stream_check(struct vigil_pub *p, const char *stream)
 		jsStreamInfo_Destroy(si);
 		return 0;
 	}
-	if (s == NATS_NO_RESPONDERS || s == NATS_TIMEOUT)
+	if (s == NATS_NO_RESPONDERS || s == NATS_TIMEOUT) {
+		bool refused;
+
+		pthread_mutex_lock(&p->lock);
+		refused = strcasestr(p->async_text, "permissions violation") != NULL;
+		pthread_mutex_unlock(&p->lock);
+		if (refused)
+			return vlog_err(-EACCES, "--publish %s: the server refused permission for "
+					"JetStream's API ($JS.API.>): %s", p->url, p->async_text);
 		return vlog_err(-EIO, "--publish %s: no JetStream there (is the server run with -js?)",
 				p->url);
+	}
 	if (s != NATS_OK)
 		return vlog_err(-EIO, "--publish %s: cannot look up --publish-stream %s: %s", p->url,
 				stream, nats_GetLastError(NULL));
@@ -326,6 +337,108 @@ static int stream_check(struct vigil_pub *p, const char *stream)
 				"(add them, or choose --publish-stream or --publish-subject)",
 				p->url, stream, want);
 	return 0;
+}
+
+/* The URL list as logs show it: a password in it (nats://USER:PASS@HOST)
+ * becomes "***". */
+static void redact(const char *urls, char *out, size_t n)
+{
+	struct vigil_buf b = {};
+	const char *u = urls;
+
+	while (*u) {
+		const char *end = strchr(u, ','), *at, *colon, *scheme = strstr(u, "://");
+
+		if (!end)
+			end = u + strlen(u);
+		if (scheme >= end)
+			scheme = NULL;
+		at = memchr(u, '@', end - u);
+		colon = scheme && at > scheme ? memchr(scheme + 3, ':', at - scheme - 3) : NULL;
+		if (colon) {
+			vbuf_put(&b, u, colon + 1 - u);
+			vbuf_puts(&b, "***");
+			vbuf_put(&b, at, end - at);
+		} else {
+			vbuf_put(&b, u, end - u);
+		}
+		if (*end)
+			vbuf_putc(&b, *end++);
+		u = end;
+	}
+	snprintf(out, n, "%.*s", (int)b.len, b.p ? b.p : "");
+	vbuf_free(&b);
+}
+
+/* What libnats said about a failed connect, in the operator's terms: which
+ * option to look at. */
+static const char *connect_hint(const char *err, const struct vigil_pub_config *cfg)
+{
+	if (!err)
+		return "";
+	if (strstr(err, "certificate verify failed") || strstr(err, "verify error") ||
+	    strstr(err, "issuer certificate") || strstr(err, "self-signed") ||
+	    strstr(err, "self signed"))
+		return " (the server's certificate is not signed by --publish-tls-ca, or does not "
+		       "carry the expected name: --publish-tls-name)";
+	if (strstr(err, "Authorization Violation") || strstr(err, "authorization violation"))
+		return " (the server refused the credentials: --publish-creds, or user:password in "
+		       "the URL)";
+	if (strstr(err, "certificate required") || strstr(err, "alert") ||
+	    strstr(err, "handshake"))
+		return " (TLS handshake refused: does the server want a client certificate, "
+		       "--publish-tls-cert and --publish-tls-key?)";
+	/* TLS 1.3: a server that wants a client certificate closes the
+	 * connection after the handshake, before its first reply. */
+	if (strstr(err, "Expected 'PONG'") && !cfg->tls_cert &&
+	    (cfg->tls_ca || !strncmp(cfg->urls, "tls://", 6)))
+		return " (the server closed the connection after the TLS handshake: does it want a "
+		       "client certificate, --publish-tls-cert and --publish-tls-key?)";
+	if (strstr(err, "secure connection") || strstr(err, "TLS"))
+		return " (the server and --publish disagree about TLS: tls:// or --publish-tls-ca "
+		       "for a server that requires it, neither for one that does not)";
+	return "";
+}
+
+/* Asynchronous errors from the server: a permission refused shows here
+ * (the request it refused then times out). */
+static void on_async_error(natsConnection *nc, natsSubscription *sub, natsStatus s,
+			   void *closure)
+{
+	struct vigil_pub *p = closure;
+	const char *text = NULL;
+	bool same;
+
+	(void)sub;
+	natsConnection_GetLastError(nc, &text);
+	if (!text)
+		text = natsStatus_GetText(s);
+	pthread_mutex_lock(&p->lock);
+	same = !strcmp(p->async_text, text);	/* said once, not per message */
+	p->async_status = s;
+	snprintf(p->async_text, sizeof(p->async_text), "%s", text);
+	pthread_mutex_unlock(&p->lock);
+	if (!same)
+		vlog_info("--publish %s: the server says: %s", p->url, text);
+}
+
+static natsStatus set_tls(natsOptions *o, const struct vigil_pub_config *cfg, const char **what)
+{
+	natsStatus s = NATS_OK;
+
+	if (!cfg->tls_ca && !cfg->tls_cert && !cfg->tls_name && strncmp(cfg->urls, "tls://", 6))
+		return NATS_OK;
+	s = natsOptions_SetSecure(o, true);
+	if (s == NATS_OK && cfg->tls_ca && (*what = "--publish-tls-ca") &&
+	    (s = natsOptions_LoadCATrustedCertificates(o, cfg->tls_ca)) != NATS_OK)
+		return s;
+	if (s == NATS_OK && cfg->tls_cert && (*what = "--publish-tls-cert/--publish-tls-key") &&
+	    (s = natsOptions_LoadCertificatesChain(o, cfg->tls_cert, cfg->tls_key)) != NATS_OK)
+		return s;
+	if (s == NATS_OK && cfg->tls_name)
+		s = natsOptions_SetExpectedHostname(o, cfg->tls_name);
+	*what = NULL;
+	return s;
 }
 
 /* "URL[,URL...]": a cluster's servers, tried in turn (natsOptions_SetURL
@@ -350,6 +463,7 @@ int vigil_pub_open(struct vigil_pub **out, const struct vigil_pub_config *cfg)
 {
 	struct vigil_pub *p = calloc(1, sizeof(*p));
 	natsOptions *o = NULL;
+	const char *what = NULL;
 	jsOptions jo;
 	natsStatus s;
 	int err;
@@ -369,7 +483,7 @@ int vigil_pub_open(struct vigil_pub **out, const struct vigil_pub_config *cfg)
 				"slashes or wildcards", cfg->stream);
 	}
 	strcpy(p->prefix, cfg->prefix);
-	snprintf(p->url, sizeof(p->url), "%s", cfg->urls);
+	redact(cfg->urls, p->url, sizeof(p->url));
 	p->wait_ms = cfg->wait * 1000;
 	p->stop = cfg->stop;
 	s = natsOptions_Create(&o);
@@ -382,14 +496,25 @@ int vigil_pub_open(struct vigil_pub **out, const struct vigil_pub_config *cfg)
 		s = natsOptions_SetMaxReconnect(o, -1);	/* the collector holds; it never gives up */
 	if (s == NATS_OK)
 		s = natsOptions_SetReconnectWait(o, 500);
-	if (s == NATS_OK && cfg->creds)
-		s = natsOptions_SetUserCredentialsFromFiles(o, cfg->creds, NULL);
+	if (s == NATS_OK && cfg->creds && (what = "--publish-creds") &&
+	    (s = natsOptions_SetUserCredentialsFromFiles(o, cfg->creds, NULL)) == NATS_OK)
+		what = NULL;
+	if (s == NATS_OK)
+		s = set_tls(o, cfg, &what);
+	if (s == NATS_OK)
+		s = natsOptions_SetErrorHandler(o, on_async_error, p);
 	if (s == NATS_OK)
 		s = natsConnection_Connect(&p->nc, o);
 	natsOptions_Destroy(o);
 	if (s != NATS_OK) {
-		err = vlog_err(-EIO, "--publish %s: cannot connect: %s", cfg->urls,
-			       nats_GetLastError(NULL));
+		const char *e = nats_GetLastError(NULL);
+
+		if (what)
+			err = vlog_err(-EINVAL, "--publish %s: %s: %s", p->url, what,
+				       e ? e : natsStatus_GetText(s));
+		else
+			err = vlog_err(-EIO, "--publish %s: cannot connect: %s%s", p->url,
+				       e ? e : natsStatus_GetText(s), connect_hint(e, cfg));
 		goto fail;
 	}
 	jsOptions_Init(&jo);
@@ -400,13 +525,13 @@ int vigil_pub_open(struct vigil_pub **out, const struct vigil_pub_config *cfg)
 	jo.PublishAsync.ErrHandlerClosure = p;
 	s = natsConnection_JetStream(&p->js, p->nc, &jo);
 	if (s != NATS_OK) {
-		err = vlog_err(-EIO, "--publish %s: %s", cfg->urls, natsStatus_GetText(s));
+		err = vlog_err(-EIO, "--publish %s: %s", p->url, natsStatus_GetText(s));
 		goto fail;
 	}
 	if ((err = stream_check(p, cfg->stream)))
 		goto fail;
 	vlog_info("publishing to JetStream stream %s at %s, subjects %s.NODE.KIND", cfg->stream,
-		  cfg->urls, p->prefix);
+		  p->url, p->prefix);
 	p->ready = true;
 	*out = p;
 	return 0;

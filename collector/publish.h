@@ -27,6 +27,10 @@ struct vigil_pub_config {
 	const char *prefix;	/* subjects are PREFIX.NODE.KIND */
 	const char *stream;	/* created with subjects PREFIX.> when missing */
 	const char *creds;	/* a NATS credentials file, or NULL */
+	/* TLS (any of them set, or a tls:// URL, turns it on): the CA that
+	 * signs the servers, the client's certificate chain and key (PEM),
+	 * the name the server's certificate must carry. */
+	const char *tls_ca, *tls_cert, *tls_key, *tls_name;
 	double wait;		/* seconds an attempt waits for JetStream's acks */
 	volatile sig_atomic_t *stop;	/* set: give up holding a batch */
 };
