@@ -49,6 +49,9 @@ struct conn {
 	int kind;			/* EP_CONN: first, as in every epoll item */
 	int fd;
 	char peer[64];
+	__u8 addr[16];			/* the peer's address, IPv6 to its /64: the
+					 * unit of --max-conns-per-addr */
+	double last_rx;			/* bytes last received: idle since */
 	bool hello_done;
 	struct vigil_stream_peer hello;
 	struct agent *agent;
@@ -69,9 +72,12 @@ struct collector {
 	unsigned max_agents;
 	struct conn **conns;
 	unsigned max_conns, nconns;
+	unsigned max_per_addr;		/* 0: no cap (a collector in a fuzz target) */
+	uint64_t evicted;		/* connections closed to make room */
 	struct conn **dead;		/* closed this round, freed after it */
 	unsigned ndead;
 	double hello_timeout, frame_timeout;
+	double peer_timeout;		/* keepalive and TCP_USER_TIMEOUT (listen.c) */
 	uint64_t closed_hostile, refused;
 	uint8_t *udp_buf;		/* one datagram */
 	uint64_t udp_datagrams, udp_bad, udp_unknown;
