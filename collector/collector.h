@@ -74,7 +74,8 @@ struct collector {
 	unsigned max_conns, nconns;
 	unsigned max_per_addr;		/* 0: no cap (a collector in a fuzz target) */
 	uint64_t evicted;		/* connections closed to make room */
-	struct conn **dead;		/* closed this round, freed after it */
+	struct conn **dead;		/* closed this round, freed after it: room
+					 * for 2 * max_conns (see conn_room.c) */
 	unsigned ndead;
 	double hello_timeout, frame_timeout;
 	double peer_timeout;		/* keepalive and TCP_USER_TIMEOUT (listen.c) */
@@ -83,7 +84,15 @@ struct collector {
 	uint64_t udp_datagrams, udp_bad, udp_unknown;
 };
 
+/* Takes fd as a new connection, making room for it (conn_room.c); closes
+ * fd when it cannot. */
 int collector_conn_open(struct collector *c, int fd, const struct sockaddr *sa);
+/* The peer's address as --max-conns-per-addr counts it: IPv4 as mapped
+ * IPv6, IPv6 to its /64, anything else all zero. */
+void collector_conn_addr(const struct sockaddr *sa, __u8 key[16]);
+/* Makes room for one more connection from addr, evicting one if need be
+ * (conn_room.c); -EAGAIN when closed connections must be reaped first. */
+int collector_conn_room(struct collector *c, const __u8 addr[16]);
 /* Reads what fd has and handles it; the connection may be gone after. */
 void collector_conn_readable(struct collector *c, struct conn *k);
 void collector_conn_close(struct collector *c, struct conn *k, const char *why);

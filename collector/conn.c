@@ -42,11 +42,14 @@ int collector_conn_open(struct collector *c, int fd, const struct sockaddr *sa)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
 	struct conn *k;
+	__u8 addr[16];
+	int err;
 
-	if (c->nconns == c->max_conns) {
+	collector_conn_addr(sa, addr);
+	if ((err = collector_conn_room(c, addr))) {
 		c->refused++;
 		close(fd);
-		return -EMFILE;
+		return err;
 	}
 	k = calloc(1, sizeof(*k));
 	if (k)
@@ -58,12 +61,12 @@ int collector_conn_open(struct collector *c, int fd, const struct sockaddr *sa)
 	}
 	k->kind = EP_CONN;
 	k->fd = fd;
-	k->opened = vigil_stream_now();
+	k->opened = k->last_rx = vigil_stream_now();
+	memcpy(k->addr, addr, 16);
 	peer_name(sa, k->peer, sizeof(k->peer));
 	ev.data.ptr = k;
 	if (epoll_ctl(c->epfd, EPOLL_CTL_ADD, fd, &ev)) {
-		int err = -errno;
-
+		err = -errno;
 		free(k->buf);
 		free(k);
 		close(fd);
@@ -235,6 +238,7 @@ void collector_conn_readable(struct collector *c, struct conn *k)
 			break;
 		}
 		k->len += n;
+		k->last_rx = vigil_stream_now();
 		if (take(c, k))
 			return;	/* closed */
 		if (c->batch.len > BATCH_FLUSH && flush(c, k))

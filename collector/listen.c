@@ -101,7 +101,9 @@ static void pause_listener(struct collector *c, struct listener *l, int err)
 
 void collector_accept(struct collector *c, struct listener *l)
 {
-	for (;;) {
+	/* Room for a new connection may need closed ones reaped first (end
+	 * of this round): the rest wait in the backlog, still readable. */
+	while (c->nconns < c->max_conns || c->ndead < c->max_conns) {
 		struct sockaddr_storage ss;
 		socklen_t sl = sizeof(ss);
 		int fd = accept4(l->fd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -120,7 +122,8 @@ void collector_accept(struct collector *c, struct listener *l)
 			l->backoff = 0;
 		}
 		peer_timeouts(fd, c->peer_timeout);
-		collector_conn_open(c, fd, (struct sockaddr *)&ss);
+		if (collector_conn_open(c, fd, (struct sockaddr *)&ss) == -ENOMEM)
+			vlog_info("refusing a connection: out of memory");
 	}
 }
 

@@ -284,7 +284,7 @@ int main(int argc, char **argv)
 	c.max_per_addr = o.max_per_addr;
 	c.agents = calloc(c.max_agents, sizeof(*c.agents));
 	c.conns = calloc(c.max_conns, sizeof(*c.conns));
-	c.dead = calloc(c.max_conns, sizeof(*c.dead));
+	c.dead = calloc(2 * c.max_conns, sizeof(*c.dead));
 	c.udp_buf = malloc(VIGIL_STREAM_DGRAM_MAX + 1);
 	if (!c.agents || !c.conns || !c.dead || !c.udp_buf) {
 		err = vlog_err(-ENOMEM, "cannot allocate tables");
