@@ -93,6 +93,9 @@ void collector_conn_addr(const struct sockaddr *sa, __u8 key[16]);
 /* Makes room for one more connection from addr, evicting one if need be
  * (conn_room.c); -EAGAIN when closed connections must be reaped first. */
 int collector_conn_room(struct collector *c, const __u8 addr[16]);
+/* True when the stream has a live connection (ctx: the collector); the
+ * commit table keeps its entry. */
+bool collector_conn_live(void *ctx, const __u8 boot_id[16], uint32_t ring_id);
 /* Reads what fd has and handles it; the connection may be gone after. */
 void collector_conn_readable(struct collector *c, struct conn *k);
 void collector_conn_close(struct collector *c, struct conn *k, const char *why);

@@ -109,3 +109,16 @@ int collector_conn_room(struct collector *c, const __u8 addr[16])
 	evict(c, idlest, held, "the most of any, with --max-conns reached");
 	return 0;
 }
+
+bool collector_conn_live(void *ctx, const __u8 boot_id[16], uint32_t ring_id)
+{
+	struct collector *c = ctx;
+
+	for (unsigned i = 0; i < c->nconns; i++) {
+		const struct agent *a = c->conns[i]->agent;
+
+		if (a && a->ring_id == ring_id && !memcmp(a->boot_id, boot_id, 16))
+			return true;
+	}
+	return false;
+}

@@ -231,7 +231,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 static void run(struct collector *c, struct listener *ls, int nls)
 {
 	struct epoll_event evs[64];
-	double last = 0;
+	double last = 0, last_retire = 0;
 
 	while (!stop) {
 		int n = epoll_wait(c->epfd, evs, 64, collector_listen_resume(c, ls, nls, 500));
@@ -257,6 +257,10 @@ static void run(struct collector *c, struct listener *ls, int nls)
 			last = now;
 			collector_conn_timeouts(c, now);
 			collector_conn_reap(c);
+		}
+		if (now - last_retire >= 1) {
+			last_retire = now;
+			vigil_commit_retire(&c->commit);
 		}
 	}
 }
@@ -296,9 +300,15 @@ int main(int argc, char **argv)
 			vlog_err(err, "cannot open export file %s", o.export_file);
 			goto out;
 		}
-		err = vigil_commit_open(&c.commit, o.export_file, c.out.fd, c.max_agents);
+		/* At least --max-conns entries: then a new stream always finds
+		 * one with no live connection to take the place of. */
+		err = vigil_commit_open(&c.commit, o.export_file, c.out.fd,
+					c.max_agents > c.max_conns ? c.max_agents : c.max_conns,
+					o.forget_after);
 		if (err)
 			goto out;
+		c.commit.live = collector_conn_live;
+		c.commit.live_ctx = &c;
 		if (c.commit.gen && c.out.size > c.commit.export_size)
 			c.out.size = c.commit.export_size;	/* cut back at open */
 	} else if (!o.pub.urls) {
@@ -326,6 +336,10 @@ int main(int argc, char **argv)
 		  (unsigned long long)pauses, (unsigned long long)accept_refused,
 		  (unsigned long long)c.udp_datagrams, (unsigned long long)c.udp_bad,
 		  (unsigned long long)c.udp_unknown);
+	vlog_info("%llu connections evicted to make room; %llu stream offsets forgotten after "
+		  "--forget-after, %llu to make room in the table",
+		  (unsigned long long)c.evicted, (unsigned long long)c.commit.retired,
+		  (unsigned long long)c.commit.evicted);
 out:
 	while (c.nconns)
 		collector_conn_close(&c, c.conns[0], NULL);

@@ -6,10 +6,11 @@ format is tests/collector_hostile.py's.
   collector_limits.py HOST PORT identities N      N streams, one after the other, each
                                                   a new (boot, ring) with one record;
                                                   prints how many were acknowledged
-  collector_limits.py HOST PORT stream BOOT START N [FIRST_SEQ]
+  collector_limits.py HOST PORT stream BOOT START N [FIRST_SEQ [HOLD]]
                                                   one stream of boot id BOOT (32 hex
                                                   digits) from ring offset START: N exit
-                                                  events; prints "acked OFFSET"
+                                                  events; prints "acked OFFSET", then
+                                                  holds the connection HOLD seconds
   collector_limits.py HOST PORT idle N SECS [SRC] N connections (from address SRC) that
                                                   send a hello, then nothing, held SECS;
                                                   prints "open K" (still open at the end)
@@ -59,11 +60,14 @@ def wait_acked(s, want, secs=5.0):
     return acked
 
 
-def stream(host, port, boot, start, n, first_seq=1):
+def stream(host, port, boot, start, n, first_seq=1, hold=0):
     recs = b''.join(record(exit_event(first_seq + i, 50000 + i)) for i in range(n))
     s = connect(host, port)
     s.sendall(hello(boot=boot, start=start) + recs)
     acked = wait_acked(s, start + len(recs))
+    if hold:
+        print('acked', acked, flush=True)
+        time.sleep(hold)
     s.close()
     return acked
 
@@ -79,7 +83,10 @@ def main():
     elif case == 'stream':
         boot, start, n = bytes.fromhex(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
         first = int(sys.argv[7]) if len(sys.argv) > 7 else 1
-        print('acked', stream(host, port, boot, start, n, first))
+        hold = float(sys.argv[8]) if len(sys.argv) > 8 else 0
+        acked = stream(host, port, boot, start, n, first, hold)
+        if not hold:
+            print('acked', acked)
     elif case in ('idle', 'hold'):
         n, secs = int(sys.argv[4]), float(sys.argv[5])
         src = sys.argv[6] if len(sys.argv) > 6 else None
