@@ -101,9 +101,10 @@ static void pause_listener(struct collector *c, struct listener *l, int err)
 
 void collector_accept(struct collector *c, struct listener *l)
 {
-	/* Room for a new connection may need closed ones reaped first (end
-	 * of this round): the rest wait in the backlog, still readable. */
-	while (c->nconns < c->max_conns || c->ndead < c->max_conns) {
+	/* A new connection may evict one, which waits in c->dead until the
+	 * round ends: past half of it, the rest wait in the backlog (the
+	 * listener stays readable) for the next round. See conn_room.c. */
+	while (c->ndead < c->max_conns) {
 		struct sockaddr_storage ss;
 		socklen_t sl = sizeof(ss);
 		int fd = accept4(l->fd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);

@@ -19,6 +19,17 @@ S() { $H "$LIMITS" 127.0.0.1 "$PORT" "$@"; }
 # The stop line of stream BOOT in the collector log FILE.
 report() { grep "agent hostile-node (boot $1, ring 7):" "$2"; }
 stop_collector() { kill -TERM "$COLL_PID"; wait "$COLL_PID"; }
+# resent_after_restart NAME BOOT N NEW OLD DESCRIPTION: collector NAME on
+# $OUT, stream BOOT sends N records from offset 0, and NAME takes NEW of
+# them and drops OLD as re-sent.
+resent_after_restart() {
+	start_collector "$1" "" --listen tcp://127.0.0.1:0 -o "$OUT" || exit 1
+	PORT=$COLL_PORT
+	S stream "$2" 0 "$3" >/dev/null
+	stop_collector
+	report "$2" "$T_DIR/$1.err" | grep -q ": $4 records, 0 duplicates, $5 re-sent"
+	ok $? "$6"
+}
 
 # 1. 300 streams through a table of 4, then a real agent: acknowledged, and
 # its ring released (it resumes past 0 after the collector restarts).
@@ -55,12 +66,7 @@ start_collector c2 "" --listen tcp://127.0.0.1:0 -o "$OUT" || exit 1
 PORT=$COLL_PORT
 is "$(S stream $B1 0 20)" "acked $((20 * REC))" "a stream of 20 records is acknowledged"
 stop_collector
-start_collector c3 "" --listen tcp://127.0.0.1:0 -o "$OUT" || exit 1
-PORT=$COLL_PORT
-S stream $B1 0 25 >/dev/null
-stop_collector
-report $B1 "$T_DIR/c3.err" | grep -q ': 5 records, 0 duplicates, 20 re-sent'
-ok $? "after a restart, its first 20 records sent again are dropped as re-sent"
+resent_after_restart c3 $B1 25 5 20 "after a restart, its first 20 records sent again are dropped as re-sent"
 sleep 3
 start_collector c4 "" --listen tcp://127.0.0.1:0 -o "$OUT" --forget-after 2 || exit 1
 grep -q "forgetting stream boot $B1 ring 7 (written to offset $((25 * REC)), last heard [3-9] s ago): not heard for --forget-after 2 s" "$T_DIR/c4.err"
@@ -110,10 +116,5 @@ S stream $B4 0 25 >/dev/null
 stop_collector
 report $B4 "$T_DIR/c6.err" | grep -q ': 5 records, 0 duplicates, 20 re-sent'
 ok $? "the offset it recorded holds: 20 records sent again are dropped"
-start_collector c7 "" --listen tcp://127.0.0.1:0 -o "$OUT" || exit 1
-PORT=$COLL_PORT
-S stream $B4 0 26 >/dev/null
-stop_collector
-report $B4 "$T_DIR/c7.err" | grep -q ': 1 records, 0 duplicates, 25 re-sent'
-ok $? "and the converted file reads back after another restart"
+resent_after_restart c7 $B4 26 1 25 "and the converted file reads back after another restart"
 done_testing
