@@ -143,7 +143,8 @@ static int add(struct vigil_commit *c, const struct vigil_commit_entry *e)
 
 /* Reads the file into the table. *fresh: nothing was loaded; *convert: the
  * file is to be written anew in our layout. */
-static int load(struct vigil_commit *c, const char *path, bool *fresh, bool *convert)
+static int load(struct vigil_commit *c, const char *path, unsigned v1_max, bool *fresh,
+		bool *convert)
 {
 	struct file_hdr fh;
 	struct slot_hdr h[2];
@@ -168,7 +169,7 @@ static int load(struct vigil_commit *c, const char *path, bool *fresh, bool *con
 	} else {
 		/* Format 1: slots placed by --max-agents, which must be the one
 		 * that wrote them. */
-		l = (struct layout){ 0, V1_ENTRY, c->max };
+		l = (struct layout){ 0, V1_ENTRY, v1_max };
 	}
 	*convert = l.base != sizeof(fh) || l.esz != sizeof(*c->e) || l.max != c->max;
 	if (!(buf = malloc(slot_size(&l))))
@@ -237,7 +238,7 @@ static int convert(struct vigil_commit *c, const char *path)
 }
 
 int vigil_commit_open(struct vigil_commit *c, const char *export_path, int export_fd,
-		      unsigned max, double forget_after)
+		      unsigned max, unsigned v1_max, double forget_after)
 {
 	size_t len = strlen(export_path) + sizeof(".state");
 	char path[len];
@@ -256,7 +257,7 @@ int vigil_commit_open(struct vigil_commit *c, const char *export_path, int expor
 	c->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0640);
 	if (c->fd < 0)
 		return vlog_err(-errno, "cannot open %s", path);
-	if ((err = load(c, path, &fresh, &conv)))
+	if ((err = load(c, path, v1_max, &fresh, &conv)))
 		return err;
 	if (fstat(export_fd, &st))
 		return vlog_err(-errno, "cannot stat %s", export_path);

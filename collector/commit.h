@@ -61,9 +61,11 @@ struct vigil_commit {
 
 /* Opens PATH.state and loads it (converting a format-1 file, or a file of
  * another size, in place); cuts export_fd back to the size recorded;
- * forgets the entries not heard for forget_after seconds. */
+ * forgets the entries not heard for forget_after seconds. A table of max
+ * entries; v1_max: the entries a format-1 slot held (--max-agents, which
+ * placed its second slot). */
 int vigil_commit_open(struct vigil_commit *c, const char *export_path, int export_fd,
-		      unsigned max, double forget_after);
+		      unsigned max, unsigned v1_max, double forget_after);
 /* A stream's entry, or NULL. */
 const struct vigil_commit_entry *vigil_commit_find(const struct vigil_commit *c,
 						   const __u8 boot_id[16], uint32_t ring_id);

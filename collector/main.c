@@ -304,7 +304,7 @@ int main(int argc, char **argv)
 		 * one with no live connection to take the place of. */
 		err = vigil_commit_open(&c.commit, o.export_file, c.out.fd,
 					c.max_agents > c.max_conns ? c.max_agents : c.max_conns,
-					o.forget_after);
+					c.max_agents, o.forget_after);
 		if (err)
 			goto out;
 		c.commit.live = collector_conn_live;

@@ -93,23 +93,31 @@ ok $? "and forgotten once its connection is gone for 2 s"
 stop_collector
 
 # 4. A state file of format 1 (32-byte entries, no file header), as the
-# collector wrote before: read, its offsets kept, converted.
+# collector wrote before with the default --max-agents 256: slot 0 (older,
+# offset 10 records) at 0, slot 1 (newer, 20 records) past 256 entries. Read
+# (the newer slot, also with --max-conns above --max-agents), its offsets
+# kept, converted.
 OUT="$T_DIR/out4.json"
 : >"$OUT"
-$H - "$OUT.state" $B4 $((20 * REC)) <<'EOF'
+$H - "$OUT.state" $B4 $REC <<'EOF'
 import struct, sys
 def fnv(b, h):
     for x in b:
         h = ((h ^ x) * 16777619) & 0xffffffff
     return h
-entries = struct.pack('<16sIIQ', bytes.fromhex(sys.argv[2]), 7, 0, int(sys.argv[3]))
-hdr = struct.pack('<QQQII', 0x54534c4756, 3, 0, 1, 0)
-s = fnv(entries, fnv(hdr, 2166136261))
-open(sys.argv[1], 'wb').write(struct.pack('<QQQII', 0x54534c4756, 3, 0, 1, s) + entries)
+def slot(gen, offset):
+    entries = struct.pack('<16sIIQ', bytes.fromhex(sys.argv[2]), 7, 0, offset)
+    s = fnv(entries, fnv(struct.pack('<QQQII', 0x54534c4756, gen, 0, 1, 0), 2166136261))
+    return struct.pack('<QQQII', 0x54534c4756, gen, 0, 1, s) + entries
+rec = int(sys.argv[3])
+with open(sys.argv[1], 'wb') as f:
+    f.write(slot(3, 10 * rec))
+    f.seek(32 + 256 * 32)
+    f.write(slot(4, 20 * rec))
 EOF
-start_collector c6 "" --listen tcp://127.0.0.1:0 -o "$OUT" || exit 1
+start_collector c6 "" --listen tcp://127.0.0.1:0 -o "$OUT" --max-conns 300 || exit 1
 PORT=$COLL_PORT
-grep -q "$OUT.state: format 1, 256 entries a slot: rewritten as format 2, 256" "$T_DIR/c6.err"
+grep -q "$OUT.state: format 1, 256 entries a slot: rewritten as format 2, 300" "$T_DIR/c6.err"
 ok $? "a format-1 state file is read and rewritten as format 2"
 is "$(head -c 8 "$OUT.state")" VIGLSTAT "the file now starts with the format-2 header"
 S stream $B4 0 25 >/dev/null
