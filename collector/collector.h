@@ -62,7 +62,11 @@ struct conn {
 	int kind;			/* EP_CONN: first, as in every epoll item */
 	int fd;
 	char peer[64];
-	char addr[ADDR_MAX];		/* the peer's address, without port */
+	char host[ADDR_MAX];		/* the peer's address, without port: what
+					 * an identity is bound to */
+	__u8 addr[16];			/* the peer's address, IPv6 to its /64: the
+					 * unit of --max-conns-per-addr */
+	double last_rx;			/* bytes last received: idle since */
 	bool hello_done;
 	struct vigil_stream_peer hello;
 	struct agent *agent;
@@ -83,19 +87,34 @@ struct collector {
 	unsigned max_agents;
 	struct conn **conns;
 	unsigned max_conns, nconns;
-	struct conn **dead;		/* closed this round, freed after it */
+	unsigned max_per_addr;		/* 0: no cap (a collector in a fuzz target) */
+	uint64_t evicted;		/* connections closed to make room */
+	struct conn **dead;		/* closed this round, freed after it: room
+					 * for 2 * max_conns (see conn_room.c) */
 	unsigned ndead;
 	double hello_timeout, frame_timeout;
 	/* An identity stays with the address that last proved it this long
 	 * after its connection ends (--rebind-after): an agent whose address
 	 * changed waits that long, a stranger claiming it meanwhile is refused. */
 	double rebind_after;
+	double peer_timeout;		/* keepalive and TCP_USER_TIMEOUT (listen.c) */
 	uint64_t closed_hostile, refused;
 	uint8_t *udp_buf;		/* one datagram */
 	uint64_t udp_datagrams, udp_bad, udp_unknown;
 };
 
+/* Takes fd as a new connection, making room for it (conn_room.c); closes
+ * fd when it cannot. */
 int collector_conn_open(struct collector *c, int fd, const struct sockaddr *sa);
+/* The peer's address as --max-conns-per-addr counts it: IPv4 as mapped
+ * IPv6, IPv6 to its /64, anything else all zero. */
+void collector_conn_addr(const struct sockaddr *sa, __u8 key[16]);
+/* Makes room for one more connection from addr, evicting one if need be
+ * (conn_room.c); -EAGAIN when closed connections must be reaped first. */
+int collector_conn_room(struct collector *c, const __u8 addr[16]);
+/* True when the stream has a live connection (ctx: the collector); the
+ * commit table keeps its entry. */
+bool collector_conn_live(void *ctx, const __u8 boot_id[16], uint32_t ring_id);
 /* Reads what fd has and handles it; the connection may be gone after. */
 void collector_conn_readable(struct collector *c, struct conn *k);
 void collector_conn_close(struct collector *c, struct conn *k, const char *why);

@@ -2,15 +2,32 @@
 /* See commit.h. */
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include "commit.h"
 #include "log.h"
+#include "stream.h"
 
-#define STATE_MAGIC 0x54534c4756ull	/* "VGLST" */
+#define SLOT_MAGIC 0x54534c4756ull	/* "VGLST", each slot's, in both formats */
+#define FILE_MAGIC "VIGLSTAT"
+#define FORMAT 2
+#define V1_ENTRY 32			/* format 1: boot id, ring id, pad, offset */
+#define ENTRY_MAX 4096			/* a later format's entries, read in part */
+
+struct file_hdr {
+	char magic[8];		/* FILE_MAGIC */
+	__u32 format;		/* FORMAT */
+	__u32 entry_size;	/* bytes of an entry */
+	__u32 max;		/* entries a slot holds */
+	__u32 pad[2];
+	__u32 sum;		/* FNV-1a of the bytes before it */
+};
 
 struct slot_hdr {
 	__u64 magic;
@@ -20,9 +37,23 @@ struct slot_hdr {
 	__u32 sum;	/* FNV-1a over the header (sum 0) and the entries */
 };
 
-static size_t slot_size(unsigned max)
+/* Where a file's slots are. */
+struct layout {
+	off_t base;	/* slot 0 */
+	size_t esz;	/* bytes of an entry */
+	unsigned max;	/* entries a slot holds */
+};
+
+_Static_assert(sizeof(struct file_hdr) == 32 && sizeof(struct slot_hdr) == 32, "file layout");
+
+static size_t slot_size(const struct layout *l)
 {
-	return sizeof(struct slot_hdr) + (size_t)max * sizeof(struct vigil_commit_entry);
+	return sizeof(struct slot_hdr) + (size_t)l->max * l->esz;
+}
+
+static struct layout our_layout(const struct vigil_commit *c)
+{
+	return (struct layout){ sizeof(struct file_hdr), sizeof(struct vigil_commit_entry), c->max };
 }
 
 static uint32_t fnv(const void *p, size_t n, uint32_t h)
@@ -34,111 +65,306 @@ static uint32_t fnv(const void *p, size_t n, uint32_t h)
 	return h;
 }
 
-static uint32_t slot_sum(const struct slot_hdr *h, const struct vigil_commit_entry *e)
+static uint32_t slot_sum(const struct slot_hdr *h, const void *entries, size_t bytes)
 {
 	struct slot_hdr z = *h;
 
 	z.sum = 0;
-	return fnv(e, (size_t)h->n * sizeof(*e), fnv(&z, sizeof(z), 2166136261u));
+	return fnv(entries, bytes, fnv(&z, sizeof(z), 2166136261u));
 }
 
-/* Reads slot i; 0 when valid. */
-static int read_slot(struct vigil_commit *c, unsigned i, struct slot_hdr *h)
+/* Reads slot i of layout l into buf (slot_size(l) bytes); 0 when valid. */
+static int read_slot(int fd, const struct layout *l, unsigned i, struct slot_hdr *h, void *buf)
 {
-	size_t sz = slot_size(c->max);
-	ssize_t n = pread(c->fd, c->slot, sz, (off_t)i * sz);
+	size_t sz = slot_size(l);
+	ssize_t n = pread(fd, buf, sz, l->base + (off_t)i * sz);
 
 	if (n < (ssize_t)sizeof(*h))
 		return -ENOENT;
-	memcpy(h, c->slot, sizeof(*h));
-	if (h->magic != STATE_MAGIC || h->n > c->max ||
-	    (size_t)n < sizeof(*h) + (size_t)h->n * sizeof(struct vigil_commit_entry) ||
-	    slot_sum(h, (const void *)((char *)c->slot + sizeof(*h))) != h->sum)
+	memcpy(h, buf, sizeof(*h));
+	if (h->magic != SLOT_MAGIC || h->n > l->max ||
+	    (size_t)n < sizeof(*h) + (size_t)h->n * l->esz ||
+	    slot_sum(h, (char *)buf + sizeof(*h), (size_t)h->n * l->esz) != h->sum)
 		return -EBADMSG;
 	return 0;
 }
 
-int vigil_commit_open(struct vigil_commit *c, const char *export_path, int export_fd,
-		      unsigned max)
+static double now_s(void)
 {
+	return (double)time(NULL);
+}
+
+static bool live(const struct vigil_commit *c, const struct vigil_commit_entry *e)
+{
+	return c->live && c->live(c->live_ctx, e->boot_id, e->ring_id);
+}
+
+static void forget(struct vigil_commit *c, unsigned i, const char *why)
+{
+	struct vigil_commit_entry *e = &c->e[i];
+	char boot[33];
+
+	vigil_boot_id_str(e->boot_id, boot);
+	vlog_info("forgetting stream boot %s ring %u (written to offset %llu, last heard %.0f s "
+		  "ago): %s", boot, e->ring_id, (unsigned long long)e->offset,
+		  now_s() - (double)e->last_seen, why);
+	c->e[i] = c->e[--c->n];
+}
+
+/* Room for one more entry: the one least recently heard with no live
+ * connection goes. */
+static int make_room(struct vigil_commit *c)
+{
+	int victim = -1;
+	char why[64];
+
+	for (unsigned i = 0; i < c->n; i++)
+		if ((victim < 0 || c->e[i].last_seen < c->e[victim].last_seen) && !live(c, &c->e[i]))
+			victim = i;
+	if (victim < 0)
+		return vlog_err(-ENOSPC, "stream table full (%u entries), every one with a live "
+				"connection", c->n);
+	snprintf(why, sizeof(why), "the table of %u is full", c->max);
+	forget(c, victim, why);
+	c->evicted++;
+	return 0;
+}
+
+/* Appends e, making room if need be. */
+static int add(struct vigil_commit *c, const struct vigil_commit_entry *e)
+{
+	int err;
+
+	if (c->n == c->max && (err = make_room(c)))
+		return err;
+	c->e[c->n++] = *e;
+	return 0;
+}
+
+/* Reads the file into the table. *fresh: nothing was loaded; *convert: the
+ * file is to be written anew in our layout. */
+static int load(struct vigil_commit *c, const char *path, unsigned v1_max, bool *fresh,
+		bool *convert)
+{
+	struct file_hdr fh;
 	struct slot_hdr h[2];
-	int ok[2], best;
+	struct layout l;
+	ssize_t got = pread(c->fd, &fh, sizeof(fh), 0);
+	int ok[2], best, err = 0;
+	void *buf;
+
+	*fresh = *convert = true;
+	if (got < 0)
+		return vlog_err(-errno, "cannot read %s", path);
+	if (got == 0)
+		return 0;	/* a first start */
+	if (got == sizeof(fh) && !memcmp(fh.magic, FILE_MAGIC, 8)) {
+		if (fnv(&fh, offsetof(struct file_hdr, sum), 2166136261u) != fh.sum ||
+		    fh.format != FORMAT || fh.entry_size < V1_ENTRY || fh.entry_size > ENTRY_MAX ||
+		    fh.entry_size % 8 || !fh.max || fh.max > 1u << 20)
+			return vlog_err(-EBADMSG, "%s: a state file this collector cannot read "
+					"(format %u, entry size %u, %u entries)", path, fh.format,
+					fh.entry_size, fh.max);
+		l = (struct layout){ sizeof(fh), fh.entry_size, fh.max };
+	} else {
+		/* Format 1: slots placed by --max-agents, which must be the one
+		 * that wrote them. */
+		l = (struct layout){ 0, V1_ENTRY, v1_max };
+	}
+	*convert = l.base != sizeof(fh) || l.esz != sizeof(*c->e) || l.max != c->max;
+	if (!(buf = malloc(slot_size(&l))))
+		return -ENOMEM;
+	ok[0] = !read_slot(c->fd, &l, 0, &h[0], buf);
+	ok[1] = !read_slot(c->fd, &l, 1, &h[1], buf);
+	if (!ok[0] && !ok[1]) {
+		vlog_info("%s holds no valid record: starting without one", path);
+		goto out;
+	}
+	best = ok[0] && ok[1] ? h[1].gen > h[0].gen : ok[1];
+	read_slot(c->fd, &l, best, &h[best], buf);
+	c->gen = h[best].gen;
+	c->export_size = h[best].export_size;
+	*fresh = false;
+	for (unsigned i = 0; i < h[best].n && !err; i++) {
+		struct vigil_commit_entry e = {};
+
+		memcpy(&e, (char *)buf + sizeof(struct slot_hdr) + i * l.esz,
+		       l.esz < sizeof(e) ? l.esz : sizeof(e));
+		if (!e.last_seen)	/* format 1: heard now, as far as we know */
+			e.last_seen = now_s();
+		err = add(c, &e);	/* a smaller table: the least recently heard go */
+	}
+	if (*convert)
+		vlog_info("%s: format %u, %u entries a slot: rewritten as format %u, %u", path,
+			  l.base ? FORMAT : 1, l.max, FORMAT, c->max);
+out:
+	free(buf);
+	return err;
+}
+
+/* Writes the table to a new file in our layout and renames it over path:
+ * the file header is never written in place. */
+static int convert(struct vigil_commit *c, const char *path)
+{
+	size_t len = strlen(path) + sizeof(".tmp");
+	char tmp[len], dir[len];
+	struct file_hdr fh = { .magic = FILE_MAGIC, .format = FORMAT,
+			       .entry_size = sizeof(*c->e), .max = c->max };
+	int fd, old = c->fd, dfd, err;
+
+	snprintf(tmp, len, "%s.tmp", path);
+	fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+	if (fd < 0)
+		return vlog_err(-errno, "cannot create %s", tmp);
+	fh.sum = fnv(&fh, offsetof(struct file_hdr, sum), 2166136261u);
+	c->fd = fd;
+	if (pwrite(fd, &fh, sizeof(fh), 0) != sizeof(fh))
+		err = vlog_err(errno ? -errno : -EIO, "cannot write %s", tmp);
+	else if (!(err = vigil_commit_write(c, c->export_size)) && (fsync(fd) || rename(tmp, path)))
+		err = vlog_err(-errno, "cannot put %s in place", tmp);
+	if (err) {
+		c->fd = old;
+		close(fd);
+		unlink(tmp);
+		return err;
+	}
+	close(old);
+	snprintf(dir, len, "%s", path);
+	if ((dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
+		fsync(dfd);	/* the new name */
+		close(dfd);
+	}
+	return 0;
+}
+
+int vigil_commit_open(struct vigil_commit *c, const char *export_path, int export_fd,
+		      unsigned max, unsigned v1_max, double forget_after)
+{
 	size_t len = strlen(export_path) + sizeof(".state");
 	char path[len];
+	struct layout l;
+	bool fresh, conv;
 	struct stat st;
+	int err;
 
-	*c = (struct vigil_commit){ .fd = -1, .max = max };
+	*c = (struct vigil_commit){ .fd = -1, .max = max, .forget_after = forget_after };
 	snprintf(path, len, "%s.state", export_path);
+	l = our_layout(c);
 	c->e = calloc(max, sizeof(*c->e));
-	c->slot = malloc(slot_size(max));
+	c->slot = malloc(slot_size(&l));
 	if (!c->e || !c->slot)
 		return -ENOMEM;
 	c->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0640);
 	if (c->fd < 0)
 		return vlog_err(-errno, "cannot open %s", path);
-	ok[0] = !read_slot(c, 0, &h[0]);
-	ok[1] = !read_slot(c, 1, &h[1]);
-	if (!ok[0] && !ok[1])
-		return 0;	/* a first start */
-	best = ok[0] && ok[1] ? h[1].gen > h[0].gen : ok[1];
-	read_slot(c, best, &h[best]);
-	c->gen = h[best].gen;
-	c->n = h[best].n;
-	c->export_size = h[best].export_size;
-	memcpy(c->e, (char *)c->slot + sizeof(struct slot_hdr), c->n * sizeof(*c->e));
-	if (!fstat(export_fd, &st) && (uint64_t)st.st_size > c->export_size) {
+	if ((err = load(c, path, v1_max, &fresh, &conv)))
+		return err;
+	if (fstat(export_fd, &st))
+		return vlog_err(-errno, "cannot stat %s", export_path);
+	if (fresh) {
+		c->export_size = st.st_size;	/* nothing recorded: all of it stays */
+	} else if ((uint64_t)st.st_size > c->export_size) {
 		/* Written, never acknowledged: the agents send it again. */
 		vlog_info("%s: dropping %llu bytes written after the last acknowledgement",
 			  export_path, (unsigned long long)(st.st_size - c->export_size));
 		if (ftruncate(export_fd, c->export_size))
 			return vlog_err(-errno, "cannot cut %s back", export_path);
 	}
-	return 0;
+	vigil_commit_retire(c);
+	return conv ? convert(c, path) : 0;
+}
+
+static int find(const struct vigil_commit *c, const __u8 boot_id[16], uint32_t ring_id)
+{
+	for (unsigned i = 0; i < c->n; i++)
+		if (c->e[i].ring_id == ring_id && !memcmp(c->e[i].boot_id, boot_id, 16))
+			return i;
+	return -1;
+}
+
+const struct vigil_commit_entry *vigil_commit_find(const struct vigil_commit *c,
+						   const __u8 boot_id[16], uint32_t ring_id)
+{
+	int i = find(c, boot_id, ring_id);
+
+	return i < 0 ? NULL : &c->e[i];
+}
+
+int vigil_commit_put(struct vigil_commit *c, const struct vigil_commit_entry *e)
+{
+	struct vigil_commit_entry x = *e;
+	int i = find(c, e->boot_id, e->ring_id);
+
+	x.pad = 0;
+	x.last_seen = now_s();
+	if (i >= 0) {
+		c->e[i] = x;
+		return 0;
+	}
+	return add(c, &x);
 }
 
 int64_t vigil_commit_get(const struct vigil_commit *c, const __u8 boot_id[16], uint32_t ring_id)
 {
-	for (unsigned i = 0; i < c->n; i++)
-		if (c->e[i].ring_id == ring_id && !memcmp(c->e[i].boot_id, boot_id, 16))
-			return c->e[i].offset;
-	return -1;
+	const struct vigil_commit_entry *e = vigil_commit_find(c, boot_id, ring_id);
+
+	return e ? (int64_t)e->offset : -1;
 }
 
 int vigil_commit_set(struct vigil_commit *c, const __u8 boot_id[16], uint32_t ring_id,
 		     uint64_t offset)
 {
-	unsigned i;
+	const struct vigil_commit_entry *old = vigil_commit_find(c, boot_id, ring_id);
+	struct vigil_commit_entry e = {};
 
-	for (i = 0; i < c->n; i++)
-		if (c->e[i].ring_id == ring_id && !memcmp(c->e[i].boot_id, boot_id, 16))
-			break;
-	if (i == c->n) {
-		if (c->n == c->max)
-			return -ENOSPC;
-		c->n++;
-		memcpy(c->e[i].boot_id, boot_id, 16);
-		c->e[i].ring_id = ring_id;
+	if (old)
+		e = *old;
+	memcpy(e.boot_id, boot_id, 16);
+	e.ring_id = ring_id;
+	e.offset = offset;
+	return vigil_commit_put(c, &e);
+}
+
+void vigil_commit_retire(struct vigil_commit *c)
+{
+	double now = now_s();
+	char why[64];
+
+	if (!c->forget_after)
+		return;
+	snprintf(why, sizeof(why), "not heard for --forget-after %.0f s", c->forget_after);
+	for (unsigned i = 0; i < c->n;) {
+		struct vigil_commit_entry *e = &c->e[i];
+
+		if (now - (double)e->last_seen <= c->forget_after) {
+			i++;
+		} else if (live(c, e)) {
+			e->last_seen = now;	/* connected is heard */
+			i++;
+		} else {
+			forget(c, i, why);
+			c->retired++;
+		}
 	}
-	c->e[i].offset = offset;
-	return 0;
 }
 
 int vigil_commit_write(struct vigil_commit *c, uint64_t export_size)
 {
+	struct layout l = our_layout(c);
 	struct slot_hdr h = {
-		.magic = STATE_MAGIC,
+		.magic = SLOT_MAGIC,
 		.gen = ++c->gen,
 		.export_size = export_size,
 		.n = c->n,
 	};
-	size_t n = sizeof(h) + (size_t)c->n * sizeof(*c->e);
+	size_t bytes = (size_t)c->n * sizeof(*c->e), n = sizeof(h) + bytes;
 
 	if (c->fd < 0)
 		return 0;
-	h.sum = slot_sum(&h, c->e);
+	h.sum = slot_sum(&h, c->e, bytes);
 	memcpy(c->slot, &h, sizeof(h));
-	memcpy((char *)c->slot + sizeof(h), c->e, (size_t)c->n * sizeof(*c->e));
-	if (pwrite(c->fd, c->slot, n, (off_t)(c->gen & 1) * slot_size(c->max)) != (ssize_t)n)
+	memcpy((char *)c->slot + sizeof(h), c->e, bytes);
+	if (pwrite(c->fd, c->slot, n, l.base + (off_t)(c->gen & 1) * slot_size(&l)) != (ssize_t)n)
 		return vlog_err(-errno, "cannot record what was written out");
 	c->export_size = export_size;
 	return 0;

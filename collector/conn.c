@@ -21,7 +21,7 @@ _Static_assert(CONN_BUF >= 4 * VIGIL_STREAM_REC_MAX, "a connection buffer holds 
 
 _Static_assert(ADDR_MAX >= INET6_ADDRSTRLEN, "an address fits");
 
-/* addr: the address alone (what an identity is bound to); peer: with port. */
+/* host: the address alone (what an identity is bound to); peer: with port. */
 static void peer_name(const struct sockaddr *sa, char addr[ADDR_MAX], char *peer, size_t n)
 {
 	strcpy(addr, "?");
@@ -44,11 +44,14 @@ int collector_conn_open(struct collector *c, int fd, const struct sockaddr *sa)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
 	struct conn *k;
+	__u8 addr[16];
+	int err;
 
-	if (c->nconns == c->max_conns) {
+	collector_conn_addr(sa, addr);
+	if ((err = collector_conn_room(c, addr))) {
 		c->refused++;
 		close(fd);
-		return -EMFILE;
+		return err;
 	}
 	k = calloc(1, sizeof(*k));
 	if (k)
@@ -60,12 +63,12 @@ int collector_conn_open(struct collector *c, int fd, const struct sockaddr *sa)
 	}
 	k->kind = EP_CONN;
 	k->fd = fd;
-	k->opened = vigil_stream_now();
-	peer_name(sa, k->addr, k->peer, sizeof(k->peer));
+	k->opened = k->last_rx = vigil_stream_now();
+	memcpy(k->addr, addr, 16);
+	peer_name(sa, k->host, k->peer, sizeof(k->peer));
 	ev.data.ptr = k;
 	if (epoll_ctl(c->epfd, EPOLL_CTL_ADD, fd, &ev)) {
-		int err = -errno;
-
+		err = -errno;
 		free(k->buf);
 		free(k);
 		close(fd);
@@ -120,7 +123,7 @@ static void hostile(struct collector *c, struct conn *k, const char *why)
 static const char *identity_taken(const struct collector *c, const struct agent *a,
 				  const struct conn *k)
 {
-	if (!a->owner[0] || !strcmp(a->owner, k->addr))
+	if (!a->owner[0] || !strcmp(a->owner, k->host))
 		return NULL;
 	if (a->conn)
 		return "is connected from another address";
@@ -151,7 +154,7 @@ static int take_hello(struct collector *c, struct conn *k, size_t *p)
 	if (a->conn)
 		collector_conn_close(c, a->conn, "replaced by a new connection of the same agent");
 	a->conn = k;
-	snprintf(a->owner, sizeof(a->owner), "%s", k->addr);
+	snprintf(a->owner, sizeof(a->owner), "%s", k->host);
 	k->agent = a;
 	k->hello_done = true;
 	k->offset = k->acked = k->hello.start_offset;
@@ -254,6 +257,7 @@ void collector_conn_readable(struct collector *c, struct conn *k)
 			break;
 		}
 		k->len += n;
+		k->last_rx = vigil_stream_now();
 		if (take(c, k))
 			return;	/* closed */
 		if (c->batch.len > BATCH_FLUSH && flush(c, k))

@@ -5,7 +5,6 @@
  * (lib/event_format.c), publishes them to NATS JetStream if asked
  * (publish.h), and acknowledges what it has written.
  */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -15,15 +14,11 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 #include "collector.h"
+#include "listen.h"
 #include "log.h"
 #include "version.h"
 
 #define MAX_LISTEN 8
-
-struct listener {
-	int kind;	/* EP_LISTEN_TCP */
-	int fd;
-};
 
 static volatile sig_atomic_t stop;
 
@@ -64,11 +59,21 @@ static const char usage_text[] =
 	"                                   (default: the URL's host)\n"
 	"      --publish-wait S             seconds an attempt waits for JetStream (default 5)\n"
 	"      --max-agents N               agent streams remembered (default 256)\n"
-	"      --max-conns N                connections at once (default 256; each costs 256 KiB)\n"
+	"      --max-conns N                connections at once (default 256; each costs 256 KiB);\n"
+	"                                   when full, a new one evicts the longest-idle\n"
+	"                                   connection of the address holding the most\n"
+	"      --max-conns-per-addr N       connections of one address (IPv6: one /64) at once\n"
+	"                                   (default 32); past it, a new one evicts that\n"
+	"                                   address's longest-idle connection\n"
 	"      --hello-timeout S            seconds a new connection has to say hello (default 5)\n"
 	"      --frame-timeout S            seconds a started record may stay unfinished (default 10)\n"
 	"      --rebind-after S             seconds an agent identity stays bound to the address\n"
 	"                                   that proved it, once its connection ends (default 60)\n"
+	"      --peer-timeout S             seconds before a peer that stopped answering (host\n"
+	"                                   gone, link cut) is dropped: TCP keepalive and\n"
+	"                                   TCP_USER_TIMEOUT (default 60; 2 to 3600)\n"
+	"      --forget-after DURATION      forget the recorded offset of an agent stream not\n"
+	"                                   heard for DURATION: N[s|m|h|d] (default 7d)\n"
 	"  -v, --verbose                    debug output on stderr\n"
 	"  -h, --help                       this text\n"
 	"  -V, --version                    version and event schema\n";
@@ -78,8 +83,8 @@ struct options {
 	int nlisten;
 	const char *export_file;
 	struct vigil_pub_config pub;
-	uint64_t max_mb, backups, max_agents, max_conns;
-	double hello_timeout, frame_timeout, rebind_after;
+	uint64_t max_mb, backups, max_agents, max_conns, max_per_addr;
+	double hello_timeout, frame_timeout, rebind_after, peer_timeout, forget_after;
 	bool fsync;
 };
 
@@ -96,10 +101,35 @@ static int parse_num(const char *opt, const char *s, double max, double *out)
 	return 0;
 }
 
+/* A duration: a number of seconds, or of minutes, hours, days with the
+ * suffix m, h, d (s for seconds also taken); 1 s to 3650 days. */
+static int parse_duration(const char *opt, const char *s, double *out)
+{
+	static const struct { char unit; double secs; } units[] = {
+		{ 's', 1 }, { 'm', 60 }, { 'h', 3600 }, { 'd', 86400 } };
+	char *end;
+	double v, mult = 1;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (!errno && end != s && *end && !end[1]) {
+		mult = 0;
+		for (unsigned i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+			if (*end == units[i].unit)
+				mult = units[i].secs, end++;
+	}
+	if (errno || end == s || *end || !mult || !(v * mult >= 1 && v * mult <= 3650 * 86400.0))
+		return vlog_err(-EINVAL, "invalid value '%s' for %s: want N[s|m|h|d], "
+				"1 s to 3650 d", s, opt);
+	*out = v * mult;
+	return 0;
+}
+
 static int parse_options(int argc, char **argv, struct options *o)
 {
-	enum { O_MAXSIZE = 256, O_BACKUPS, O_AGENTS, O_CONNS, O_HELLO, O_FRAME, O_REBIND, O_FSYNC, O_PUB, O_PUB_SUBJ,
-	       O_PUB_STREAM, O_PUB_CREDS, O_PUB_WAIT, O_PUB_CA, O_PUB_CERT, O_PUB_KEY, O_PUB_NAME };
+	enum { O_MAXSIZE = 256, O_BACKUPS, O_AGENTS, O_CONNS, O_PER_ADDR, O_HELLO, O_FRAME, O_PEER,
+	       O_FORGET, O_REBIND, O_FSYNC, O_PUB, O_PUB_SUBJ, O_PUB_STREAM, O_PUB_CREDS, O_PUB_WAIT,
+	       O_PUB_CA, O_PUB_CERT, O_PUB_KEY, O_PUB_NAME };
 	static const struct option longopts[] = {
 		{ "listen", required_argument, NULL, 'l' },
 		{ "export-file", required_argument, NULL, 'o' },
@@ -107,10 +137,13 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "export-file-max-backups", required_argument, NULL, O_BACKUPS },
 		{ "max-agents", required_argument, NULL, O_AGENTS },
 		{ "max-conns", required_argument, NULL, O_CONNS },
+		{ "max-conns-per-addr", required_argument, NULL, O_PER_ADDR },
 		{ "hello-timeout", required_argument, NULL, O_HELLO },
 		{ "frame-timeout", required_argument, NULL, O_FRAME },
 		{ "rebind-after", required_argument, NULL, O_REBIND },
 		{ "fsync", no_argument, NULL, O_FSYNC },
+		{ "peer-timeout", required_argument, NULL, O_PEER },
+		{ "forget-after", required_argument, NULL, O_FORGET },
 		{ "publish", required_argument, NULL, O_PUB },
 		{ "publish-subject", required_argument, NULL, O_PUB_SUBJ },
 		{ "publish-stream", required_argument, NULL, O_PUB_STREAM },
@@ -130,7 +163,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 	int ch;
 
 	*o = (struct options){ .max_mb = 10, .backups = 5, .max_agents = 256, .max_conns = 256,
-			       .hello_timeout = 5, .frame_timeout = 10, .rebind_after = 60,
+			       .max_per_addr = 32, .hello_timeout = 5, .frame_timeout = 10,
+			       .rebind_after = 60, .peer_timeout = 60, .forget_after = 7 * 86400,
 			       .pub = { .prefix = "vigil", .stream = "VIGIL", .wait = 5, .stop = &stop } };
 	while ((ch = getopt_long(argc, argv, "l:o:vhV", longopts, NULL)) != -1) {
 		switch (ch) {
@@ -159,6 +193,20 @@ static int parse_options(int argc, char **argv, struct options *o)
 			if (parse_num("--max-conns", optarg, 65536, &v) || v < 1)
 				return vlog_err(-EINVAL, "--max-conns wants 1 to 65536");
 			o->max_conns = v;
+			break;
+		case O_PER_ADDR:
+			if (parse_num("--max-conns-per-addr", optarg, 65536, &v) || v < 1)
+				return vlog_err(-EINVAL, "--max-conns-per-addr wants 1 to 65536");
+			o->max_per_addr = v;
+			break;
+		case O_PEER:
+			if (parse_num("--peer-timeout", optarg, 3600, &o->peer_timeout) ||
+			    o->peer_timeout < 2)
+				return vlog_err(-EINVAL, "--peer-timeout wants 2 to 3600 seconds");
+			break;
+		case O_FORGET:
+			if (parse_duration("--forget-after", optarg, &o->forget_after))
+				return -EINVAL;
 			break;
 		case O_HELLO:
 			if (parse_num("--hello-timeout", optarg, 3600, &o->hello_timeout))
@@ -210,71 +258,20 @@ static int parse_options(int argc, char **argv, struct options *o)
 	return 0;
 }
 
-static int listen_on(struct collector *c, const char *url, struct listener *l)
-{
-	struct sockaddr_storage ss;
-	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = l };
-	unsigned len;
-	socklen_t sl = sizeof(ss);
-	char host[INET6_ADDRSTRLEN] = "?";
-	int type, one = 1, err;
-
-	if ((err = vigil_stream_url(url, &type, &ss, &len)))
-		return err;
-	l->kind = type == SOCK_STREAM ? EP_LISTEN_TCP : EP_LISTEN_UDP;
-	l->fd = socket(ss.ss_family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (l->fd < 0)
-		return vlog_err(-errno, "--listen %s: socket", url);
-	setsockopt(l->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (type == SOCK_DGRAM) {
-		int rcvbuf = 8 << 20;	/* bursts of datagrams wait here */
-
-		setsockopt(l->fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
-	}
-	if (bind(l->fd, (struct sockaddr *)&ss, len) ||
-	    (type == SOCK_STREAM && listen(l->fd, 128)))
-		return vlog_err(-errno, "--listen %s: cannot listen", url);
-	if (epoll_ctl(c->epfd, EPOLL_CTL_ADD, l->fd, &ev))
-		return vlog_err(-errno, "--listen %s: epoll", url);
-	getsockname(l->fd, (struct sockaddr *)&ss, &sl);
-	if (ss.ss_family == AF_INET)
-		inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, host, sizeof(host));
-	else
-		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, host, sizeof(host));
-	vlog_info(ss.ss_family == AF_INET ? "listening on %s://%s:%u" : "listening on %s://[%s]:%u",
-		  type == SOCK_STREAM ? "tcp" : "udp", host,
-		  ntohs(((struct sockaddr_in *)&ss)->sin_port));
-	return 0;
-}
-
-static void accept_all(struct collector *c, struct listener *l)
-{
-	for (;;) {
-		struct sockaddr_storage ss;
-		socklen_t sl = sizeof(ss);
-		int fd = accept4(l->fd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
-
-		if (fd < 0)
-			return;
-		if (collector_conn_open(c, fd, (struct sockaddr *)&ss) == -EMFILE)
-			vlog_info("refusing a connection: --max-conns reached");
-	}
-}
-
-static void run(struct collector *c)
+static void run(struct collector *c, struct listener *ls, int nls)
 {
 	struct epoll_event evs[64];
-	double last = 0;
+	double last = 0, last_retire = 0;
 
 	while (!stop) {
-		int n = epoll_wait(c->epfd, evs, 64, 500);
+		int n = epoll_wait(c->epfd, evs, 64, collector_listen_resume(c, ls, nls, 500));
 		double now;
 
 		for (int i = 0; i < n && !stop; i++) {	/* stopping: no new batch */
 			int kind = *(int *)evs[i].data.ptr;
 
 			if (kind == EP_LISTEN_TCP) {
-				accept_all(c, evs[i].data.ptr);
+				collector_accept(c, evs[i].data.ptr);
 			} else if (kind == EP_LISTEN_UDP) {
 				collector_udp_readable(c, ((struct listener *)evs[i].data.ptr)->fd);
 			} else {
@@ -291,6 +288,10 @@ static void run(struct collector *c)
 			collector_conn_timeouts(c, now);
 			collector_conn_reap(c);
 		}
+		if (now - last_retire >= 1) {
+			last_retire = now;
+			vigil_commit_retire(&c->commit);
+		}
 	}
 }
 
@@ -299,6 +300,7 @@ int main(int argc, char **argv)
 	struct listener listeners[MAX_LISTEN] = {};
 	struct collector c = { .epfd = -1, .out = { .fd = -1 }, .commit = { .fd = -1 } };
 	struct options o;
+	uint64_t pauses = 0, accept_refused = 0;
 	int err = 0;
 
 	vlog_prog = "vigil-collector";
@@ -313,9 +315,11 @@ int main(int argc, char **argv)
 	c.hello_timeout = o.hello_timeout;
 	c.frame_timeout = o.frame_timeout;
 	c.rebind_after = o.rebind_after;
+	c.peer_timeout = o.peer_timeout;
+	c.max_per_addr = o.max_per_addr;
 	c.agents = calloc(c.max_agents, sizeof(*c.agents));
 	c.conns = calloc(c.max_conns, sizeof(*c.conns));
-	c.dead = calloc(c.max_conns, sizeof(*c.dead));
+	c.dead = calloc(2 * c.max_conns, sizeof(*c.dead));
 	c.udp_buf = malloc(VIGIL_STREAM_DGRAM_MAX + 1);
 	if (!c.agents || !c.conns || !c.dead || !c.udp_buf) {
 		err = vlog_err(-ENOMEM, "cannot allocate tables");
@@ -328,9 +332,15 @@ int main(int argc, char **argv)
 			goto out;
 		}
 		c.out.sync = o.fsync;
-		err = vigil_commit_open(&c.commit, o.export_file, c.out.fd, c.max_agents);
+		/* At least --max-conns entries: then a new stream always finds
+		 * one with no live connection to take the place of. */
+		err = vigil_commit_open(&c.commit, o.export_file, c.out.fd,
+					c.max_agents > c.max_conns ? c.max_agents : c.max_conns,
+					c.max_agents, o.forget_after);
 		if (err)
 			goto out;
+		c.commit.live = collector_conn_live;
+		c.commit.live_ctx = &c;
 		if (c.commit.gen && c.out.size > c.commit.export_size)
 			c.out.size = c.commit.export_size;	/* cut back at open */
 	} else if (!o.pub.urls) {
@@ -344,14 +354,24 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	for (int i = 0; i < o.nlisten; i++)
-		if ((err = listen_on(&c, o.listen[i], &listeners[i])))
+		if ((err = collector_listen(&c, o.listen[i], &listeners[i])))
 			goto out;
-	run(&c);
+	run(&c, listeners, o.nlisten);
+	for (int i = 0; i < o.nlisten; i++) {
+		pauses += listeners[i].pauses;
+		accept_refused += listeners[i].refused;
+	}
 	vlog_info("stopping: %llu connections closed for bad input, %llu refused; "
+		  "accept paused %llu times (%llu attempts out of descriptors or memory); "
 		  "%llu datagrams, %llu bad, %llu from agents not yet known",
 		  (unsigned long long)c.closed_hostile, (unsigned long long)c.refused,
+		  (unsigned long long)pauses, (unsigned long long)accept_refused,
 		  (unsigned long long)c.udp_datagrams, (unsigned long long)c.udp_bad,
 		  (unsigned long long)c.udp_unknown);
+	vlog_info("%llu connections evicted to make room; %llu stream offsets forgotten after "
+		  "--forget-after, %llu to make room in the table",
+		  (unsigned long long)c.evicted, (unsigned long long)c.commit.retired,
+		  (unsigned long long)c.commit.evicted);
 out:
 	while (c.nconns)
 		collector_conn_close(&c, c.conns[0], NULL);

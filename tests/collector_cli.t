@@ -3,7 +3,7 @@
 # and every option in --help documented in its man page.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/stream_lib.sh"
-plan 8
+plan 10
 "$COLLECTOR" >/dev/null 2>"$T_DIR/err"
 [ $? -eq 2 ] && grep -q 'no --listen' "$T_DIR/err"
 ok $? "no --listen: refused, with exit status 2"
@@ -22,6 +22,13 @@ ok $? "a stream name JetStream would refuse is refused first, naming the option"
 "$COLLECTOR" --listen tcp://127.0.0.1:0 --publish nats://127.0.0.1:1 --publish-wait nan >/dev/null 2>"$T_DIR/err"
 [ $? -eq 2 ] && [ "$(wc -l <"$T_DIR/err")" = 1 ] && grep -q "invalid value 'nan' for --publish-wait" "$T_DIR/err"
 ok $? "--publish-wait nan is refused, in one line"
+"$COLLECTOR" --listen tcp://127.0.0.1:0 --forget-after 7x >/dev/null 2>"$T_DIR/err"
+[ $? -eq 2 ] && grep -q -- "invalid value '7x' for --forget-after: want N\[s|m|h|d\]" "$T_DIR/err"
+ok $? "a --forget-after without a known unit is refused, naming the forms taken"
+"$COLLECTOR" --listen tcp://127.0.0.1:0 --max-conns-per-addr 0 >/dev/null 2>"$T_DIR/err"
+[ $? -eq 2 ] && "$COLLECTOR" --listen tcp://127.0.0.1:0 --peer-timeout 1 >/dev/null 2>&1
+[ $? -eq 2 ]
+ok $? "--max-conns-per-addr 0 and --peer-timeout 1 are refused"
 "$COLLECTOR" -V | grep -q 'event schema [0-9]*, stream [0-9]*'
 ok $? "--version names the event schema and the stream version"
 missing=$("$COLLECTOR" --help | grep -o -- '--[a-z][a-z0-9-]*' | sort -u | while read -r opt; do

@@ -12,7 +12,7 @@ plan $(( $(echo $CASES | wc -w) + 11 ))
 OUT="$T_DIR/out.json"
 
 start_collector c "" --listen tcp://127.0.0.1:0 -o "$OUT" --hello-timeout 1 --frame-timeout 1 \
-	--max-conns 80 || exit 1
+	--max-conns 80 --max-conns-per-addr 100 || exit 1
 PORT=$COLL_PORT
 start_agent --send "tcp://127.0.0.1:$PORT" --no-procfs --poll-ms 20 || exit 1
 wait_for 10 grep -q 'connected' "$T_DIR/agent.err"
