@@ -21,7 +21,7 @@ struct agent *collector_agent_find(struct collector *c, const __u8 boot_id[16], 
 struct agent *collector_agent_get(struct collector *c, const struct vigil_stream_peer *p)
 {
 	struct agent *a = NULL, *spare = NULL;
-	int64_t written;
+	const struct vigil_commit_entry *e;
 
 	for (unsigned i = 0; i < c->max_agents; i++) {
 		struct agent *x = &c->agents[i];
@@ -48,14 +48,29 @@ struct agent *collector_agent_get(struct collector *c, const struct vigil_stream
 	memcpy(a->boot_id, p->boot_id, 16);
 	a->ring_id = p->ring_id;
 	vigil_boot_id_str(a->boot_id, a->boot_str);
-	written = vigil_commit_get(&c->commit, a->boot_id, a->ring_id);
-	a->written = written >= 0 ? (uint64_t)written : p->start_offset;
+	e = vigil_commit_find(&c->commit, a->boot_id, a->ring_id);
+	a->written = e ? e->offset : p->start_offset;
 	a->out = a->written;
 	/* Nothing below the first hello's offset was written here: a later
-	 * hello below it proves this one false, as a jump would. */
-	if (written < 0 && p->start_offset)
+	 * hello below it proves this one false, as a jump would. A collector
+	 * restarted keeps the last hole it recorded. */
+	if (!e && p->start_offset)
 		a->holes[a->nholes++] = (struct agent_hole){ 0, p->start_offset, 0, false };
+	else if (e && e->hole_from < e->hole_to && e->hole_to <= e->offset)
+		a->holes[a->nholes++] = (struct agent_hole){ e->hole_from, e->hole_to, 0, false };
 	return a;
+}
+
+int collector_agent_commit(struct collector *c, const struct agent *a)
+{
+	struct vigil_commit_entry e = { .ring_id = a->ring_id, .offset = a->written };
+
+	memcpy(e.boot_id, a->boot_id, 16);
+	if (a->nholes) {
+		e.hole_from = a->holes[a->nholes - 1].from;
+		e.hole_to = a->holes[a->nholes - 1].to;
+	}
+	return vigil_commit_put(&c->commit, &e);
 }
 
 /* A gap is an event too, in the stream's own place, so whoever reads the

@@ -147,6 +147,10 @@ void collector_agent_report(const struct agent *a);
 /* a's lines past a->out did not go out: they are taken again when the
  * agent sends them again (it resumes at what was acknowledged). */
 void collector_agent_rewind(struct agent *a);
+/* Records a's progress in the state file's table (in memory until the next
+ * vigil_commit_write): its offset written and its last hole, so that a
+ * collector restarted can still prove that jump false. */
+int collector_agent_commit(struct collector *c, const struct agent *a);
 /* Moves every connection's deadlines (hello, unfinished frame) later by
  * secs: the collector held that long and read nobody meanwhile. */
 void collector_conn_postpone(struct collector *c, double secs);

@@ -304,27 +304,6 @@ int vigil_commit_put(struct vigil_commit *c, const struct vigil_commit_entry *e)
 	return add(c, &x);
 }
 
-int64_t vigil_commit_get(const struct vigil_commit *c, const __u8 boot_id[16], uint32_t ring_id)
-{
-	const struct vigil_commit_entry *e = vigil_commit_find(c, boot_id, ring_id);
-
-	return e ? (int64_t)e->offset : -1;
-}
-
-int vigil_commit_set(struct vigil_commit *c, const __u8 boot_id[16], uint32_t ring_id,
-		     uint64_t offset)
-{
-	const struct vigil_commit_entry *old = vigil_commit_find(c, boot_id, ring_id);
-	struct vigil_commit_entry e = {};
-
-	if (old)
-		e = *old;
-	memcpy(e.boot_id, boot_id, 16);
-	e.ring_id = ring_id;
-	e.offset = offset;
-	return vigil_commit_put(c, &e);
-}
-
 void vigil_commit_retire(struct vigil_commit *c)
 {
 	double now = now_s();

@@ -74,11 +74,6 @@ const struct vigil_commit_entry *vigil_commit_find(const struct vigil_commit *c,
  * with no live connection (logged). -ENOSPC only when every entry is live,
  * which a table of at least --max-conns entries rules out. */
 int vigil_commit_put(struct vigil_commit *c, const struct vigil_commit_entry *e);
-/* The recorded offset of a stream, or -1 when none is. */
-int64_t vigil_commit_get(const struct vigil_commit *c, const __u8 boot_id[16], uint32_t ring_id);
-/* Sets a stream's offset (its other fields kept), as vigil_commit_put. */
-int vigil_commit_set(struct vigil_commit *c, const __u8 boot_id[16], uint32_t ring_id,
-		     uint64_t offset);
 /* Forgets the streams not heard for forget_after with no live connection;
  * those with one are heard now. In memory: the next write records it. */
 void vigil_commit_retire(struct vigil_commit *c);

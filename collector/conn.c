@@ -225,7 +225,7 @@ static int flush(struct collector *c, struct conn *k)
 	if (upto == k->acked)
 		return 0;
 	if (c->commit.fd >= 0) {
-		if ((err = vigil_commit_set(&c->commit, a->boot_id, a->ring_id, a->written)) ||
+		if ((err = collector_agent_commit(c, a)) ||
 		    (err = vigil_commit_write(&c->commit, c->out.size)) ||
 		    (c->out.sync && fdatasync(c->commit.fd) && (err = -errno)))
 			return collector_conn_close(c, k, "cannot record progress"), err;

@@ -11,7 +11,7 @@
 H=/usr/bin/python3
 F="$TOP/tests/collector_forge.py"
 OUT="$T_DIR/out.json"
-plan 17
+plan 20
 
 # A fresh collector, and the hostile peer first.
 start_collector c "" --listen tcp://127.0.0.1:0 -o "$OUT" --rebind-after 2 || exit 1
@@ -77,11 +77,27 @@ missing=$(grep -o "agent [^ ]* (boot $BOOT, ring $RING): .* \([0-9]*\) missing i
 	sed 's/.* \([0-9]*\) missing in sequence/\1/')
 [ -n "$missing" ] && [ "$missing" -lt 1000 ]
 ok $? "numbers a false stream skipped are not counted missing (counted: $missing)"
-start_collector c2 "" --listen "tcp://127.0.0.1:$PORT" -o "$OUT" || exit 1
+start_collector c2 "" --listen "tcp://127.0.0.1:$PORT" -o "$OUT" --rebind-after 1 || exit 1
 run_markers "idd$$" 1 50
 start_agent --send "tcp://127.0.0.1:$PORT" --no-procfs --poll-ms 20 || exit 1
 wait_for 30 sh -c "grep -q '\"idd$$-50\"' '$OUT'"
 check "after a collector restart, events arrive each once" -- markers_in_order "idd$$" 50 "$OUT"
 stop_agent
 ok $? "the agent stops cleanly"
+
+# A hole outlives a collector restart: a jump forged just before it is
+# proven false by the agent's hello to the new collector.
+sleep 1.5
+run_markers "ide$$" 1 50
+r=$($H "$F" $PORT forge 127.0.0.2 "$BOOT" "$RING" $((1 << 42)) $((1 << 61)) 10)
+[[ $r == acked* ]]
+ok $? "a jump claimed just before a collector restart is taken ($r)"
+kill -TERM $COLL_PID; wait $COLL_PID
+start_collector c3 "" --listen "tcp://127.0.0.1:$PORT" -o "$OUT" || exit 1
+start_agent --send "tcp://127.0.0.1:$PORT" --no-procfs --poll-ms 20 || exit 1
+wait_for 30 sh -c "grep -q '\"ide$$-50\"' '$OUT'"
+grep -q "inside the jump \[[0-9]*, $((1 << 42))) .* that jump was false" "$T_DIR/c3.err"
+ok $? "the restarted collector kept the hole: the agent's hello proves the jump false"
+check "events made around the restart arrive, each once" -- markers_in_order "ide$$" 50 "$OUT"
+stop_agent
 done_testing
