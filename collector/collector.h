@@ -22,6 +22,9 @@
 
 #define CONN_BUF (256u << 10)	/* per connection: holds any whole record */
 #define AGENT_PROC_CACHE 1024	/* processes cached per agent */
+/* Bytes those may hold (docs/stream.md, "Memory"): a peer's long arguments
+ * and paths cost it its own cache's hits, never the collector's memory. */
+#define AGENT_PROC_BYTES (1u << 20)
 
 struct conn;
 
