@@ -43,6 +43,10 @@ struct agent {
 	uint64_t records, resent, gap_events, lost_bytes;
 	bool udp;			/* heard over UDP: peer holds its hello */
 	struct vigil_stream_peer peer;
+	struct sockaddr_storage udp_from;	/* host whose hello made it a UDP
+						 * stream: the only one heard */
+	uint64_t udp_refused;		/* datagrams refused: not from that host,
+					 * or the stream is TCP's */
 	double last_seen;
 };
 
