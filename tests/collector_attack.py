@@ -8,8 +8,9 @@ capped in rate and in time.
   collector_attack.py mix PORT SECONDS         random bytes, mutated hellos,
       byte-at-a-time and idle connections, hello-then-idle, a reconnect
       storm, for SECONDS; prints what it did
-  collector_attack.py memory PORT IDS EXECS    IDS forged identities each
-      sending EXECS execs with the longest strings; prints "sent N"
+  collector_attack.py memory PORT IDS EXECS HOLD   IDS forged identities
+      each sending EXECS execs with the longest strings, connections held
+      HOLD seconds; prints "sent N"
   collector_attack.py forged PORT SECONDS BOOT RING OFFSET   the real
       agent's identity (BOOT as 32 hex digits) from another host: hellos
       whose start offset jumps past OFFSET, records whose seq jumps
@@ -166,10 +167,11 @@ def mix(port, secs):
     print(' '.join('%s=%d' % kv for kv in sorted(counts.n.items())))
 
 
-def memory(port, ids, execs):
+def memory(port, ids, execs, hold):
     """Forged identities, each filling its process cache with long execs
-    (none exits), one after the other."""
-    sent = 0
+    (none exits), one after the other; every connection is held open for
+    hold seconds, so no identity is forgotten to make room for another."""
+    sent, socks = 0, []
     for i in range(ids):
         s = conn(port, '127.0.0.10', timeout=30)
         s.sendall(hello(name=b'forger-%d' % i))
@@ -181,7 +183,10 @@ def memory(port, ids, execs):
                 batch = []
         s.sendall(b''.join(batch))
         sent += execs
-        drain_close(s, 0.5)
+        socks.append(s)
+    time.sleep(hold)
+    for s in socks:
+        drain_close(s, 0.01)
     print('sent', sent)
 
 
@@ -320,7 +325,7 @@ def main():
     if cmd == 'mix':
         mix(int(a[0]), float(a[1]))
     elif cmd == 'memory':
-        memory(int(a[0]), int(a[1]), int(a[2]))
+        memory(int(a[0]), int(a[1]), int(a[2]), float(a[3]))
     elif cmd == 'forged':
         forged(int(a[0]), float(a[1]), a[2], int(a[3]), int(a[4]))
     elif cmd == 'crowd':
