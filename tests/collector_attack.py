@@ -5,9 +5,11 @@ loopback address of its own (127.0.0.2 and up), so a collector that tells
 hosts apart can tell them from the real agent on 127.0.0.1. Every loop is
 capped in rate and in time.
 
-  collector_attack.py mix PORT SECONDS         random bytes, mutated hellos,
-      byte-at-a-time and idle connections, hello-then-idle, a reconnect
-      storm, for SECONDS; prints what it did
+  collector_attack.py mix PORT SECONDS [UPORT BOOT RING]   random bytes,
+      mutated hellos, byte-at-a-time and idle connections, hello-then-idle,
+      a reconnect storm, for SECONDS; with UPORT, random datagrams, and
+      with BOOT and RING, that identity forged over UDP (udp_forgery);
+      prints what it did
   collector_attack.py memory PORT IDS EXECS HOLD   IDS forged identities
       each sending EXECS execs with the longest strings, connections held
       HOLD seconds; prints "sent N"
@@ -92,10 +94,23 @@ def drain_close(s, wait=0.05):
     s.close()
 
 
-def mix(port, secs):
+def mix(port, secs, uport=None, boot=None, ring=None):
     end = time.time() + secs
     counts = Counts()
     good_hello = hello(name=b'mutant')
+
+    def datagrams():
+        """Random datagrams, and the real agent's identity over UDP from
+        another host (a hello, data at a jumped offset, another type
+        table)."""
+        u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        u.bind(('127.0.0.13', 0))
+        u.sendto(os.urandom(random.randint(1, 2000)), ('127.0.0.1', uport))
+        u.close()
+        counts.add('random_dgram')
+        if boot is not None and random.random() < 0.1:
+            udp_forgery(uport, boot, ring, '127.0.0.13')
+            counts.add('udp_forgery')
 
     def random_bytes():
         s = conn(port, '127.0.0.2')
@@ -160,6 +175,8 @@ def mix(port, secs):
         threading.Thread(target=held, args=('127.0.0.6', lambda: hello(name=b'mute'), 0, 5,
                                             'hello_idle')),
     ]
+    if uport:
+        threads.append(threading.Thread(target=paced, args=(end, 0.05, datagrams)))
     for t in threads:
         t.start()
     for t in threads:
@@ -323,7 +340,8 @@ def udp_hijack(uport, boot):
 def main():
     cmd, a = sys.argv[1], sys.argv[2:]
     if cmd == 'mix':
-        mix(int(a[0]), float(a[1]))
+        mix(int(a[0]), float(a[1]), *((int(a[2]), bytes.fromhex(a[3]), int(a[4]))
+                                      if len(a) > 2 else ()))
     elif cmd == 'memory':
         memory(int(a[0]), int(a[1]), int(a[2]), float(a[3]))
     elif cmd == 'forged':

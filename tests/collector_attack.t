@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # A real collector and a real agent under hostile peers (issue 16): random
 # bytes, mutated hellos, byte-at-a-time, idle and hello-then-idle
-# connections, a reconnect storm, forged identities filling their process
-# caches with long execs, and forgeries of the real agent's own identity
+# connections, a reconnect storm, random datagrams, forged identities
+# filling their process caches with long execs, and forgeries of the real
+# agent's own identity, over UDP in the mix and over TCP after it
 # (tests/collector_attack.py, from 127.0.0.2 and up; the agent is on
 # 127.0.0.1). Three runs, each with a fresh collector (heap state hides
 # bugs): A, the agent first, then the mix, then the forgeries; B, the mix
@@ -30,11 +31,13 @@ ldd "$COLLECTOR" | grep -q libasan && asan=1
 
 collector() { # NAME: a fresh collector with its own export file
 	OUT="$T_DIR/$1.json"
-	start_collector "$1" "" --listen tcp://127.0.0.1:0 -o "$OUT" --max-agents $MAX_AGENTS \
+	start_collector "$1" "" --listen tcp://127.0.0.1:0 --listen udp://127.0.0.1:0 -o "$OUT" \
+		--max-agents $MAX_AGENTS \
 		--max-conns $MAX_CONNS --hello-timeout 2 --frame-timeout 2 \
 		--export-file-max-size-mb 0 || exit 1
 	PORT=$COLL_PORT
 	CERR="$T_DIR/$1.err"
+	UPORT=$(grep -o 'listening on udp://[^ ]*' "$CERR" | tail -1 | sed 's/.*://')
 }
 agent() { # the real agent, on this test's pins, sending to $PORT
 	[ -f "$T_DIR/agent.err" ] && cat "$T_DIR/agent.err" >>"$T_DIR/agents.err"
@@ -85,7 +88,7 @@ RING=$(grep -o "boot $BOOT, ring [0-9]*" "$CERR" | head -1 | awk '{print $4}')
 OFF=$(grep "boot $BOOT, ring $RING" "$CERR" | grep -o 'at offset [0-9]*' | tail -1 | awk '{print $3}')
 [ -n "$RING" ]
 ok $? "A: the real agent connected (boot $BOOT, ring $RING)"
-$H "$ATTACK" mix $PORT $SECS >"$T_DIR/mix_a.out" & MIX=$!
+$H "$ATTACK" mix $PORT $SECS $UPORT $BOOT $RING >"$T_DIR/mix_a.out" & MIX=$!
 $H "$ATTACK" memory $PORT 6 1100 $SECS >/dev/null & MEM=$!
 on_exit "kill $MIX $MEM"
 sleep 2
@@ -121,7 +124,7 @@ stop_collector A
 
 # B: the hostile mix before the agent.
 collector b
-$H "$ATTACK" mix $PORT $SECS >"$T_DIR/mix_b.out" & MIX=$!
+$H "$ATTACK" mix $PORT $SECS $UPORT $BOOT $RING >"$T_DIR/mix_b.out" & MIX=$!
 $H "$ATTACK" memory $PORT 6 1100 $SECS >/dev/null & MEM=$!
 on_exit "kill $MIX $MEM"
 sleep 3
