@@ -28,6 +28,8 @@ capped in rate and in time.
       collector restart: the UDP forgery first, then the TCP agent resumes
   collector_attack.py udp_hijack UPORT BOOT    a UDP agent on 127.0.0.1 and,
       between its two datagrams, the same forgery for its identity
+  collector_attack.py udp_flood UPORT BOOT N   N datagrams of execs full of
+      control bytes, sent at once
 """
 import os
 import random
@@ -50,11 +52,14 @@ def conn(port, host, timeout=5):
                                     source_address=(host, 0))
 
 
-def exec_event(seq, pid, big=True):
+def exec_event(seq, pid, big=True, fill=None):
     """An exec of pid: binary and cwd of 4096 bytes, 1024 of arguments
-    (the longest an agent sends), or short strings."""
+    (the longest an agent sends), all of byte fill when given, or short
+    strings."""
     binary, args, cwd = ((b'/' + b'b' * 4095, b'a' * 1024, b'/' + b'c' * 4095) if big
                          else (b'/bin/true', b'x', b'/'))
+    if fill is not None:
+        binary, args, cwd = fill * 4096, fill * 1024, fill * 4096
     data = binary + args + cwd
     size = 88 + len(data)
     size += (-size) % 8
@@ -337,6 +342,26 @@ def udp_hijack(uport, boot):
     print('sent', offset)
 
 
+def udp_flood(uport, boot, n):
+    """A UDP agent on 127.0.0.1 whose datagrams each hold 6 execs of
+    control bytes (a byte becomes 6 in JSON): n of them at once, which the
+    collector finds queued in its socket."""
+    boot = bytes.fromhex(boot)
+    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    u.bind(('127.0.0.1', 0))
+    dst = ('127.0.0.1', uport)
+    u.sendto(hello(boot=boot, ring=9, name=b'udp-flood'), dst)
+    time.sleep(0.3)
+    offset, seq = 0, 1
+    for _ in range(n):
+        recs = b''.join(record(exec_event(seq + k, 70000 + seq + k, fill=b'\x01'))
+                        for k in range(6))
+        seq += 6
+        u.sendto(DGRAM.pack(DGRAM_MAGIC, 1, 0, boot, 9, len(recs), offset) + recs, dst)
+        offset += len(recs)
+    print('sent', n)
+
+
 def main():
     cmd, a = sys.argv[1], sys.argv[2:]
     if cmd == 'mix':
@@ -356,6 +381,8 @@ def main():
         udp_resume(int(a[0]), int(a[1]), a[2])
     elif cmd == 'udp_hijack':
         udp_hijack(int(a[0]), a[1])
+    elif cmd == 'udp_flood':
+        udp_flood(int(a[0]), a[1], int(a[2]))
     else:
         sys.exit('unknown command ' + cmd)
 
