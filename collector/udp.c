@@ -66,8 +66,9 @@ static bool tcp_stream(const struct collector *c, const struct agent *a, const _
 	return vigil_commit_get(&c->commit, boot_id, ring_id) >= 0;
 }
 
-/* Counts a datagram refused for stream a (or one not in the table: then
- * only the count), saying why the first time for that stream. */
+/* Counts a datagram refused for stream a, saying why the first time for
+ * that stream; for a stream not in the table (known from the state file),
+ * at the 1st, 2nd, 4th, 8th... bad datagram: a flood logs little. */
 static void refuse(struct collector *c, struct agent *a, const char *kind,
 		   const struct sockaddr_storage *from, const __u8 boot_id[16], uint32_t ring_id,
 		   const char *why)
@@ -75,7 +76,7 @@ static void refuse(struct collector *c, struct agent *a, const char *kind,
 	char host[INET6_ADDRSTRLEN], boot[33];
 
 	c->udp_bad++;
-	if (a && a->udp_refused++)
+	if (a ? a->udp_refused++ != 0 : (c->udp_bad & (c->udp_bad - 1)) != 0)
 		return;
 	host_name(from, host, sizeof(host));
 	vigil_boot_id_str(boot_id, boot);
