@@ -323,13 +323,18 @@ def udp_resume(port, uport, boot):
     s.close()
 
 
-def udp_hijack(uport, boot):
-    boot = bytes.fromhex(boot)
+def udp_agent(uport, boot, ring, name):
+    """A UDP agent's socket on 127.0.0.1, its hello sent and taken."""
     u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     u.bind(('127.0.0.1', 0))
-    dst = ('127.0.0.1', uport)
-    u.sendto(hello(boot=boot, ring=8, name=b'udp-agent'), dst)
-    time.sleep(0.2)
+    u.sendto(hello(boot=boot, ring=ring, name=name), ('127.0.0.1', uport))
+    time.sleep(0.3)
+    return u, ('127.0.0.1', uport)
+
+
+def udp_hijack(uport, boot):
+    boot = bytes.fromhex(boot)
+    u, dst = udp_agent(uport, boot, 8, b'udp-agent')
     offset = 0
     for first in (61, 71):
         recs = exits(first, 10)
@@ -347,11 +352,7 @@ def udp_flood(uport, boot, n):
     control bytes (a byte becomes 6 in JSON): n of them at once, which the
     collector finds queued in its socket."""
     boot = bytes.fromhex(boot)
-    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    u.bind(('127.0.0.1', 0))
-    dst = ('127.0.0.1', uport)
-    u.sendto(hello(boot=boot, ring=9, name=b'udp-flood'), dst)
-    time.sleep(0.3)
+    u, dst = udp_agent(uport, boot, 9, b'udp-flood')
     offset, seq = 0, 1
     for _ in range(n):
         recs = b''.join(record(exec_event(seq + k, 70000 + seq + k, fill=b'\x01'))
