@@ -43,6 +43,7 @@ struct agent *collector_agent_get(struct collector *c, const struct vigil_stream
 	memset(a, 0, sizeof(*a));
 	if (vigil_formatter_init(&a->fmt, p->node_name, AGENT_PROC_CACHE))
 		return NULL;
+	vigil_proc_cache_budget(&a->fmt.cache, AGENT_PROC_BYTES);
 	a->fmt.realtime_offset_ns = p->realtime_offset_ns;	/* the agent's clock, not ours */
 	a->used = true;
 	memcpy(a->boot_id, p->boot_id, 16);

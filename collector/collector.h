@@ -24,6 +24,9 @@
 #define AGENT_PROC_CACHE 1024	/* processes cached per agent */
 #define AGENT_HOLES 4		/* offset jumps remembered per agent */
 #define ADDR_MAX 48		/* an IPv6 address as text, no port */
+/* Bytes those may hold (docs/stream.md, "Memory"): a peer's long arguments
+ * and paths cost it its own cache's hits, never the collector's memory. */
+#define AGENT_PROC_BYTES (1u << 20)
 
 struct conn;
 
@@ -53,6 +56,10 @@ struct agent {
 	uint64_t false_jumps;		/* holes proven false and taken back */
 	bool udp;			/* heard over UDP: peer holds its hello */
 	struct vigil_stream_peer peer;
+	struct sockaddr_storage udp_from;	/* host whose hello made it a UDP
+						 * stream: the only one heard */
+	uint64_t udp_refused;		/* datagrams refused: not from that host,
+					 * or the stream is TCP's */
 	double last_seen;
 };
 
@@ -112,6 +119,11 @@ void collector_conn_addr(const struct sockaddr *sa, __u8 key[16]);
 /* Makes room for one more connection from addr, evicting one if need be
  * (conn_room.c); -EAGAIN when closed connections must be reaped first. */
 int collector_conn_room(struct collector *c, const __u8 addr[16]);
+/* Makes room for one more agent stream when every one of --max-agents has
+ * a live connection, by the same rule: the longest-idle connection of the
+ * address holding the most streams is closed (its agent loses nothing: it
+ * reconnects and resumes at its last ack). */
+int collector_agent_room(struct collector *c);
 /* True when the stream has a live connection (ctx: the collector); the
  * commit table keeps its entry. */
 bool collector_conn_live(void *ctx, const __u8 boot_id[16], uint32_t ring_id);

@@ -144,6 +144,8 @@ static int take_hello(struct collector *c, struct conn *k, size_t *p)
 	if (!n)
 		return 0;
 	a = collector_agent_get(c, &k->hello);
+	if (!a && !collector_agent_room(c))
+		a = collector_agent_get(c, &k->hello);
 	if (!a)
 		return collector_conn_close(c, k, "too many agents"), -ENOSPC;
 	if ((why = identity_taken(c, a, k))) {
@@ -154,6 +156,7 @@ static int take_hello(struct collector *c, struct conn *k, size_t *p)
 	if (a->conn)
 		collector_conn_close(c, a->conn, "replaced by a new connection of the same agent");
 	a->conn = k;
+	a->udp = false;		/* TCP proved it: datagrams may not move it now */
 	snprintf(a->owner, sizeof(a->owner), "%s", k->host);
 	k->agent = a;
 	k->hello_done = true;

@@ -37,7 +37,7 @@ void collector_conn_addr(const struct sockaddr *sa, __u8 key[16])
 
 static void evict(struct collector *c, struct conn *k, unsigned held, const char *rule)
 {
-	char why[160];
+	char why[192];
 
 	snprintf(why, sizeof(why), "evicted for a new connection: its address holds %u "
 		 "connections (%s), this one idle the longest (%.1f s)", held, rule,
@@ -54,18 +54,22 @@ static int by_addr_then_idle(const void *a, const void *b)
 	return d ? d : (x->last_rx > y->last_rx) - (x->last_rx < y->last_rx);
 }
 
-/* The longest-idle connection of the address holding the most. */
-static struct conn *most_held(struct collector *c, unsigned *held)
+/* The longest-idle connection of the address holding the most; with
+ * agents_only, counting only connections past their hello. */
+static struct conn *most_held(struct collector *c, bool agents_only, unsigned *held)
 {
-	struct conn **v = malloc(c->nconns * sizeof(*v)), *best = NULL;
+	struct conn **v = malloc((c->nconns + 1) * sizeof(*v)), *best = NULL;
+	unsigned n = 0;
 
 	if (!v)
 		return NULL;
-	memcpy(v, c->conns, c->nconns * sizeof(*v));
-	qsort(v, c->nconns, sizeof(*v), by_addr_then_idle);
+	for (unsigned i = 0; i < c->nconns; i++)
+		if (!agents_only || c->conns[i]->agent)
+			v[n++] = c->conns[i];
+	qsort(v, n, sizeof(*v), by_addr_then_idle);
 	*held = 0;
-	for (unsigned i = 0, j; i < c->nconns; i = j) {
-		for (j = i + 1; j < c->nconns && !memcmp(v[j]->addr, v[i]->addr, 16); j++)
+	for (unsigned i = 0, j; i < n; i = j) {
+		for (j = i + 1; j < n && !memcmp(v[j]->addr, v[i]->addr, 16); j++)
 			;
 		if (j - i > *held || (j - i == *held && v[i]->last_rx < best->last_rx)) {
 			*held = j - i;
@@ -104,9 +108,22 @@ int collector_conn_room(struct collector *c, const __u8 addr[16])
 		return 0;
 	if (c->ndead >= c->max_conns)
 		return -EAGAIN;
-	if (!(idlest = most_held(c, &held)))
+	if (!(idlest = most_held(c, false, &held)))
 		return -ENOMEM;
 	evict(c, idlest, held, "the most of any, with --max-conns reached");
+	return 0;
+}
+
+int collector_agent_room(struct collector *c)
+{
+	struct conn *idlest;
+	unsigned held;
+
+	if (c->ndead >= c->max_conns)
+		return -EAGAIN;
+	if (!(idlest = most_held(c, true, &held)))
+		return -ENOSPC;
+	evict(c, idlest, held, "the most agent streams of any, with --max-agents reached");
 	return 0;
 }
 

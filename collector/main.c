@@ -68,7 +68,8 @@ static const char usage_text[] =
 	"      --hello-timeout S            seconds a new connection has to say hello (default 5)\n"
 	"      --frame-timeout S            seconds a started record may stay unfinished (default 10)\n"
 	"      --rebind-after S             seconds an agent identity stays bound to the address\n"
-	"                                   that proved it, once its connection ends (default 60)\n"
+	"                                   that proved it, once its connection ends (default 0:\n"
+	"                                   only while it is connected)\n"
 	"      --peer-timeout S             seconds before a peer that stopped answering (host\n"
 	"                                   gone, link cut) is dropped: TCP keepalive and\n"
 	"                                   TCP_USER_TIMEOUT (default 60; 2 to 3600)\n"
@@ -164,7 +165,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 
 	*o = (struct options){ .max_mb = 10, .backups = 5, .max_agents = 256, .max_conns = 256,
 			       .max_per_addr = 32, .hello_timeout = 5, .frame_timeout = 10,
-			       .rebind_after = 60, .peer_timeout = 60, .forget_after = 7 * 86400,
+			       .rebind_after = 0, .peer_timeout = 60, .forget_after = 7 * 86400,
 			       .pub = { .prefix = "vigil", .stream = "VIGIL", .wait = 5, .stop = &stop } };
 	while ((ch = getopt_long(argc, argv, "l:o:vhV", longopts, NULL)) != -1) {
 		switch (ch) {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "proc_cache.h"
@@ -14,14 +15,43 @@ int vigil_proc_cache_init(struct vigil_proc_cache *c, size_t max)
 	memset(c, 0, sizeof(*c));
 	c->nslots = 1024;
 	c->max = max;
+	c->max_bytes = SIZE_MAX;
 	c->slots = calloc(c->nslots, sizeof(*c->slots));
 	return c->slots ? 0 : -ENOMEM;
 }
 
+void vigil_proc_cache_budget(struct vigil_proc_cache *c, size_t max_bytes)
+{
+	c->max_bytes = max_bytes;
+}
+
+/* What malloc takes for n bytes: glibc's chunk, n and its 8-byte header
+ * rounded up to 16, at least 32. */
+static size_t chunk(size_t n)
+{
+	n = (n + 8 + 15) & ~(size_t)15;
+	return n < 32 ? 32 : n;
+}
+
+size_t vigil_proc_entry_bytes(size_t n)
+{
+	return chunk(sizeof(struct vigil_proc_entry)) + chunk(n + 1);
+}
+
+static size_t entry_bytes(const struct vigil_proc_entry *e)
+{
+	return vigil_proc_entry_bytes((size_t)e->binary_len + e->args_len + e->cwd_len +
+				      e->cgroup_len);
+}
+
 static void entry_free(struct vigil_proc_cache *c, struct vigil_proc_entry *e)
 {
-	if (e->exited_slot >= 0)
+	if (e->exited_slot >= 0) {
 		c->exited[e->exited_slot] = NULL;
+		c->nexited--;
+		c->exited_bytes -= entry_bytes(e);
+	}
+	c->bytes -= entry_bytes(e);
 	free(e->binary);
 	free(e);
 }
@@ -99,17 +129,34 @@ static void unlink_pid(struct vigil_proc_cache *c, uint32_t pid)
 	}
 }
 
-/* Replaces pid's entry with one holding copies of the four strings. */
+/* Frees the processes that exited, oldest first, until one more entry of
+ * cost bytes fits both bounds, or none is left. */
+static void make_room(struct vigil_proc_cache *c, size_t cost)
+{
+	unsigned i = c->exited_next;
+
+	while (c->nexited && (c->count >= c->max || c->bytes + cost > c->max_bytes)) {
+		while (!c->exited[i])
+			i = (i + 1) % VIGIL_PROC_EXITED_KEEP;
+		unlink_pid(c, c->exited[i]->proc.pid);
+	}
+}
+
+/* Replaces pid's entry with one holding copies of the four strings; the
+ * strings may be another entry's (a fork's parent), which making room
+ * may free: they are copied first. */
 static struct vigil_proc_entry *put(struct vigil_proc_cache *c, const struct vigil_proc *proc,
 				    uint32_t flags, const char *bin, size_t bl, const char *args,
 				    size_t al, const char *cwd, size_t cl, const char *cg, size_t gl)
 {
+	size_t cost = vigil_proc_entry_bytes(bl + al + cl + gl), live, slot;
 	struct vigil_proc_entry *e;
 	char *s;
-	size_t slot;
 
 	unlink_pid(c, proc->pid);
-	if (c->count >= c->max)
+	/* Would it fit with every exited process gone? Else those stay. */
+	live = c->bytes - c->exited_bytes;
+	if (c->count - c->nexited >= c->max || live > c->max_bytes || cost > c->max_bytes - live)
 		goto miss;
 	e = calloc(1, sizeof(*e));
 	s = malloc(bl + al + cl + gl + 1);
@@ -129,12 +176,14 @@ static struct vigil_proc_entry *put(struct vigil_proc_cache *c, const struct vig
 	e->args_len = al;
 	e->cwd_len = cl;
 	e->cgroup_len = gl;
+	make_room(c, cost);
 	if (c->count >= c->nslots)
 		grow(c);
 	slot = slot_of(c, proc->pid);
 	e->next = c->slots[slot];
 	c->slots[slot] = e;
 	c->count++;
+	c->bytes += cost;
 	return e;
 miss:
 	c->misses++;
@@ -177,6 +226,8 @@ void vigil_proc_cache_exited(struct vigil_proc_cache *c, uint32_t pid, uint64_t 
 	if (c->exited[slot])	/* the oldest exited process goes for good */
 		unlink_pid(c, c->exited[slot]->proc.pid);
 	c->exited[slot] = e;
+	c->nexited++;
+	c->exited_bytes += entry_bytes(e);
 	e->exited_slot = slot;
 	c->exited_next = (slot + 1) % VIGIL_PROC_EXITED_KEEP;
 }

@@ -3,11 +3,18 @@
  * Live processes by pid, built only from the event stream (exec, fork, exit),
  * so the agent and the collector rebuild the same cache from the same
  * records. It gives each event the process's binary, arguments and cwd and
- * its parent's. Bounded: past max entries new processes are not cached (the
- * events still carry exact exec ids and are flagged "miss"). A process that
- * exited stays findable until VIGIL_PROC_EXITED_KEEP later exits (or its pid
- * is reused): events that come after its exit (a socket closed in softirq,
- * a child's exit naming its parent) still name its binary.
+ * its parent's. A process that exited stays findable until
+ * VIGIL_PROC_EXITED_KEEP later exits (or its pid is reused): events that
+ * come after its exit (a socket closed in softirq, a child's exit naming its
+ * parent) still name its binary.
+ *
+ * Bounded twice: by entries (max) and by bytes (max_bytes: each entry's
+ * struct, its strings and the allocator's share, vigil_proc_entry_bytes()).
+ * A new process that would pass either bound first frees the processes that
+ * exited, oldest first; when that is not enough it is not cached (the events
+ * still carry exact exec ids and are flagged "miss"). The collector keeps
+ * one cache per agent stream, fed by the network: the byte bound is what
+ * keeps a peer sending long arguments from taking its memory.
  */
 #ifndef VIGIL_PROC_CACHE_H
 #define VIGIL_PROC_CACHE_H
@@ -34,12 +41,20 @@ struct vigil_proc_cache {
 	size_t nslots;		/* a power of two */
 	size_t count;
 	size_t max;
+	size_t bytes;		/* vigil_proc_entry_bytes() of every entry */
+	size_t max_bytes;	/* SIZE_MAX unless vigil_proc_cache_budget() set one */
+	size_t nexited;		/* non-NULL among exited[] */
+	size_t exited_bytes;	/* what those hold */
 	uint64_t misses;	/* not cached: full, or no memory */
 	struct vigil_proc_entry *exited[VIGIL_PROC_EXITED_KEEP];	/* oldest at exited_next */
 	unsigned exited_next;
 };
 
 int vigil_proc_cache_init(struct vigil_proc_cache *c, size_t max);
+/* Caps the bytes the entries hold (none by default). */
+void vigil_proc_cache_budget(struct vigil_proc_cache *c, size_t max_bytes);
+/* What one entry holding strings of n bytes in all costs the budget. */
+size_t vigil_proc_entry_bytes(size_t n);
 void vigil_proc_cache_free(struct vigil_proc_cache *c);
 struct vigil_proc_entry *vigil_proc_cache_get(struct vigil_proc_cache *c, uint32_t pid);
 /* exec_ktime 0 matches any exec of pid. */
