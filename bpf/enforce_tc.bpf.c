@@ -31,17 +31,19 @@ char LICENSE[] SEC("license") = "GPL";
 #define BPF_F_INGRESS_FLAG 1
 
 /*
- * vigil's own replies sent back out of the interface they came in by carry
- * this mark to that interface's egress hook (always attached with the
- * ingress one), which lets them through unexamined and clears the mark: a
- * RST is never answered, and matching it against the policy again took a
- * fifth of vigil's BPF time per reply. Replies handed to the local stack carry none:
- * in XDP mode no TC ingress hook would clear it. A packet that leaves with
- * this mark set locally (SO_MARK, which needs CAP_NET_ADMIN) passes the
- * egress hook the same way.
+ * Every packet vigil makes carries VIGIL_OWN_REPLY_MARK (include/vigil/
+ * enforce_events.h): the replies sent back to the sender, the RST that a
+ * reset sends on to the receiver, and the RSTs the agent injects for idle
+ * flows (SO_MARK on its packet socket). Both hooks let a marked packet
+ * through unexamined, so vigil never takes its own RST for a trigger (on a
+ * router the RST to the receiver crosses the outgoing interface's egress
+ * hook, and a RST handed to the local stack may be routed on) and never
+ * drops it as one; and matching it against the policy again took a fifth
+ * of vigil's BPF time per reply. The egress hook clears the mark (the packet
+ * leaves); a marked packet delivered locally is consumed by its socket. A
+ * packet that leaves with this mark set locally (SO_MARK, which needs
+ * CAP_NET_ADMIN) passes the egress hook the same way.
  */
-#define VIGIL_OWN_REPLY_MARK 0x76676c72	/* "vglr" */
-
 /* Keep per-flow sequence state at ingress (a router or bridge). */
 const volatile __u8 vigil_track_flows = 0;
 
@@ -52,10 +54,9 @@ static __always_inline __u64 reply_flags(__u8 dir)
 	return dir == VIGIL_DIR_INGRESS ? 0 : BPF_F_INGRESS_FLAG;
 }
 
-static __always_inline void mark_own_reply(struct __sk_buff *skb, __u8 dir)
+static __always_inline void mark_own(struct __sk_buff *skb)
 {
-	if (dir == VIGIL_DIR_INGRESS)
-		skb->mark = VIGIL_OWN_REPLY_MARK;
+	skb->mark = VIGIL_OWN_REPLY_MARK;
 }
 
 /* How the RST's TCP checksum is left: 1 PARTIAL (the trigger's pending sum
@@ -78,7 +79,7 @@ static __always_inline int reject_tcp(struct __sk_buff *skb, const struct vigil_
 		vigil_count(VIGIL_CNT_ENF_BUILD_FAILED);
 		return -1;
 	}
-	mark_own_reply(skb, dir);
+	mark_own(skb);
 	return bpf_redirect(skb->ifindex, reply_flags(dir));
 }
 
@@ -88,7 +89,7 @@ static __always_inline int reject_udp(struct __sk_buff *skb, const struct vigil_
 		vigil_count(VIGIL_CNT_ENF_BUILD_FAILED);
 		return -1;
 	}
-	mark_own_reply(skb, dir);
+	mark_own(skb);
 	return bpf_redirect(skb->ifindex, reply_flags(dir));
 }
 
@@ -107,9 +108,11 @@ static __always_inline int reset_tcp(struct __sk_buff *skb, struct vigil_pkt *p,
 		vigil_count(VIGIL_CNT_ENF_BUILD_FAILED);
 		return -1;
 	}
-	mark_own_reply(skb, dir);	/* the clone's; the RST going on keeps its own */
+	mark_own(skb);	/* the clone's */
 	err = bpf_clone_redirect(skb, skb->ifindex, reply_flags(dir));
-	skb->mark = mark;
+	/* The RST going on: at ingress it is marked too (it may be routed out
+	 * through another enforced interface); at egress it leaves now. */
+	skb->mark = dir == VIGIL_DIR_INGRESS ? VIGIL_OWN_REPLY_MARK : mark;
 	if (err) {
 		vigil_count(VIGIL_CNT_ENF_BUILD_FAILED);
 		return -1;
@@ -180,20 +183,24 @@ static __noinline int answer(struct __sk_buff *skb, struct decision *d)
 /*
  * A flow vigil reset stays reset while a reset rule in force covers it:
  * whatever its ends still send is answered under that rule. The packet's
- * own direction was matched already; here the flow's other one is (the
- * rule named the other end's port, as if this packet came from there).
- * Matched again, not looked up by the id the flow was reset under: ids
- * move when a policy is reloaded, and an unloaded rule answers nothing.
+ * own direction was matched already; here the flow's other one is, as
+ * either hook would see it (on a router each packet crosses an ingress and
+ * an egress hook: the rule may have named the other end's port with its
+ * source address, or with its destination address). Matched again, not
+ * looked up by the id the flow was reset under: ids move when a policy is
+ * reloaded, and an unloaded rule answers nothing.
  */
-static __always_inline const struct vigil_pol_rule *reset_flow_rule(const struct vigil_flow *f,
-								    const struct vigil_pkt *p,
-								    __u8 dir, __u32 *id)
+static __noinline const struct vigil_pol_rule *reset_flow_rule(const struct vigil_flow *f,
+							       const struct vigil_pkt *p, __u32 *id)
 {
 	const struct vigil_pol_rule *r;
 
 	if (!f || !(f->flags & VIGIL_FLOW_RESET))
 		return NULL;
-	r = vigil_pkt_rule_as(p, dir, true, id);
+	r = vigil_pkt_rule_as(p, VIGIL_DIR_INGRESS, true, id);
+	if (r && r->action == VIGIL_ACT_RESET)
+		return r;
+	r = vigil_pkt_rule_as(p, VIGIL_DIR_EGRESS, true, id);
 	return r && r->action == VIGIL_ACT_RESET ? r : NULL;
 }
 
@@ -230,8 +237,9 @@ static __always_inline int enforce(struct __sk_buff *skb, __u8 dir)
 	 * TCX program attached after vigil's, then classic clsact filters),
 	 * and passes if there is none: vigil allows nothing another tool
 	 * would refuse. */
-	if (dir == VIGIL_DIR_EGRESS && skb->mark == VIGIL_OWN_REPLY_MARK) {
-		skb->mark = 0;
+	if (skb->mark == VIGIL_OWN_REPLY_MARK) {
+		if (dir == VIGIL_DIR_EGRESS)
+			skb->mark = 0;
 		return TC_ACT_UNSPEC;
 	}
 	if (vigil_pkt_parse(skb, false, &d.p))
@@ -242,7 +250,7 @@ static __always_inline int enforce(struct __sk_buff *skb, __u8 dir)
 		f = track(skb, &d);
 	d.r = vigil_pkt_rule(&d.p, dir, &d.id);
 	if (!acts(d.r))
-		d.r = reset_flow_rule(f, &d.p, dir, &d.id);
+		d.r = reset_flow_rule(f, &d.p, &d.id);
 	if (!acts(d.r))
 		return TC_ACT_UNSPEC;
 	d.now = bpf_ktime_get_ns();
@@ -299,8 +307,10 @@ int vigil_tc_build(struct __sk_buff *skb)
 		return 0;
 	if (!(mark & VIGIL_BUILD_TRUSTED) && !vigil_l4_csum_verify(skb, false, &p))
 		return 0;
-	if (mark & VIGIL_BUILD_REPORT)
+	if (mark & VIGIL_BUILD_REPORT) {	/* the RST went out: nothing to build */
 		report_injected(skb, &p);
+		return 1;
+	}
 	if (vigil_rst_eligible(&p))
 		return vigil_tc_build_rst(skb, &p, !(mark & VIGIL_BUILD_TO_RECEIVER), false) ? 2 : 1;
 	if (vigil_icmp_eligible(&p))
