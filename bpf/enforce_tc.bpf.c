@@ -17,6 +17,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
+#include "lib/bcast.bpf.h"
 #include "lib/enforce.bpf.h"
 #include "lib/flow.bpf.h"
 #include "lib/pkt_csum.bpf.h"
@@ -127,6 +128,14 @@ static __always_inline int reset_tcp(struct __sk_buff *skb, struct vigil_pkt *p,
 	return 0;	/* sent on its way: see answer() */
 }
 
+/* The namespace the packet is in (a scalar: read for the broadcast walk). */
+static __always_inline const struct net *pkt_net(struct __sk_buff *skb)
+{
+	struct sk_buff *k = bpf_cast_to_kern_ctx(skb);
+
+	return BPF_CORE_READ(k, dev, nd_net.net);
+}
+
 /* One packet being decided: what the subprograms below share. */
 struct decision {
 	struct vigil_pkt p;
@@ -152,7 +161,8 @@ static __noinline int answer(struct __sk_buff *skb, struct decision *d)
 		return TC_ACT_SHOT;
 	if (p->proto != VIGIL_IPPROTO_TCP && p->proto != VIGIL_IPPROTO_UDP)
 		return TC_ACT_SHOT;
-	if ((!tcp && !udp) || !vigil_reply_addr_ok(p) || !vigil_tc_l4_csum_ok(skb, p)) {
+	if ((!tcp && !udp) || !vigil_reply_addr_ok(p) || !vigil_tc_l4_csum_ok(skb, p) ||
+	    vigil_directed_bcast(pkt_net(skb), p)) {
 		d->reply = VIGIL_REPLY_INELIGIBLE;
 		return TC_ACT_SHOT;
 	}

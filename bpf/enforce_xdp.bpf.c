@@ -14,6 +14,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
+#include "lib/bcast.bpf.h"
 #include "lib/enforce.bpf.h"
 #include "lib/pkt_csum.bpf.h"
 #include "lib/pkt_rst.bpf.h"
@@ -30,6 +31,16 @@ struct decision {
 	__u64 now;	/* read once for the rate limits */
 };
 
+extern void *bpf_cast_to_kern_ctx(void *obj) __ksym;
+
+/* The namespace the frame arrived in (a scalar: read for the broadcast walk). */
+static __always_inline const struct net *xdp_net(struct xdp_md *xdp)
+{
+	struct xdp_buff *x = bpf_cast_to_kern_ctx(xdp);
+
+	return BPF_CORE_READ(x, rxq, dev, nd_net.net);
+}
+
 /* Answers d->p in place; the XDP verdict. Not inlined: see enforce_tc. */
 static __noinline int answer(struct xdp_md *xdp, struct decision *d)
 {
@@ -42,7 +53,8 @@ static __noinline int answer(struct xdp_md *xdp, struct decision *d)
 		return XDP_DROP;
 	if (p->proto != VIGIL_IPPROTO_TCP && p->proto != VIGIL_IPPROTO_UDP)
 		return XDP_DROP;
-	if ((!tcp && !udp) || !vigil_reply_addr_ok(p) || !vigil_l4_csum_verify(xdp, true, p)) {
+	if ((!tcp && !udp) || !vigil_reply_addr_ok(p) || !vigil_l4_csum_verify(xdp, true, p) ||
+	    vigil_directed_bcast(xdp_net(xdp), p)) {
 		d->reply = VIGIL_REPLY_INELIGIBLE;
 		return XDP_DROP;
 	}
