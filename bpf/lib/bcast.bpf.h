@@ -8,9 +8,9 @@
  * live from the namespace the packet is in, on every interface of it (a
  * router takes a packet to another interface's subnet broadcast as a
  * broadcast too), so an address added later counts at once, with no help
- * from the agent. The walk is bounded: VIGIL_BCAST_DEVS interfaces and
- * VIGIL_BCAST_ADDRS addresses each; it runs only for a packet about to be
- * answered. IPv6 has no broadcast (multicast is refused by
+ * from the agent. The walk is bounded (VIGIL_BCAST_STEPS interfaces and
+ * addresses together: a namespace with more is walked in part) and runs
+ * only for a packet about to be answered. IPv6 has no broadcast (multicast is refused by
  * vigil_reply_addr_ok).
  */
 #ifndef VIGIL_BCAST_BPF_H
@@ -21,48 +21,45 @@
 #include <bpf/bpf_core_read.h>
 #include "pkt.bpf.h"
 
-#define VIGIL_BCAST_DEVS 64
-#define VIGIL_BCAST_ADDRS 16
+#define VIGIL_BCAST_STEPS 1024	/* interfaces and addresses, together */
 
 struct vigil_bcast_walk {
 	__u64 head;		/* &net->dev_base_head */
-	__u64 node;		/* the next device's dev_list */
+	__u64 node;		/* the current device's dev_list */
+	__u64 ifa;		/* its next address (struct in_ifaddr), 0 at its end */
 	__be32 a, b;		/* the packet's addresses */
 	bool found;
 };
 
-/* The broadcast addresses of one interface: true when a or b is one. */
-static __always_inline bool vigil_bcast_of_dev(const struct net_device *dev, __be32 a, __be32 b)
-{
-	struct in_device *in = BPF_CORE_READ(dev, ip_ptr);
-	struct in_ifaddr *ifa = in ? BPF_CORE_READ(in, ifa_list) : NULL;
-
-	for (int i = 0; i < VIGIL_BCAST_ADDRS && ifa; i++) {
-		__be32 mask = BPF_CORE_READ(ifa, ifa_mask), brd = BPF_CORE_READ(ifa, ifa_broadcast);
-		__be32 d = (BPF_CORE_READ(ifa, ifa_local) & mask) | ~mask;
-
-		if (BPF_CORE_READ(ifa, ifa_prefixlen) < 31 && (d == a || d == b))
-			return true;
-		if (brd && (brd == a || brd == b))
-			return true;
-		ifa = BPF_CORE_READ(ifa, ifa_next);
-	}
-	return false;
-}
-
+/* One step: one address of the current device, or on to the next device.
+ * One flat bpf_loop callback, verified once, whatever the bounds. */
 static long vigil_bcast_step(__u32 i, struct vigil_bcast_walk *w)
 {
-	const struct list_head *node = (const void *)w->node;	/* a local: CO-RE reads go through it */
+	const struct in_ifaddr *ifa = (const void *)w->ifa;	/* locals: CO-RE reads go through them */
+	const struct list_head *node = (const void *)w->node;
 	const struct net_device *dev;
+	struct in_device *in;
+	__be32 mask, brd, d;
 
-	if (!node || w->node == w->head)
-		return 1;
-	dev = (const void *)((__u64)node - bpf_core_field_offset(struct net_device, dev_list));
-	if (vigil_bcast_of_dev(dev, w->a, w->b)) {
+	if (!ifa) {
+		node = BPF_CORE_READ(node, next);
+		if (!node || (__u64)node == w->head)
+			return 1;
+		w->node = (__u64)node;
+		dev = (const void *)((__u64)node - bpf_core_field_offset(struct net_device, dev_list));
+		in = BPF_CORE_READ(dev, ip_ptr);
+		w->ifa = in ? (__u64)BPF_CORE_READ(in, ifa_list) : 0;
+		return 0;
+	}
+	mask = BPF_CORE_READ(ifa, ifa_mask);
+	brd = BPF_CORE_READ(ifa, ifa_broadcast);
+	d = (BPF_CORE_READ(ifa, ifa_local) & mask) | ~mask;
+	if ((BPF_CORE_READ(ifa, ifa_prefixlen) < 31 && (d == w->a || d == w->b)) ||
+	    (brd && (brd == w->a || brd == w->b))) {
 		w->found = true;
 		return 1;
 	}
-	w->node = (__u64)BPF_CORE_READ(node, next);
+	w->ifa = (__u64)BPF_CORE_READ(ifa, ifa_next);
 	return 0;
 }
 
@@ -77,8 +74,8 @@ static __always_inline bool vigil_directed_bcast(const struct net *net, const st
 	__builtin_memcpy(&w.a, p->saddr, 4);
 	__builtin_memcpy(&w.b, p->daddr, 4);
 	w.head = (__u64)net + bpf_core_field_offset(struct net, dev_base_head);
-	w.node = (__u64)BPF_CORE_READ(net, dev_base_head.next);
-	bpf_loop(VIGIL_BCAST_DEVS, vigil_bcast_step, &w, 0);
+	w.node = w.head;	/* the first step moves to the first device */
+	bpf_loop(VIGIL_BCAST_STEPS, vigil_bcast_step, &w, 0);
 	return w.found;
 }
 
