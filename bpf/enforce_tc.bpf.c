@@ -190,30 +190,6 @@ static __noinline int answer(struct __sk_buff *skb, struct decision *d)
 	return ret == 0 ? TC_ACT_UNSPEC : ret;
 }
 
-/*
- * A flow vigil reset stays reset while a reset rule in force covers it:
- * whatever its ends still send is answered under that rule. The packet's
- * own direction was matched already; here the flow's other one is, as
- * either hook would see it (on a router each packet crosses an ingress and
- * an egress hook: the rule may have named the other end's port with its
- * source address, or with its destination address). Matched again, not
- * looked up by the id the flow was reset under: ids move when a policy is
- * reloaded, and an unloaded rule answers nothing.
- */
-static __noinline const struct vigil_pol_rule *reset_flow_rule(const struct vigil_flow *f,
-							       const struct vigil_pkt *p, __u32 *id)
-{
-	const struct vigil_pol_rule *r;
-
-	if (!f || !(f->flags & VIGIL_FLOW_RESET))
-		return NULL;
-	r = vigil_pkt_rule_as(p, VIGIL_DIR_INGRESS, true, id);
-	if (r && r->action == VIGIL_ACT_RESET)
-		return r;
-	r = vigil_pkt_rule_as(p, VIGIL_DIR_EGRESS, true, id);
-	return r && r->action == VIGIL_ACT_RESET ? r : NULL;
-}
-
 static __noinline void report(const struct decision *d)
 {
 	vigil_enforce_report(&d->p, d->r, d->id, d->reply, d->dir, d->ifindex, d->now);
@@ -230,11 +206,6 @@ static __always_inline __u64 netns_cookie(struct __sk_buff *skb)
 static __noinline struct vigil_flow *track(struct __sk_buff *skb, const struct decision *d)
 {
 	return vigil_flow_track(&d->p, netns_cookie(skb), d->ifindex, bpf_ktime_get_ns());
-}
-
-static __always_inline bool acts(const struct vigil_pol_rule *r)
-{
-	return r && r->action != VIGIL_ACT_ALLOW && r->action != VIGIL_ACT_DENY;
 }
 
 static __always_inline int enforce(struct __sk_buff *skb, __u8 dir)
@@ -259,9 +230,9 @@ static __always_inline int enforce(struct __sk_buff *skb, __u8 dir)
 	if (vigil_track_flows && dir == VIGIL_DIR_INGRESS)
 		f = track(skb, &d);
 	d.r = vigil_pkt_rule(&d.p, dir, &d.id);
-	if (!acts(d.r))
-		d.r = reset_flow_rule(f, &d.p, &d.id);
-	if (!acts(d.r))
+	if (!vigil_acts(d.r))
+		d.r = vigil_reset_flow_rule(f, &d.p, &d.id);
+	if (!vigil_acts(d.r))
 		return TC_ACT_UNSPEC;
 	d.now = bpf_ktime_get_ns();
 	verdict = answer(skb, &d);
@@ -283,6 +254,20 @@ SEC("tc")
 int vigil_tc_egress(struct __sk_buff *skb)
 {
 	return enforce(skb, VIGIL_DIR_EGRESS);
+}
+
+/* TC ingress of an interface enforced with XDP: only what the XDP program
+ * handed over to be reset (VIGIL_XDP_META_RESET in the metadata) is decided
+ * here, as vigil_tc_ingress would; everything else it passed already. */
+SEC("tc")
+int vigil_tc_xdp_ingress(struct __sk_buff *skb)
+{
+	void *data = (void *)(long)skb->data;
+	__u32 *tag = (void *)(long)skb->data_meta;
+
+	if ((void *)(tag + 1) > data || *tag != VIGIL_XDP_META_RESET)
+		return TC_ACT_UNSPEC;
+	return enforce(skb, VIGIL_DIR_INGRESS);
 }
 
 /* An RST the agent injects for an idle flow: counted, and reported. */
