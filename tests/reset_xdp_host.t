@@ -8,7 +8,7 @@
 # over veth reached it only with an XDP program on the client's end.)
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/enforce_lib.sh"
-plan 6
+plan 8
 
 enf_pair c s || exit 1
 printf 'rules:\n  - name: keep\n    action: allow\n    protocol: udp\n' >"$T_DIR/policy.yaml"
@@ -39,6 +39,11 @@ for c in "7300 10.77.0.2" "7301 fd77::2"; do
 	else
 		ok 1 "$2: both ends see ECONNRESET (client: $(state "$d/a"), server: $(state "$d/b"))"
 	fi
+done
+# A reset rule refuses new connections too: the SYN is answered RST|ACK.
+for a in 10.77.0.2 fd77::2; do
+	read -r res ms < <(ip netns exec "$NS_c" "$PY" "$EPEER" connect "$a" 7301 2)
+	is "$res" refused "$a: a new connection under the reset rule is refused (${ms:-?} ms)"
 done
 check "events: reset at ingress, RSTs both ways" -- \
 	grep -q '"action":"reset","reply":"rst_to_both","direction":"ingress"' "$T_DIR/events.json"
