@@ -39,15 +39,6 @@ keep
 start_agent --no-procfs -o "$T_DIR/events.json" --policy "$T_DIR/policy.yaml" \
 	--enforce-on "$NS_r/ra$XDP" --enforce-on "$NS_r/rb$XDP" --track-flows || exit 1
 
-# flow DIR PORT ADDR MODE: a connection A -> B:PORT held by both ends.
-flow() {
-	local d=$1
-	mkdir -p "$d/a" "$d/b"
-	ip netns exec "$NS_b" "$PY" "$EPEER" "serve1$([ "$4" = busy ] && echo -busy)" "$2" "$d/b" &
-	wait_for 5 test -e "$d/b/listening" || return 1
-	ip netns exec "$NS_a" "$PY" "$EPEER" "$([ "$4" = busy ] && echo busy || echo hold)" "$3" "$2" "$d/a" &
-	wait_for 5 test -e "$d/a/state" && wait_for 5 test -e "$d/b/state"
-}
 state() { cut -d' ' -f1 "$1/state"; }
 all_reset() {
 	local d
@@ -79,7 +70,7 @@ for shape in "${SHAPES[@]}"; do
 		set -- ${FLOWS[$i]}
 		d="$T_DIR/$name/$1-$((port + i))"
 		dirs+=("$d")
-		flow "$d" $((port + i)) "$2" "$1" || up=1
+		enf_flow "$NS_a" "$NS_b" "$d" $((port + i)) "$2" "$1" || up=1
 	done
 	[ $up -eq 0 ] || diag "$name: a flow did not come up"
 	sleep 0.3	# idle flows: nothing crosses R from here on

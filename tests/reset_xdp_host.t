@@ -15,20 +15,13 @@ printf 'rules:\n  - name: keep\n    action: allow\n    protocol: udp\n' >"$T_DIR
 start_agent --no-procfs -o "$T_DIR/events.json" --policy "$T_DIR/policy.yaml" \
 	--enforce-on "$NS_s/vs:xdp" || exit 1
 
-flow() { # flow DIR PORT ADDR: a busy connection client -> server:PORT
-	mkdir -p "$1/a" "$1/b"
-	ip netns exec "$NS_s" "$PY" "$EPEER" serve1-busy "$2" "$1/b" &
-	wait_for 5 test -e "$1/b/listening" || return 1
-	ip netns exec "$NS_c" "$PY" "$EPEER" busy "$3" "$2" "$1/a" &
-	wait_for 5 test -e "$1/a/state" && wait_for 5 test -e "$1/b/state"
-}
 state() { cut -d' ' -f1 "$1/state"; }
 reset_seen() { [ "$(state "$1/a")" = ECONNRESET ] && [ "$(state "$1/b")" = ECONNRESET ]; }
 
 for c in "7300 10.77.0.2" "7301 fd77::2"; do
 	set -- $c
 	d="$T_DIR/f$1"
-	check "port $1: connection up" -- flow "$d" "$1" "$2"
+	check "port $1: connection up" -- enf_flow "$NS_c" "$NS_s" "$d" "$1" "$2" busy
 	printf 'rules:\n  - { name: cut, action: reset, protocol: tcp, port: %s }\n' "$1" >"$T_DIR/policy.yaml"
 	enf_policy "$T_DIR/policy.yaml" >/dev/null
 	t0=$(date +%s%3N)
