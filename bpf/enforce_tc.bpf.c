@@ -97,9 +97,15 @@ static __always_inline int reject_udp(struct __sk_buff *skb, const struct vigil_
 /*
  * Both ends: the RST to the sender goes out as a clone; the trigger itself
  * is rewritten again into the RST to the receiver and goes on its way, so
- * routing (or the local stack) takes it to the other end.
+ * routing (or the local stack) takes it to the other end. Its seq is the
+ * trigger's (the receiver's RCV.NXT when the trigger is the next segment in
+ * order), or, with flow state (rcv_nxt != NULL), what the receiver last
+ * acked when that is further on: a trigger that is a retransmission or a
+ * keepalive probe (seq = SND.NXT - 1) carries an old seq, and a RST with
+ * one is refused by the receiver.
  */
-static __always_inline int reset_tcp(struct __sk_buff *skb, struct vigil_pkt *p, __u8 dir)
+static __always_inline int reset_tcp(struct __sk_buff *skb, struct vigil_pkt *p, __u8 dir,
+				     const __u32 *rcv_nxt)
 {
 	int partial = rst_partial(skb, p);
 	__u32 mark = skb->mark;
@@ -121,6 +127,8 @@ static __always_inline int reset_tcp(struct __sk_buff *skb, struct vigil_pkt *p,
 	/* The packet is the bare RST now: nothing left to strip. */
 	p->l4_off = p->l3_off + (p->family == VIGIL_AF_INET ? 20 : 40);
 	p->l3_len = p->l4_off - p->l3_off;
+	if (rcv_nxt && vigil_seq_after(*rcv_nxt, p->seq))
+		p->seq = *rcv_nxt;
 	if (vigil_tc_build_rst(skb, p, false, partial)) {
 		vigil_count(VIGIL_CNT_ENF_BUILD_FAILED);
 		return -1;
@@ -144,6 +152,8 @@ struct decision {
 	__u32 ifindex;
 	__u8 dir;
 	__u8 reply;		/* enum vigil_reply, set by answer() */
+	__u8 has_rcv_nxt;	/* flow state knows the receiver's RCV.NXT */
+	__u32 rcv_nxt;
 	__u64 now;		/* read once for the rate limits */
 };
 
@@ -174,7 +184,7 @@ static __noinline int answer(struct __sk_buff *skb, struct decision *d)
 		ret = reject_udp(skb, p, d->dir);
 		d->reply = VIGIL_REPLY_ICMP_UNREACH;
 	} else if (d->r->action == VIGIL_ACT_RESET) {
-		ret = reset_tcp(skb, p, d->dir);
+		ret = reset_tcp(skb, p, d->dir, d->has_rcv_nxt ? &d->rcv_nxt : NULL);
 		d->reply = VIGIL_REPLY_RST_BOTH;
 	} else {
 		ret = reject_tcp(skb, p, d->dir);
@@ -227,8 +237,10 @@ static __always_inline int enforce(struct __sk_buff *skb, __u8 dir)
 		return TC_ACT_UNSPEC;
 	if (d.p.unparsed)
 		return vigil_unparsed_drop(&d.p, dir, d.ifindex) ? TC_ACT_SHOT : TC_ACT_UNSPEC;
-	if (vigil_track_flows && dir == VIGIL_DIR_INGRESS)
+	if (vigil_track_flows && dir == VIGIL_DIR_INGRESS) {
 		f = track(skb, &d);
+		d.has_rcv_nxt = f && vigil_flow_rcv_nxt(f, &d.p, &d.rcv_nxt);
+	}
 	d.r = vigil_pkt_rule(&d.p, dir, &d.id);
 	if (!vigil_acts(d.r))
 		d.r = vigil_reset_flow_rule(f, &d.p, &d.id);

@@ -7,7 +7,7 @@
   udp ADDR PORT TIMEOUT       connected UDP: "refused MS" | "timeout" | "answered"
   triggers IFACE DSTMAC SRC DST DPORT   the trigger packets, one per source port
   flood IFACE DSTMAC SRC DST DPORT N RATE   N SYNs, spoofed sources, at most RATE/s
-  ack IFACE DSTMAC SRC DST SPORT DPORT   one ACK in a flow, as its end sends it
+  ack IFACE DSTMAC SRC DST SPORT DPORT [SEQ ACK]   one ACK in a flow, as its end sends it
   syn IFACE DSTMAC SRC DST SPORT DPORT   one SYN
   shapes IFACE DSTMAC SRC DST DPORT   SYNs in shapes a parser may not resolve,
                               one per source port (41001...); see shapes()
@@ -212,11 +212,11 @@ def serve1(port, d, busy):
     watch(s, d, busy)
 
 
-def ack(iface, dmac, src, dst, sport, dport):
+def ack(iface, dmac, src, dst, sport, dport, seq=12345, ack=67890):
     """One ACK in an existing flow, as its end would retransmit it."""
     from scapy.all import Ether, TCP, sendp
     sendp(Ether(dst=dmac) / l3(src, dst) / TCP(sport=int(sport), dport=int(dport), flags="A",
-                                               seq=12345, ack=67890), iface=iface, verbose=False)
+                                               seq=int(seq), ack=int(ack)), iface=iface, verbose=False)
     print("sent")
 
 
