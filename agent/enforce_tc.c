@@ -25,6 +25,9 @@
 #include "enforce_xdp.skel.h"
 
 #define ATTACH_MAX 64
+/* An interface's hooks: 0 ingress (TC, or XDP), 1 TC egress, and with XDP
+ * 2, TC ingress for the resets XDP hands over (vigil_tc_xdp_ingress). */
+#define HOOKS 3
 /* Debian 12's linux/bpf.h predates TCX (Linux 6.6); the kernel's values. */
 #define VIGIL_BPF_TCX_INGRESS 46
 #define VIGIL_BPF_TCX_EGRESS 47
@@ -36,8 +39,8 @@ struct attachment {
 	char ifname[IF_NAMESIZE];
 	int ifindex;
 	bool xdp;
-	unsigned made;		/* hooks (bit 0 ingress, 1 egress) whose links this agent made */
-	int fd[2];		/* the links, held while the agent runs: a `vigil unpin`
+	unsigned made;		/* hooks (bit h for hook h: HOOKS) whose links this agent made */
+	int fd[3];		/* the links, held while the agent runs: a `vigil unpin`
 				 * meanwhile ends them only when it stops */
 };
 
@@ -94,6 +97,7 @@ int vigil_enforce_tc_open(struct vigil_enforce_tc **out, const struct vigil_enfo
 	e->tc->rodata->vigil_wakeup_bytes = o->wakeup_bytes;
 	e->xdp->rodata->vigil_wakeup_bytes = o->wakeup_bytes;
 	e->tc->rodata->vigil_track_flows = o->track_flows;
+	e->xdp->rodata->vigil_track_flows = o->track_flows;
 	if ((err = enforce_tc_bpf__load(e->tc))) {
 		vlog_err(err, "cannot load BPF object enforce_tc (run with -v for the verifier log)");
 		goto fail;
@@ -138,7 +142,12 @@ static void link_pin(char *out, size_t len, const char *pin_dir, uint64_t cookie
 
 static const char *hook_name(const struct attachment *a, unsigned h)
 {
-	return h ? "tc_egress" : a->xdp ? "xdp" : "tc_ingress";
+	return h == 1 ? "tc_egress" : h == 0 && a->xdp ? "xdp" : "tc_ingress";
+}
+
+static unsigned hooks_of(const struct attachment *a)
+{
+	return a->xdp ? HOOKS : 2;
 }
 
 static void hook_pin(char *out, size_t len, const struct vigil_enforce_tc *e,
@@ -166,7 +175,7 @@ static void take_back(const struct vigil_enforce_tc *e, struct attachment *a, bo
 {
 	char path[512];
 
-	for (unsigned h = 0; h < 2; h++) {
+	for (unsigned h = 0; h < hooks_of(a); h++) {
 		if (only_made && !(a->made & (1u << h)))
 			continue;
 		if (a->fd[h] >= 0)
@@ -179,7 +188,7 @@ static void take_back(const struct vigil_enforce_tc *e, struct attachment *a, bo
 
 static void close_fds(struct attachment *a)
 {
-	for (unsigned h = 0; h < 2; h++) {
+	for (unsigned h = 0; h < HOOKS; h++) {
 		if (a->fd[h] >= 0)
 			close(a->fd[h]);
 		a->fd[h] = -1;
@@ -369,6 +378,9 @@ static int tc_job_run(void *arg)
 	if (!err)
 		err = attach_hook(j, 1, bpf_program__fd(e->tc->progs.vigil_tc_egress),
 				  VIGIL_BPF_TCX_EGRESS);
+	if (!err && a->xdp)
+		err = attach_hook(j, 2, bpf_program__fd(e->tc->progs.vigil_tc_xdp_ingress),
+				  VIGIL_BPF_TCX_INGRESS);
 	return err;
 }
 
@@ -405,7 +417,7 @@ int vigil_enforce_tc_attach(struct vigil_enforce_tc *e, const char *netns, const
 	strcpy(a->netns, netns);
 	strcpy(a->ifname, ifname);
 	a->xdp = xdp;
-	a->fd[0] = a->fd[1] = -1;
+	a->fd[0] = a->fd[1] = a->fd[2] = -1;
 	j.a = a;
 	err = vigil_netns_run(netns, tc_job_run, &j, &a->ns);
 	if (err == 1)
@@ -420,7 +432,8 @@ int vigil_enforce_tc_attach(struct vigil_enforce_tc *e, const char *netns, const
 	e->n++;
 	if (e->track_flows && (err = watch_netns(e, a->netns)))
 		return err;
-	vlog_info("enforcing on %s in %s (%s ingress, TC egress)", ifname, netns, xdp ? "XDP" : "TC");
+	vlog_info("enforcing on %s in %s (%s ingress, TC egress)", ifname, netns,
+		  xdp ? "XDP (resets through TC)" : "TC");
 	return 0;
 }
 
@@ -465,7 +478,7 @@ bool vigil_enforce_tc_owns(const struct vigil_enforce_tc *e, const char *name)
 		return false;
 	snprintf(base, sizeof(base), "%s/%s", e->pin_dir, name);
 	for (unsigned i = 0; i < e->n; i++)
-		for (unsigned h = 0; h < 2; h++) {
+		for (unsigned h = 0; h < hooks_of(&e->at[i]); h++) {
 			hook_pin(path, sizeof(path), e, &e->at[i], h);
 			if (!strcmp(path, base))
 				return true;

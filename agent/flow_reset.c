@@ -16,13 +16,14 @@
 #include "log.h"
 #include "netns.h"
 
-/* The first rule (lowest id) matching a packet from peer to dport, as
+/* The first rule (lowest id) matching a packet to dport seen at hook dir,
+ * peer its source (ingress) or destination (egress) address, as
  * bpf/lib/policy.bpf.h decides it; -1 when none. */
-static int first_rule(struct vigil_flow_reset *r, uint8_t family, const uint8_t *peer,
+static int first_rule(struct vigil_flow_reset *r, uint8_t dir, uint8_t family, const uint8_t *peer,
 		      uint8_t proto, uint16_t dport)
 {
-	struct vigil_pol_key6 k6 = { .prefixlen = 160, .dir = VIGIL_DIR_INGRESS };
-	struct vigil_pol_key4 k4 = { .prefixlen = 64, .dir = VIGIL_DIR_INGRESS };
+	struct vigil_pol_key6 k6 = { .prefixlen = 160, .dir = dir };
+	struct vigil_pol_key4 k4 = { .prefixlen = 64, .dir = dir };
 	struct vigil_pol_set set;
 	int err;
 
@@ -96,45 +97,74 @@ static size_t trigger(const struct vigil_flow_key *k, const struct vigil_flow *f
 struct ns_pass {
 	struct vigil_flow_reset *r;
 	unsigned id;
-	int flows;
+	int flows;		/* reset at both ends */
+	int sent, failed;	/* RSTs */
 };
 
-/* The RST to side s, built by the TC builder and sent toward s. */
+/* Runs the TC builder on in (len bytes) with mark and cb; its return. */
+static int build_run(struct vigil_flow_reset *r, void *in, uint32_t len, void *out,
+		     uint32_t *out_len, uint32_t mark, unsigned rule_id, uint32_t ifindex)
+{
+	struct __sk_buff ctx = { .mark = mark, .cb = { rule_id, ifindex } };
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = in, .data_size_in = len, .data_out = out,
+		    .data_size_out = out_len ? *out_len : 0, .ctx_in = &ctx,
+		    .ctx_size_in = sizeof(ctx));
+
+	if (bpf_prog_test_run_opts(r->build_fd, &o))
+		return -errno;
+	if (out_len)
+		*out_len = o.data_size_out;
+	return o.retval;
+}
+
+/* The RST to side s, built by the TC builder and sent toward s with vigil's
+ * own mark (its egress hook lets it by: SO_MARK on pfd); counted and
+ * reported once it went out. */
 static int send_rst(struct vigil_flow_reset *r, int pfd, const struct vigil_flow_key *k,
 		    const struct vigil_flow *f, int s, unsigned rule_id)
 {
 	/* Frames 2 bytes past a 4-byte boundary: their IP headers aligned. */
 	struct { uint16_t align; uint8_t f[128]; } __attribute__((aligned(4))) in_buf, out_buf;
 	uint8_t *in = in_buf.f, *out = out_buf.f;
-	struct __sk_buff ctx = {
-		.mark = VIGIL_BUILD_TRUSTED | VIGIL_BUILD_REPORT,
-		.cb = { rule_id, f->side[s].ifindex },
-	};
-	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = in, .data_out = out,
-		    .data_size_out = sizeof(out_buf.f), .ctx_in = &ctx, .ctx_size_in = sizeof(ctx));
+	uint32_t ifindex = f->side[s].ifindex, len = sizeof(out_buf.f), in_len;
 	struct sockaddr_ll to = {
 		.sll_family = AF_PACKET,
-		.sll_ifindex = f->side[s].ifindex,
+		.sll_ifindex = ifindex,
 		.sll_halen = ETH_ALEN,
 	};
+	int ret;
 
-	o.data_size_in = trigger(k, f, s, in);
-	if (bpf_prog_test_run_opts(r->build_fd, &o))
-		return -errno;
-	if (o.retval != 1)
-		return -EINVAL;
+	in_len = trigger(k, f, s, in);
+	ret = build_run(r, in, in_len, out, &len, VIGIL_BUILD_TRUSTED, rule_id, ifindex);
+	if (ret != 1)
+		return ret < 0 ? ret : -EINVAL;
 	memcpy(to.sll_addr, f->side[s].src_mac, ETH_ALEN);
-	if (sendto(pfd, out, o.data_size_out, 0, (struct sockaddr *)&to, sizeof(to)) < 0)
+	if (sendto(pfd, out, len, 0, (struct sockaddr *)&to, sizeof(to)) < 0)
 		return -errno;
 	r->injected++;
+	ret = build_run(r, in, in_len, NULL, NULL, VIGIL_BUILD_TRUSTED | VIGIL_BUILD_REPORT,
+			rule_id, ifindex);
+	if (ret < 0)
+		vlog_err(ret, "flow reset: a RST went out, but its event could not be written");
 	return 0;
 }
 
+/*
+ * Whether rule id decides a packet of the flow, either way, at either hook:
+ * a forwarded packet from side s crosses the ingress hook of the interface
+ * toward s (matched on its source address, addr[s]) and the egress hook of
+ * the one toward the other side (on its destination, addr[!s]); both with
+ * its destination port. As the TC programs match it (docs/policy.md).
+ */
 static bool flow_matches(struct vigil_flow_reset *r, const struct vigil_flow_key *k, unsigned id)
 {
-	for (int s = 0; s < 2; s++)
-		if (first_rule(r, k->family, k->addr[s], k->proto, ntohs(k->port[!s])) == (int)id)
+	for (int s = 0; s < 2; s++) {
+		uint16_t dport = ntohs(k->port[!s]);
+
+		if (first_rule(r, VIGIL_DIR_INGRESS, k->family, k->addr[s], k->proto, dport) == (int)id ||
+		    first_rule(r, VIGIL_DIR_EGRESS, k->family, k->addr[!s], k->proto, dport) == (int)id)
 			return true;
+	}
 	return false;
 }
 
@@ -146,15 +176,22 @@ static int reset_in_ns(void *arg)
 	struct vigil_flow_key k, next, *prev = NULL;
 	struct vigil_flow f;
 	uint64_t cookie;
+	uint32_t mark = VIGIL_OWN_REPLY_MARK;
 	int pfd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0), err = 0;
 
 	if (pfd < 0)
 		return vlog_err(-errno, "flow reset: cannot open a packet socket");
+	if (setsockopt(pfd, SOL_SOCKET, SO_MARK, &mark, sizeof(mark))) {
+		err = vlog_err(-errno, "flow reset: cannot mark the packet socket");
+		goto out;
+	}
 	if ((err = vigil_netns_cookie(&cookie))) {
 		vlog_err(err, "flow reset: cannot read the namespace cookie");
 		goto out;
 	}
 	while (!bpf_map_get_next_key(r->flows_fd, prev, &next)) {
+		int sent = 0;
+
 		k = next;
 		prev = &k;
 		if (k.netns_cookie != cookie || bpf_map_lookup_elem(r->flows_fd, &k, &f))
@@ -162,14 +199,22 @@ static int reset_in_ns(void *arg)
 		if ((f.flags & VIGIL_FLOW_RESET) || !f.side[0].seen || !f.side[1].seen ||
 		    !flow_matches(r, &k, p->id))
 			continue;
-		for (int s = 0; s < 2; s++)
-			if ((err = send_rst(r, pfd, &k, &f, s, p->id)))
+		for (int s = 0; s < 2; s++) {
+			if ((err = send_rst(r, pfd, &k, &f, s, p->id))) {
 				vlog_err(err, "flow reset: cannot send a RST toward ifindex %u",
 					 f.side[s].ifindex);
+				p->failed++;
+				continue;
+			}
+			sent++;
+		}
+		p->sent += sent;
+		p->flows += sent == 2;
+		/* Marked even when a RST did not go out: what its ends still
+		 * send is answered by the TC program. */
 		f.flags |= VIGIL_FLOW_RESET;
 		f.rule_id = p->id;
 		bpf_map_update_elem(r->flows_fd, &k, &f, BPF_EXIST);
-		p->flows++;
 	}
 	err = 0;
 out:
@@ -188,8 +233,9 @@ int vigil_flow_reset_rule(struct vigil_flow_reset *r, unsigned id)
 		if (e)
 			err = e;
 	}
-	if (p.flows)
-		vlog_info("reset rule %u: %d idle flows reset from their state", id, p.flows);
+	if (p.sent || p.failed)
+		vlog_info("reset rule %u: %d idle flows reset at both ends from their state "
+			  "(%d RSTs sent, %d could not be)", id, p.flows, p.sent, p.failed);
 	return err ? err : p.flows;
 }
 
@@ -208,11 +254,57 @@ static void look(struct vigil_flow_reset *r, bool first)
 	}
 }
 
+/* Wakes every watcher at once when a policy lands (vigil_flow_reset_kick):
+ * a generation count under a lock, waited on with a monotonic clock. */
+static pthread_mutex_t kick_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t kick_cond;
+static pthread_once_t kick_once = PTHREAD_ONCE_INIT;
+static unsigned long kick_gen;
+
+static void kick_init(void)
+{
+	pthread_condattr_t a;
+
+	pthread_condattr_init(&a);
+	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+	pthread_cond_init(&kick_cond, &a);
+	pthread_condattr_destroy(&a);
+}
+
+void vigil_flow_reset_kick(void)
+{
+	pthread_once(&kick_once, kick_init);
+	pthread_mutex_lock(&kick_lock);
+	kick_gen++;
+	pthread_cond_broadcast(&kick_cond);
+	pthread_mutex_unlock(&kick_lock);
+}
+
+/* Sleeps up to ms milliseconds, or until a kick after generation *gen. */
+static void nap(unsigned long *gen, long ms)
+{
+	struct timespec until;
+
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_nsec += ms * 1000000L;
+	until.tv_sec += until.tv_nsec / 1000000000L;
+	until.tv_nsec %= 1000000000L;
+	pthread_mutex_lock(&kick_lock);
+	while (kick_gen == *gen &&
+	       pthread_cond_timedwait(&kick_cond, &kick_lock, &until) != ETIMEDOUT)
+		;
+	*gen = kick_gen;
+	pthread_mutex_unlock(&kick_lock);
+}
+
 static void *watch(void *arg)
 {
 	struct vigil_flow_reset *r = arg;
-	struct timespec ts = { 0, 50 * 1000 * 1000 };
+	unsigned long gen;
 
+	pthread_mutex_lock(&kick_lock);
+	gen = kick_gen;
+	pthread_mutex_unlock(&kick_lock);
 	/* The first look only learns the rules already in force (their flows,
 	 * if any, were dealt with when they landed); a watcher restarted for a
 	 * new namespace keeps what it saw, so a rule that landed meanwhile is
@@ -220,7 +312,7 @@ static void *watch(void *arg)
 	look(r, !r->primed);
 	r->primed = true;
 	while (!r->stop) {
-		nanosleep(&ts, NULL);
+		nap(&gen, 50);
 		look(r, false);
 	}
 	return NULL;
@@ -233,6 +325,7 @@ int vigil_flow_reset_start(struct vigil_flow_reset *r)
 	/* A watcher stopped to change its namespaces starts again: without
 	 * this its new thread would see the old stop and leave at once. */
 	r->stop = false;
+	pthread_once(&kick_once, kick_init);
 	err = pthread_create(&r->thread, NULL, watch, r);
 
 	if (err)
@@ -246,6 +339,7 @@ void vigil_flow_reset_stop(struct vigil_flow_reset *r)
 	if (!r->running)
 		return;
 	r->stop = true;
+	vigil_flow_reset_kick();
 	pthread_join(r->thread, NULL);
 	r->running = false;
 }

@@ -11,7 +11,9 @@
  *
  * The flow is then marked reset, so whatever its ends still send is answered
  * by the TC program. A watcher thread notices reset rules landing by reading
- * vigil_rules every 50 ms: nothing else in the agent needs to call in.
+ * vigil_rules every 50 ms, and at once when the policy code calls
+ * vigil_flow_reset_kick after it wrote the maps. The RSTs carry vigil's own
+ * mark (VIGIL_OWN_REPLY_MARK), so the egress hook they leave by lets them by.
  */
 #ifndef VIGIL_FLOW_RESET_H
 #define VIGIL_FLOW_RESET_H
@@ -33,12 +35,14 @@ struct vigil_flow_reset {
 	bool running;
 	bool primed;		/* seen_action holds a look already */
 	volatile bool stop;
-	uint64_t injected;	/* RSTs sent, all time */
+	uint64_t injected;	/* RSTs sent (gone out), all time */
 };
 
 /* Starts the watcher (the fds and namespaces filled in by the caller). */
 int vigil_flow_reset_start(struct vigil_flow_reset *r);
 void vigil_flow_reset_stop(struct vigil_flow_reset *r);
+/* Wakes every watcher to look at the rules now (a policy just landed). */
+void vigil_flow_reset_kick(void);
 /* Resets every tracked flow whose first matching rule is reset rule id, in
  * every namespace; returns how many flows, or -errno. */
 int vigil_flow_reset_rule(struct vigil_flow_reset *r, unsigned id);

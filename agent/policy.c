@@ -30,6 +30,7 @@
 #include "log.h"
 #include "netns.h"
 #include "policy_state.h"
+#include "flow_reset.h"
 #include "sock_destroy.h"
 #include "enforce_cgroup.skel.h"
 
@@ -655,10 +656,13 @@ int vigil_policy_apply(struct vigil_policy_state *s, char *const *files, unsigne
 	if (n || how != UNCHANGED)
 		vlog_info("policy: %u rules from %u files in force%s", np.n_rules, n,
 			  how == SWAP ? "" : how == IN_PLACE ? " (slots rewritten in place)" : " (unchanged)");
-	/* Live sockets that a new reset rule covers go now. */
+	/* Live sockets that a new reset rule covers go now; flows through
+	 * this host that it covers are reset by the idle-flow watchers. */
 	for (unsigned i = 0; i < s->in_force.n_rules; i++)
-		if (s->in_force.rules[i].action == VIGIL_ACT_RESET && old_of[i] < 0)
+		if (s->in_force.rules[i].action == VIGIL_ACT_RESET && old_of[i] < 0) {
+			vigil_flow_reset_kick();
 			vigil_sock_destroy_rule(s, &s->in_force.rules[i], s->slot[i]);
+		}
 	return 0;
 }
 

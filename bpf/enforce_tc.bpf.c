@@ -17,6 +17,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
+#include "lib/bcast.bpf.h"
 #include "lib/enforce.bpf.h"
 #include "lib/flow.bpf.h"
 #include "lib/pkt_csum.bpf.h"
@@ -31,17 +32,19 @@ char LICENSE[] SEC("license") = "GPL";
 #define BPF_F_INGRESS_FLAG 1
 
 /*
- * vigil's own replies sent back out of the interface they came in by carry
- * this mark to that interface's egress hook (always attached with the
- * ingress one), which lets them through unexamined and clears the mark: a
- * RST is never answered, and matching it against the policy again took a
- * fifth of vigil's BPF time per reply. Replies handed to the local stack carry none:
- * in XDP mode no TC ingress hook would clear it. A packet that leaves with
- * this mark set locally (SO_MARK, which needs CAP_NET_ADMIN) passes the
- * egress hook the same way.
+ * Every packet vigil makes carries VIGIL_OWN_REPLY_MARK (include/vigil/
+ * enforce_events.h): the replies sent back to the sender, the RST that a
+ * reset sends on to the receiver, and the RSTs the agent injects for idle
+ * flows (SO_MARK on its packet socket). Both hooks let a marked packet
+ * through unexamined, so vigil never takes its own RST for a trigger (on a
+ * router the RST to the receiver crosses the outgoing interface's egress
+ * hook, and a RST handed to the local stack may be routed on) and never
+ * drops it as one; and matching it against the policy again took a fifth
+ * of vigil's BPF time per reply. The egress hook clears the mark (the packet
+ * leaves); a marked packet delivered locally is consumed by its socket. A
+ * packet that leaves with this mark set locally (SO_MARK, which needs
+ * CAP_NET_ADMIN) passes the egress hook the same way.
  */
-#define VIGIL_OWN_REPLY_MARK 0x76676c72	/* "vglr" */
-
 /* Keep per-flow sequence state at ingress (a router or bridge). */
 const volatile __u8 vigil_track_flows = 0;
 
@@ -52,10 +55,9 @@ static __always_inline __u64 reply_flags(__u8 dir)
 	return dir == VIGIL_DIR_INGRESS ? 0 : BPF_F_INGRESS_FLAG;
 }
 
-static __always_inline void mark_own_reply(struct __sk_buff *skb, __u8 dir)
+static __always_inline void mark_own(struct __sk_buff *skb)
 {
-	if (dir == VIGIL_DIR_INGRESS)
-		skb->mark = VIGIL_OWN_REPLY_MARK;
+	skb->mark = VIGIL_OWN_REPLY_MARK;
 }
 
 /* How the RST's TCP checksum is left: 1 PARTIAL (the trigger's pending sum
@@ -78,7 +80,7 @@ static __always_inline int reject_tcp(struct __sk_buff *skb, const struct vigil_
 		vigil_count(VIGIL_CNT_ENF_BUILD_FAILED);
 		return -1;
 	}
-	mark_own_reply(skb, dir);
+	mark_own(skb);
 	return bpf_redirect(skb->ifindex, reply_flags(dir));
 }
 
@@ -88,16 +90,22 @@ static __always_inline int reject_udp(struct __sk_buff *skb, const struct vigil_
 		vigil_count(VIGIL_CNT_ENF_BUILD_FAILED);
 		return -1;
 	}
-	mark_own_reply(skb, dir);
+	mark_own(skb);
 	return bpf_redirect(skb->ifindex, reply_flags(dir));
 }
 
 /*
  * Both ends: the RST to the sender goes out as a clone; the trigger itself
  * is rewritten again into the RST to the receiver and goes on its way, so
- * routing (or the local stack) takes it to the other end.
+ * routing (or the local stack) takes it to the other end. Its seq is the
+ * trigger's (the receiver's RCV.NXT when the trigger is the next segment in
+ * order), or, with flow state (rcv_nxt != NULL), what the receiver last
+ * acked when that is further on: a trigger that is a retransmission or a
+ * keepalive probe (seq = SND.NXT - 1) carries an old seq, and a RST with
+ * one is refused by the receiver.
  */
-static __always_inline int reset_tcp(struct __sk_buff *skb, struct vigil_pkt *p, __u8 dir)
+static __always_inline int reset_tcp(struct __sk_buff *skb, struct vigil_pkt *p, __u8 dir,
+				     const __u32 *rcv_nxt)
 {
 	int partial = rst_partial(skb, p);
 	__u32 mark = skb->mark;
@@ -107,9 +115,11 @@ static __always_inline int reset_tcp(struct __sk_buff *skb, struct vigil_pkt *p,
 		vigil_count(VIGIL_CNT_ENF_BUILD_FAILED);
 		return -1;
 	}
-	mark_own_reply(skb, dir);	/* the clone's; the RST going on keeps its own */
+	mark_own(skb);	/* the clone's */
 	err = bpf_clone_redirect(skb, skb->ifindex, reply_flags(dir));
-	skb->mark = mark;
+	/* The RST going on: at ingress it is marked too (it may be routed out
+	 * through another enforced interface); at egress it leaves now. */
+	skb->mark = dir == VIGIL_DIR_INGRESS ? VIGIL_OWN_REPLY_MARK : mark;
 	if (err) {
 		vigil_count(VIGIL_CNT_ENF_BUILD_FAILED);
 		return -1;
@@ -117,11 +127,21 @@ static __always_inline int reset_tcp(struct __sk_buff *skb, struct vigil_pkt *p,
 	/* The packet is the bare RST now: nothing left to strip. */
 	p->l4_off = p->l3_off + (p->family == VIGIL_AF_INET ? 20 : 40);
 	p->l3_len = p->l4_off - p->l3_off;
+	if (rcv_nxt && vigil_seq_after(*rcv_nxt, p->seq))
+		p->seq = *rcv_nxt;
 	if (vigil_tc_build_rst(skb, p, false, partial)) {
 		vigil_count(VIGIL_CNT_ENF_BUILD_FAILED);
 		return -1;
 	}
 	return 0;	/* sent on its way: see answer() */
+}
+
+/* The namespace the packet is in (a scalar: read for the broadcast walk). */
+static __always_inline const struct net *pkt_net(struct __sk_buff *skb)
+{
+	struct sk_buff *k = bpf_cast_to_kern_ctx(skb);
+
+	return BPF_CORE_READ(k, dev, nd_net.net);
 }
 
 /* One packet being decided: what the subprograms below share. */
@@ -132,6 +152,8 @@ struct decision {
 	__u32 ifindex;
 	__u8 dir;
 	__u8 reply;		/* enum vigil_reply, set by answer() */
+	__u8 has_rcv_nxt;	/* flow state knows the receiver's RCV.NXT */
+	__u32 rcv_nxt;
 	__u64 now;		/* read once for the rate limits */
 };
 
@@ -149,7 +171,8 @@ static __noinline int answer(struct __sk_buff *skb, struct decision *d)
 		return TC_ACT_SHOT;
 	if (p->proto != VIGIL_IPPROTO_TCP && p->proto != VIGIL_IPPROTO_UDP)
 		return TC_ACT_SHOT;
-	if ((!tcp && !udp) || !vigil_reply_addr_ok(p) || !vigil_tc_l4_csum_ok(skb, p)) {
+	if ((!tcp && !udp) || !vigil_reply_addr_ok(p) || !vigil_tc_l4_csum_ok(skb, p) ||
+	    vigil_directed_bcast(pkt_net(skb), p)) {
 		d->reply = VIGIL_REPLY_INELIGIBLE;
 		return TC_ACT_SHOT;
 	}
@@ -161,7 +184,7 @@ static __noinline int answer(struct __sk_buff *skb, struct decision *d)
 		ret = reject_udp(skb, p, d->dir);
 		d->reply = VIGIL_REPLY_ICMP_UNREACH;
 	} else if (d->r->action == VIGIL_ACT_RESET) {
-		ret = reset_tcp(skb, p, d->dir);
+		ret = reset_tcp(skb, p, d->dir, d->has_rcv_nxt ? &d->rcv_nxt : NULL);
 		d->reply = VIGIL_REPLY_RST_BOTH;
 	} else {
 		ret = reject_tcp(skb, p, d->dir);
@@ -175,26 +198,6 @@ static __noinline int answer(struct __sk_buff *skb, struct decision *d)
 	 * hook, as any packet vigil lets through; the replies sent back are
 	 * redirected. */
 	return ret == 0 ? TC_ACT_UNSPEC : ret;
-}
-
-/*
- * A flow vigil reset stays reset while a reset rule in force covers it:
- * whatever its ends still send is answered under that rule. The packet's
- * own direction was matched already; here the flow's other one is (the
- * rule named the other end's port, as if this packet came from there).
- * Matched again, not looked up by the id the flow was reset under: ids
- * move when a policy is reloaded, and an unloaded rule answers nothing.
- */
-static __always_inline const struct vigil_pol_rule *reset_flow_rule(const struct vigil_flow *f,
-								    const struct vigil_pkt *p,
-								    __u8 dir, __u32 *id)
-{
-	const struct vigil_pol_rule *r;
-
-	if (!f || !(f->flags & VIGIL_FLOW_RESET))
-		return NULL;
-	r = vigil_pkt_rule_as(p, dir, true, id);
-	return r && r->action == VIGIL_ACT_RESET ? r : NULL;
 }
 
 static __noinline void report(const struct decision *d)
@@ -215,11 +218,6 @@ static __noinline struct vigil_flow *track(struct __sk_buff *skb, const struct d
 	return vigil_flow_track(&d->p, netns_cookie(skb), d->ifindex, bpf_ktime_get_ns());
 }
 
-static __always_inline bool acts(const struct vigil_pol_rule *r)
-{
-	return r && r->action != VIGIL_ACT_ALLOW && r->action != VIGIL_ACT_DENY;
-}
-
 static __always_inline int enforce(struct __sk_buff *skb, __u8 dir)
 {
 	struct vigil_flow *f = NULL;
@@ -230,20 +228,23 @@ static __always_inline int enforce(struct __sk_buff *skb, __u8 dir)
 	 * TCX program attached after vigil's, then classic clsact filters),
 	 * and passes if there is none: vigil allows nothing another tool
 	 * would refuse. */
-	if (dir == VIGIL_DIR_EGRESS && skb->mark == VIGIL_OWN_REPLY_MARK) {
-		skb->mark = 0;
+	if (skb->mark == VIGIL_OWN_REPLY_MARK) {
+		if (dir == VIGIL_DIR_EGRESS)
+			skb->mark = 0;
 		return TC_ACT_UNSPEC;
 	}
 	if (vigil_pkt_parse(skb, false, &d.p))
 		return TC_ACT_UNSPEC;
 	if (d.p.unparsed)
 		return vigil_unparsed_drop(&d.p, dir, d.ifindex) ? TC_ACT_SHOT : TC_ACT_UNSPEC;
-	if (vigil_track_flows && dir == VIGIL_DIR_INGRESS)
+	if (vigil_track_flows && dir == VIGIL_DIR_INGRESS) {
 		f = track(skb, &d);
+		d.has_rcv_nxt = f && vigil_flow_rcv_nxt(f, &d.p, &d.rcv_nxt);
+	}
 	d.r = vigil_pkt_rule(&d.p, dir, &d.id);
-	if (!acts(d.r))
-		d.r = reset_flow_rule(f, &d.p, dir, &d.id);
-	if (!acts(d.r))
+	if (!vigil_acts(d.r))
+		d.r = vigil_reset_flow_rule(f, &d.p, &d.id);
+	if (!vigil_acts(d.r))
 		return TC_ACT_UNSPEC;
 	d.now = bpf_ktime_get_ns();
 	verdict = answer(skb, &d);
@@ -265,6 +266,20 @@ SEC("tc")
 int vigil_tc_egress(struct __sk_buff *skb)
 {
 	return enforce(skb, VIGIL_DIR_EGRESS);
+}
+
+/* TC ingress of an interface enforced with XDP: only what the XDP program
+ * handed over to be reset (VIGIL_XDP_META_RESET in the metadata) is decided
+ * here, as vigil_tc_ingress would; everything else it passed already. */
+SEC("tc")
+int vigil_tc_xdp_ingress(struct __sk_buff *skb)
+{
+	void *data = (void *)(long)skb->data;
+	__u32 *tag = (void *)(long)skb->data_meta;
+
+	if ((void *)(tag + 1) > data || *tag != VIGIL_XDP_META_RESET)
+		return TC_ACT_UNSPEC;
+	return enforce(skb, VIGIL_DIR_INGRESS);
 }
 
 /* An RST the agent injects for an idle flow: counted, and reported. */
@@ -299,8 +314,10 @@ int vigil_tc_build(struct __sk_buff *skb)
 		return 0;
 	if (!(mark & VIGIL_BUILD_TRUSTED) && !vigil_l4_csum_verify(skb, false, &p))
 		return 0;
-	if (mark & VIGIL_BUILD_REPORT)
+	if (mark & VIGIL_BUILD_REPORT) {	/* the RST went out: nothing to build */
 		report_injected(skb, &p);
+		return 1;
+	}
 	if (vigil_rst_eligible(&p))
 		return vigil_tc_build_rst(skb, &p, !(mark & VIGIL_BUILD_TO_RECEIVER), false) ? 2 : 1;
 	if (vigil_icmp_eligible(&p))

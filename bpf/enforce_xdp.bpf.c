@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Network rules at XDP, an option for ingress where only the sender needs
- * an answer: drop, reject (RST or ICMP port unreachable back out with
- * XDP_TX) and reset (here the same as reject: XDP can send one frame, back
- * to the sender; the receiver never gets the trigger). Cheaper than TC per
- * packet: no skb is built for what it drops or answers.
+ * Network rules at XDP, an option for ingress: drop and reject (RST or ICMP
+ * port unreachable back out with XDP_TX) here, cheaper than TC per packet:
+ * no skb is built for what it drops or answers. A reset needs two frames,
+ * one to each end, and XDP sends one: the trigger is passed up, tagged
+ * (VIGIL_XDP_META_RESET), to vigil_tc_xdp_ingress on the same interface,
+ * which resets both ends as TC does. With --track-flows this program keeps
+ * the flow state that TC ingress keeps in TC mode (idle flows' resets).
  *
  * XDP sees no checksum state, so every trigger's checksum is computed. Over
  * veth, packets a local socket sent arrive with partial checksums unless the
@@ -14,12 +16,17 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
+#include "lib/bcast.bpf.h"
 #include "lib/enforce.bpf.h"
+#include "lib/flow.bpf.h"
 #include "lib/pkt_csum.bpf.h"
 #include "lib/pkt_rst.bpf.h"
 #include "lib/pkt_icmp.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
+
+/* Keep per-flow sequence state (a router or bridge). */
+const volatile __u8 vigil_track_flows = 0;
 
 struct decision {
 	struct vigil_pkt p;
@@ -29,6 +36,16 @@ struct decision {
 	__u8 reply;
 	__u64 now;	/* read once for the rate limits */
 };
+
+extern void *bpf_cast_to_kern_ctx(void *obj) __ksym;
+
+/* The namespace the frame arrived in (a scalar: read for the broadcast walk). */
+static __always_inline const struct net *xdp_net(struct xdp_md *xdp)
+{
+	struct xdp_buff *x = bpf_cast_to_kern_ctx(xdp);
+
+	return BPF_CORE_READ(x, rxq, dev, nd_net.net);
+}
 
 /* Answers d->p in place; the XDP verdict. Not inlined: see enforce_tc. */
 static __noinline int answer(struct xdp_md *xdp, struct decision *d)
@@ -42,7 +59,8 @@ static __noinline int answer(struct xdp_md *xdp, struct decision *d)
 		return XDP_DROP;
 	if (p->proto != VIGIL_IPPROTO_TCP && p->proto != VIGIL_IPPROTO_UDP)
 		return XDP_DROP;
-	if ((!tcp && !udp) || !vigil_reply_addr_ok(p) || !vigil_l4_csum_verify(xdp, true, p)) {
+	if ((!tcp && !udp) || !vigil_reply_addr_ok(p) || !vigil_l4_csum_verify(xdp, true, p) ||
+	    vigil_directed_bcast(xdp_net(xdp), p)) {
 		d->reply = VIGIL_REPLY_INELIGIBLE;
 		return XDP_DROP;
 	}
@@ -64,19 +82,57 @@ static __noinline void report(const struct decision *d)
 	vigil_enforce_report(&d->p, d->r, d->id, d->reply, VIGIL_DIR_INGRESS, d->ifindex, d->now);
 }
 
+static __noinline struct vigil_flow *track(struct xdp_md *xdp, const struct decision *d)
+{
+	struct xdp_buff *x = bpf_cast_to_kern_ctx(xdp);
+
+	return vigil_flow_track(&d->p, BPF_CORE_READ(x, rxq, dev, nd_net.net, net_cookie),
+				d->ifindex, bpf_ktime_get_ns());
+}
+
+/* Tags the frame for vigil_tc_xdp_ingress: 0, or the helper's error (a
+ * driver without metadata room). */
+static __always_inline int hand_to_tc(struct xdp_md *xdp)
+{
+	__u32 *tag;
+
+	if (bpf_xdp_adjust_meta(xdp, -(int)sizeof(*tag)))
+		return -1;
+	tag = (void *)(long)xdp->data_meta;
+	if ((void *)(tag + 1) > (void *)(long)xdp->data)
+		return -1;
+	*tag = VIGIL_XDP_META_RESET;
+	return 0;
+}
+
 SEC("xdp")
 int vigil_xdp_ingress(struct xdp_md *xdp)
 {
 	struct decision d = { .ifindex = xdp->ingress_ifindex };
+	struct vigil_flow *f = NULL;
 	int verdict;
 
 	if (vigil_pkt_parse(xdp, true, &d.p))
 		return XDP_PASS;
 	if (d.p.unparsed)
 		return vigil_unparsed_drop(&d.p, VIGIL_DIR_INGRESS, d.ifindex) ? XDP_DROP : XDP_PASS;
+	if (vigil_track_flows)
+		f = track(xdp, &d);
 	d.r = vigil_pkt_rule(&d.p, VIGIL_DIR_INGRESS, &d.id);
-	if (!d.r || d.r->action == VIGIL_ACT_ALLOW || d.r->action == VIGIL_ACT_DENY)
+	if (!vigil_acts(d.r))
+		d.r = vigil_reset_flow_rule(f, &d.p, &d.id);
+	if (!vigil_acts(d.r))
 		return XDP_PASS;
+	/* A reset goes to TC whole (both RSTs, the limits, the event); only
+	 * when the frame cannot be tagged does XDP answer the sender alone. */
+	if (d.r->action == VIGIL_ACT_RESET && d.p.proto == VIGIL_IPPROTO_TCP) {
+		if (f) {
+			f->flags |= VIGIL_FLOW_RESET;
+			f->rule_id = d.id;
+		}
+		if (!hand_to_tc(xdp))
+			return XDP_PASS;
+	}
 	d.now = bpf_ktime_get_ns();
 	verdict = answer(xdp, &d);
 	report(&d);

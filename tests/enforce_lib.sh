@@ -75,3 +75,17 @@ enf_router() {
 	eval "NS_$1=$a; NS_$2=$r; NS_$3=$b"
 	v6_settled "$a" && v6_settled "$r" && v6_settled "$b"
 }
+
+# enf_flow CNS SNS DIR PORT ADDR MODE: a TCP connection from namespace CNS
+# to ADDR:PORT in SNS, held by both ends (tests/enforce_peer.py: MODE busy
+# sends every 20 ms, idle holds it silent). DIR/a/state and DIR/b/state say
+# "up", then how each end ended ("ECONNRESET MS").
+enf_flow() {
+	local c=$1 s=$2 d=$3 port=$4 addr=$5 serve=serve1 hold=hold
+	[ "$6" = busy ] && serve=serve1-busy hold=busy
+	mkdir -p "$d/a" "$d/b"
+	ip netns exec "$s" "$PY" "$EPEER" "$serve" "$port" "$d/b" &
+	wait_for 5 test -e "$d/b/listening" || return 1
+	ip netns exec "$c" "$PY" "$EPEER" "$hold" "$addr" "$port" "$d/a" &
+	wait_for 5 test -e "$d/a/state" && wait_for 5 test -e "$d/b/state"
+}

@@ -7,7 +7,8 @@
   udp ADDR PORT TIMEOUT       connected UDP: "refused MS" | "timeout" | "answered"
   triggers IFACE DSTMAC SRC DST DPORT   the trigger packets, one per source port
   flood IFACE DSTMAC SRC DST DPORT N RATE   N SYNs, spoofed sources, at most RATE/s
-  ack IFACE DSTMAC SRC DST SPORT DPORT   one ACK in a flow, as its end sends it
+  ack IFACE DSTMAC SRC DST SPORT DPORT [SEQ ACK]   one ACK in a flow, as its end sends it
+  syn IFACE DSTMAC SRC DST SPORT DPORT   one SYN
   shapes IFACE DSTMAC SRC DST DPORT   SYNs in shapes a parser may not resolve,
                               one per source port (41001...); see shapes()
   hold ADDR PORT DIR          an established connection, kept idle; DIR/state
@@ -211,11 +212,19 @@ def serve1(port, d, busy):
     watch(s, d, busy)
 
 
-def ack(iface, dmac, src, dst, sport, dport):
+def ack(iface, dmac, src, dst, sport, dport, seq=12345, ack=67890):
     """One ACK in an existing flow, as its end would retransmit it."""
     from scapy.all import Ether, TCP, sendp
     sendp(Ether(dst=dmac) / l3(src, dst) / TCP(sport=int(sport), dport=int(dport), flags="A",
-                                               seq=12345, ack=67890), iface=iface, verbose=False)
+                                               seq=int(seq), ack=int(ack)), iface=iface, verbose=False)
+    print("sent")
+
+
+def syn(iface, dmac, src, dst, sport, dport):
+    """One SYN (seq 1000)."""
+    from scapy.all import Ether, TCP, sendp
+    sendp(Ether(dst=dmac) / l3(src, dst) / TCP(sport=int(sport), dport=int(dport), flags="S",
+                                               seq=1000), iface=iface, verbose=False)
     print("sent")
 
 
@@ -267,6 +276,8 @@ def main():
         shapes(*a)
     elif cmd == "ack":
         ack(*a)
+    elif cmd == "syn":
+        syn(*a)
     elif cmd in ("hold", "busy"):
         hold(a[0], a[1], a[2], cmd == "busy")
     elif cmd in ("serve1", "serve1-busy"):

@@ -20,14 +20,7 @@ start_agent --no-procfs -o "$T_DIR/events.json" --policy "$T_DIR/policy.yaml" \
 	--enforce-on "$NS_o/lo" --enforce-on "$NS_r/ra" --enforce-on "$NS_r/rb" --track-flows || exit 1
 
 # flow NAME PORT ADDR MODE: a connection A -> B:PORT held by both ends.
-flow() {
-	local d="$T_DIR/$1"
-	mkdir -p "$d/a" "$d/b"
-	ip netns exec "$NS_b" "$PY" "$EPEER" "serve1$([ "$4" = busy ] && echo -busy)" "$2" "$d/b" &
-	wait_for 5 test -e "$d/b/listening" || return 1
-	ip netns exec "$NS_a" "$PY" "$EPEER" "$([ "$4" = busy ] && echo busy || echo hold)" "$3" "$2" "$d/a" &
-	wait_for 5 test -e "$d/a/state" && wait_for 5 test -e "$d/b/state"
-}
+flow() { enf_flow "$NS_a" "$NS_b" "$T_DIR/$1" "$2" "$3" "$4"; }
 state() { cut -d' ' -f1 "$T_DIR/$1/$2/state"; }
 reset_seen() { [ "$(state "$1" a)" = ECONNRESET ] && [ "$(state "$1" b)" = ECONNRESET ]; }
 

@@ -36,6 +36,45 @@ static __always_inline const struct vigil_pol_rule *vigil_pkt_rule(const struct 
 	return vigil_pkt_rule_as(p, dir, false, id);
 }
 
+/*
+ * A flow vigil reset stays reset while a reset rule in force covers it:
+ * whatever its ends still send is answered under that rule. The packet's
+ * own direction was matched already; here the flow's other one is, as
+ * either hook would see it (on a router each packet crosses an ingress and
+ * an egress hook: the rule may have named the other end's port with its
+ * source address, or with its destination address). Matched again, not
+ * looked up by the id the flow was reset under: ids move when a policy is
+ * reloaded, and an unloaded rule answers nothing.
+ */
+static __noinline const struct vigil_pol_rule *vigil_reset_flow_rule(const struct vigil_flow *f,
+								     const struct vigil_pkt *p,
+								     __u32 *id)
+{
+	const struct vigil_pol_rule *r;
+
+	if (!f || !(f->flags & VIGIL_FLOW_RESET))
+		return NULL;
+	r = vigil_pkt_rule_as(p, VIGIL_DIR_INGRESS, true, id);
+	if (r && r->action == VIGIL_ACT_RESET)
+		return r;
+	r = vigil_pkt_rule_as(p, VIGIL_DIR_EGRESS, true, id);
+	return r && r->action == VIGIL_ACT_RESET ? r : NULL;
+}
+
+/*
+ * XDP hands a reset to TC: XDP can send one frame (back to the sender), a
+ * reset sends two. The XDP program passes the trigger up with this tag in
+ * its metadata (bpf_xdp_adjust_meta); vigil_tc_xdp_ingress, on the same
+ * interface's TC ingress, decides it again as TC does (the same maps) and
+ * resets both ends. Untagged packets it passes at once.
+ */
+#define VIGIL_XDP_META_RESET 0x76677273	/* "vgrs" */
+
+static __always_inline bool vigil_acts(const struct vigil_pol_rule *r)
+{
+	return r && r->action != VIGIL_ACT_ALLOW && r->action != VIGIL_ACT_DENY;
+}
+
 static __always_inline void vigil_action_count(__u8 action)
 {
 	if (action == VIGIL_ACT_DROP)

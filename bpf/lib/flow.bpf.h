@@ -106,4 +106,19 @@ static __always_inline struct vigil_flow *vigil_flow_track(const struct vigil_pk
 	return f;
 }
 
+/* What p's receiver last acked (its RCV.NXT as it last told), when the
+ * flow state has seen it send. */
+static __always_inline bool vigil_flow_rcv_nxt(const struct vigil_flow *f,
+					       const struct vigil_pkt *p, __u32 *rcv_nxt)
+{
+	/* The receiver is side 1 when the sender's end is the lower. */
+	const struct vigil_flow_side *sd =
+		vigil_end_lower(p->saddr, p->sport, p->daddr, p->dport) ? &f->side[1] : &f->side[0];
+
+	if (!sd->seen)
+		return false;
+	*rcv_nxt = sd->ack;
+	return true;
+}
+
 #endif

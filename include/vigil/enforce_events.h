@@ -228,8 +228,18 @@ struct vigil_flow {
 enum vigil_build_flags {
 	VIGIL_BUILD_TO_RECEIVER = 1 << 0,	/* the forward RST, not the sender's */
 	VIGIL_BUILD_TRUSTED = 1 << 1,		/* the agent's own trigger: no checksum */
-	VIGIL_BUILD_REPORT = 1 << 2,		/* count it and write an injected-reset event */
+	/* Build nothing: count the RST built for this trigger as injected and
+	 * write its event (the agent runs this once the RST went out). */
+	VIGIL_BUILD_REPORT = 1 << 2,
 };
+
+/*
+ * The skb mark of every packet vigil makes (replies, the RST a reset sends
+ * on, the RSTs injected for idle flows): vigil's TC hooks let such a packet
+ * through unexamined, so its own RSTs are never taken for triggers
+ * (bpf/enforce_tc.bpf.c).
+ */
+#define VIGIL_OWN_REPLY_MARK 0x76676c72	/* "vglr" */
 
 /* Counter slots: 32-47 the packet path (TC/XDP), 48-63 the socket hooks
  * (cgroup connect/sendmsg, socket-destroying iterators). */
