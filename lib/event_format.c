@@ -41,7 +41,8 @@ int vigil_event_check(const void *rec, uint32_t len, const char **why)
 	if (h->type == VIGIL_EV_EXEC) {
 		if (len < sizeof(*ex))
 			return *why = "exec event shorter than its fixed part", -EINVAL;
-		strings = (uint32_t)ex->binary_len + ex->args_len + ex->cwd_len + ex->cgroup_len;
+		strings = (uint32_t)ex->binary_len + ex->args_len + ex->cwd_len + ex->cgroup_len +
+			  ex->file_len;
 		if (sizeof(*ex) + strings > len || len - sizeof(*ex) - strings >= 8)
 			return *why = "exec event string lengths disagree with its size", -EINVAL;
 		return 0;
@@ -71,6 +72,7 @@ static const struct {
 	{ VIGIL_EXEC_NO_CWD, "errorCWD" },
 	{ VIGIL_EXEC_TRUNC_CWD, "truncCWD" },
 	{ VIGIL_EXEC_ROOT_CWD, "rootcwd" },
+	{ VIGIL_EXEC_FILELESS, "fileless" },
 };
 
 static void flags_text(struct vigil_buf *b, uint32_t flags, bool miss)
@@ -122,8 +124,33 @@ static void args_text(struct vigil_buf *b, const char *args, size_t n)
 	}
 }
 
+/* Tetragon's binary_properties.file, for a binary that is not at a path:
+ * its old path or anonymous name marked " (deleted)" as the kernel marks
+ * it, its inode number and link count (0: fileless). Exec events only. */
+static void binary_properties_json(struct vigil_formatter *f, struct jw *w,
+				   const struct vigil_exec *ex)
+{
+	const char *file = ex->data + ex->binary_len + ex->args_len + ex->cwd_len + ex->cgroup_len;
+
+	if (!(ex->flags & VIGIL_EXEC_UNLINKED))
+		return;
+	f->tmp.len = 0;
+	vbuf_put(&f->tmp, file, ex->file_len);
+	vbuf_puts(&f->tmp, " (deleted)");
+	jw_obj(w, "binary_properties");
+	jw_obj(w, "file");
+	jw_obj(w, "inode");
+	jw_u64(w, "number", ex->ino);
+	jw_u64(w, "links", ex->nlink);
+	jw_end(w);
+	jw_str(w, "path", f->tmp.p, f->tmp.len);
+	jw_end(w);
+	jw_end(w);
+}
+
 static void process_json(struct vigil_formatter *f, struct jw *w, const char *key,
-			 const struct vigil_proc *p, const struct vigil_proc_entry *e)
+			 const struct vigil_proc *p, const struct vigil_proc_entry *e,
+			 const struct vigil_exec *ex)
 {
 	char id[VIGIL_EXEC_ID_MAX], t[VIGIL_TIME_MAX], cid[VIGIL_CONTAINER_ID_MAX];
 
@@ -160,6 +187,8 @@ static void process_json(struct vigil_formatter *f, struct jw *w, const char *ke
 		if (vigil_container_id(e->cgroup, e->cgroup_len, cid, sizeof(cid)))
 			jw_cstr(w, "docker", cid);
 	}
+	if (ex)
+		binary_properties_json(f, w, ex);
 	jw_end(w);
 }
 
@@ -168,13 +197,13 @@ static void parent_json(struct vigil_formatter *f, struct jw *w, const struct vi
 	struct vigil_proc_entry *e = vigil_proc_cache_find(&f->cache, p->ppid, p->parent_exec_ktime);
 
 	if (e && p->parent_exec_ktime)
-		process_json(f, w, "parent", &e->proc, e);
+		process_json(f, w, "parent", &e->proc, e, NULL);
 }
 
 void vigil_json_process(struct vigil_formatter *f, struct jw *w, const char *key,
 			const struct vigil_proc *p)
 {
-	process_json(f, w, key, p, vigil_proc_cache_find(&f->cache, p->pid, p->exec_ktime));
+	process_json(f, w, key, p, vigil_proc_cache_find(&f->cache, p->pid, p->exec_ktime), NULL);
 }
 
 void vigil_json_envelope_end(struct vigil_formatter *f, struct jw *w, const struct vigil_hdr *h)
@@ -278,7 +307,7 @@ static void format_exec(struct vigil_formatter *f, const struct vigil_exec *ev,
 		jw_begin(&w, json);
 		jw_obj(&w, NULL);
 		jw_obj(&w, "process_exec");
-		process_json(f, &w, "process", &ev->proc, e);
+		process_json(f, &w, "process", &ev->proc, e, ev);
 		parent_json(f, &w, &ev->proc);
 		jw_end(&w);
 		vigil_json_envelope_end(f, &w, &ev->hdr);
@@ -312,7 +341,7 @@ static void format_exit(struct vigil_formatter *f, const struct vigil_exit *ev,
 		jw_begin(&w, json);
 		jw_obj(&w, NULL);
 		jw_obj(&w, "process_exit");
-		process_json(f, &w, "process", &p, e);
+		process_json(f, &w, "process", &p, e, NULL);
 		parent_json(f, &w, &p);
 		if (signame)
 			jw_cstr(&w, "signal", signame);
