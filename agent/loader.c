@@ -255,6 +255,12 @@ int vigil_bpf_load(struct vigil_bpf *b, const struct vigil_loader_opts *o)
 	err = bpf_map_update_elem(bpf_map__fd(b->process->maps.vigil_schema), &key, &version, 0);
 	if (err)
 		return vlog_err(err, "cannot record the schema version");
+	/* Every start sets the budget (a restart without the option lifts
+	 * it): the programs of an earlier agent read this pinned map too. */
+	err = bpf_map_update_elem(bpf_map__fd(b->process->maps.vigil_proc_budget_cfg), &key,
+				  &o->proc_budget, 0);
+	if (err)
+		return vlog_err(-errno, "cannot set the process event budget");
 	err = vigil_obj_attach(b->process->obj, o->pin_dir, &b->resumed);
 	if (err)
 		return err;

@@ -16,6 +16,7 @@
 #include "lib/ring.bpf.h"
 #include "lib/path.bpf.h"
 #include "lib/task.bpf.h"
+#include "lib/proc_budget.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -231,6 +232,15 @@ int BPF_PROG(process_exec, struct task_struct *p, pid_t old_pid, struct linux_bi
 	__u32 zero = 0;
 	struct exec_scratch *s = bpf_map_lookup_elem(&exec_scratch, &zero);
 
+	__u64 now = bpf_ktime_get_ns();
+
+	if (!vigil_proc_budget_ok(p->cgroups->dfl_cgrp->kn->id, now)) {
+		/* Unseen, but its children still name it exactly. */
+		__u32 tgid = p->tgid;
+
+		bpf_map_update_elem(&vigil_execs, &tgid, &now, BPF_ANY);
+		return 0;
+	}
 	if (!s)
 		return 0;
 	emit_exec(s, p, bprm->file, bprm->filename, 0, 0, false);
@@ -244,6 +254,13 @@ int BPF_PROG(process_fork, struct task_struct *parent, struct task_struct *child
 
 	if (child->pid != child->tgid || (child->flags & PF_KTHREAD))
 		return 0;	/* a thread, or a kernel thread */
+	if (!vigil_proc_budget_ok(child->cgroups->dfl_cgrp->kn->id, bpf_ktime_get_ns())) {
+		__u32 tgid = child->tgid;
+		__u64 key = child->start_time;
+
+		bpf_map_update_elem(&vigil_execs, &tgid, &key, BPF_ANY);
+		return 0;
+	}
 	ev = vigil_reserve(VIGIL_EV_FORK, sizeof(*ev));
 	if (!ev)
 		return 0;
@@ -265,7 +282,9 @@ int BPF_PROG(process_exit, struct task_struct *p, bool group_dead)
 		vigil_count(VIGIL_CNT_THREAD_EXIT);
 		return 0;
 	}
-	ev = vigil_reserve(VIGIL_EV_EXIT, sizeof(*ev));
+	ev = NULL;
+	if (vigil_proc_budget_ok(p->cgroups->dfl_cgrp->kn->id, bpf_ktime_get_ns()))
+		ev = vigil_reserve(VIGIL_EV_EXIT, sizeof(*ev));
 	if (ev) {
 		vigil_proc_fill_btf(&ev->proc, p, vigil_exec_key_get(tgid, p->start_time));
 		ev->exit_code = p->exit_code;

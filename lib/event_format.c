@@ -24,6 +24,7 @@ static const uint16_t fixed_size[VIGIL_EV_TYPE_MAX + 1] = {
 	[VIGIL_EV_FORK] = sizeof(struct vigil_fork),
 	[VIGIL_EV_EXIT] = sizeof(struct vigil_exit),
 	[VIGIL_EV_LOSS] = sizeof(struct vigil_loss),
+	[VIGIL_EV_THROTTLE] = sizeof(struct vigil_throttle),
 };
 
 int vigil_event_check(const void *rec, uint32_t len, const char **why)
@@ -383,6 +384,25 @@ static void format_loss(struct vigil_formatter *f, const struct vigil_loss *ev,
 			    (unsigned long long)ev->recursion_misses);
 }
 
+static void format_throttle(struct vigil_formatter *f, const struct vigil_throttle *ev,
+			    struct vigil_buf *json, struct vigil_buf *compact)
+{
+	struct jw w;
+
+	if (json) {
+		jw_begin(&w, json);
+		jw_obj(&w, NULL);
+		jw_obj(&w, "vigil_throttle");
+		jw_u64(&w, "cgroup_id", ev->cgroup_id);
+		jw_u64(&w, "throttled", ev->throttled);
+		jw_end(&w);
+		vigil_json_envelope_end(f, &w, &ev->hdr);
+	}
+	if (compact)
+		vbuf_printf(compact, "%-8s cgroup_id=%llu throttled=%llu\n", "throttle",
+			    (unsigned long long)ev->cgroup_id, (unsigned long long)ev->throttled);
+}
+
 void vigil_event_format(struct vigil_formatter *f, const void *rec, struct vigil_buf *json,
 			struct vigil_buf *compact)
 {
@@ -401,6 +421,9 @@ void vigil_event_format(struct vigil_formatter *f, const void *rec, struct vigil
 		break;
 	case VIGIL_EV_LOSS:
 		format_loss(f, rec, json, compact);
+		break;
+	case VIGIL_EV_THROTTLE:
+		format_throttle(f, rec, json, compact);
 		break;
 	case VIGIL_EV_NET_FIRST ... VIGIL_EV_NET_LAST:
 	case VIGIL_EV_REPORT_FIRST ... VIGIL_EV_REPORT_LAST:

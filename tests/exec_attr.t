@@ -42,6 +42,7 @@ PYEOF
 # A memfd process running before the agent starts (found by the iterator).
 run_fd fd vt-pre /usr/bin/sleep 30
 PRE=$!
+disown $PRE	# killed at exit: no job notice
 on_exit "kill -9 $PRE"
 wait_for 5 test -s "$T_DIR/vt-pre.info"
 
