@@ -31,6 +31,7 @@
 #include "netns.h"
 #include "policy_state.h"
 #include "sock_destroy.h"
+#include "deny_carried.h"
 #include "enforce_cgroup.skel.h"
 
 struct lpm_entry {
@@ -659,6 +660,12 @@ int vigil_policy_apply(struct vigil_policy_state *s, char *const *files, unsigne
 	for (unsigned i = 0; i < s->in_force.n_rules; i++)
 		if (s->in_force.rules[i].action == VIGIL_ACT_RESET && old_of[i] < 0)
 			vigil_sock_destroy_rule(s, &s->in_force.rules[i], s->slot[i]);
+	/* Sockets carried into a denied cgroup escape its hooks: end them. */
+	for (unsigned i = 0; i < s->in_force.n_rules; i++)
+		if (s->in_force.rules[i].action == VIGIL_ACT_DENY) {
+			vigil_deny_carried_scan(s);
+			break;
+		}
 	return 0;
 }
 
@@ -724,13 +731,16 @@ int vigil_policy_init(struct vigil_policy_state *s, const char *pin_dir, uint64_
 	s->pol6_fd = bpf_map__fd(s->cg->maps.vigil_pol6);
 	s->stats_fd = bpf_map__fd(s->cg->maps.vigil_rule_stats);
 	s->cgroup_fd = bpf_map__fd(s->cg->maps.vigil_rule_cgroup);
-	return vigil_sock_destroy_init(s, ring_size);
+	if ((err = vigil_sock_destroy_init(s, ring_size)))
+		return err;
+	return vigil_deny_carried_init(s, ring_size);
 }
 
 void vigil_policy_close(struct vigil_policy_state *s)
 {
 	vigil_policy_tc_close(s);
 	vigil_sock_destroy_close(s);
+	vigil_deny_carried_close(s);
 	enforce_cgroup_bpf__destroy(s->cg);
 	s->cg = NULL;
 	vigil_policy_free(&s->in_force);

@@ -16,6 +16,7 @@
 
 struct enforce_cgroup_bpf;
 struct enforce_sockdestroy_bpf;
+struct enforce_carried_bpf;
 struct vigil_enforce_tc;
 
 #define VIGIL_POLICY_FILES_MAX 32
@@ -30,6 +31,7 @@ struct vigil_policy_state {
 	char pin_dir[256];
 	struct enforce_cgroup_bpf *cg;	/* holds the policy maps and cgroup hooks */
 	struct enforce_sockdestroy_bpf *sd;
+	struct enforce_carried_bpf *carried;	/* agent/deny_carried.c */
 	int rules_fd, pol4_fd, pol6_fd, stats_fd, cgroup_fd;
 	struct vigil_policy in_force;
 	uint8_t slot[VIGIL_RULES_MAX];	/* rule i of in_force is rule id slot[i] */

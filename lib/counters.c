@@ -34,6 +34,8 @@ static const char *const names[VIGIL_CNT_MAX] = {
 	[VIGIL_CNT_ENF_SOCK_DESTROYED] = "enforce_sockets_destroyed",
 	[VIGIL_CNT_ENF_SOCK_REFUSED] = "enforce_raw_sockets_refused",
 	[VIGIL_CNT_ENF_EGRESS_DROPPED] = "enforce_egress_dropped",
+	[VIGIL_CNT_ENF_CARRIED_DESTROYED] = "enforce_carried_destroyed",
+	[VIGIL_CNT_ENF_PACKET_SOCKETS] = "enforce_packet_sockets_found",
 };
 
 const char *vigil_counter_name(unsigned slot)
