@@ -8,6 +8,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "deny_carried.h"
+#include "iter_drain.h"
 #include "loader.h"
 #include "log.h"
 #include "netns.h"
@@ -29,26 +30,6 @@ struct destroy_job {
 	uint32_t destroyed;
 };
 
-static int drain(struct bpf_program *prog)
-{
-	struct bpf_link *link = bpf_program__attach_iter(prog, NULL);
-	char buf[64];
-	int fd, err = 0;
-
-	if (!link)
-		return -errno;
-	fd = bpf_iter_create(bpf_link__fd(link));
-	if (fd < 0) {
-		err = -errno;
-	} else {
-		while (read(fd, buf, sizeof(buf)) > 0)
-			;
-		close(fd);
-	}
-	bpf_link__destroy(link);
-	return err;
-}
-
 /* Inside the namespace: the destroy iterators walk it, touching only the
  * sockets the scan recorded for it. */
 static int destroy_here(void *arg)
@@ -66,9 +47,9 @@ static int destroy_here(void *arg)
 		return vlog_err(-ESRCH, "the namespace changed under the process that held the socket");
 	if (bpf_map_update_elem(map, &zero, &t, 0))
 		return vlog_err(-errno, "cannot set the carried-socket target");
-	err = drain(j->obj->progs.carried_destroy_tcp);
+	err = vigil_iter_drain(j->obj->progs.carried_destroy_tcp);
 	if (!err)
-		err = drain(j->obj->progs.carried_destroy_udp);
+		err = vigil_iter_drain(j->obj->progs.carried_destroy_udp);
 	if (err)
 		vlog_err(err, "carried-socket iterator failed");
 	if (!bpf_map_lookup_elem(map, &zero, &t))
@@ -144,7 +125,7 @@ int vigil_deny_carried_scan(struct vigil_policy_state *s)
 	while (!bpf_map_get_next_key(map, NULL, &key))
 		if (bpf_map_delete_elem(map, &key))
 			break;
-	if ((err = drain(s->carried->progs.carried_scan)))
+	if ((err = vigil_iter_drain(s->carried->progs.carried_scan)))
 		return vlog_err(err, "carried-socket scan failed");
 	for (int more = !bpf_map_get_next_key(map, NULL, &next); more && n < CARRIED_MAX;) {
 		key = next;

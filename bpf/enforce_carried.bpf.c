@@ -73,30 +73,6 @@ static __always_inline void cgroup_ancestors(struct cgroup *cg, __u64 *out)
 	}
 }
 
-struct deny_by {
-	__u64 *ancestors;
-	__u32 found;	/* 1 + rule id */
-};
-
-/* Rule i a deny scoped to a cgroup among ancestors? (vigil_deny_step, for a
- * task other than the current one) */
-static long deny_by_step(__u32 i, struct deny_by *d)
-{
-	const struct vigil_pol_rule *r;
-	struct vigil_pol_cgroup *cg;
-	__u32 k = i & (VIGIL_RULES_MAX - 1);
-
-	r = bpf_map_lookup_elem(&vigil_rules, &k);
-	if (!r || !(r->flags & VIGIL_RULE_ACTIVE) || r->action != VIGIL_ACT_DENY)
-		return 0;
-	cg = bpf_map_lookup_elem(&vigil_rule_cgroup, &k);
-	if (!cg || !cg->id || cg->level >= VIGIL_CG_LEVELS ||
-	    d->ancestors[cg->level & (VIGIL_CG_LEVELS - 1)] != cg->id)
-		return 0;
-	d->found = k + 1;
-	return 1;
-}
-
 /* The peer of a connected inet socket, as enforce_sockdestroy reads it. 0
  * when there is one. */
 static __always_inline int sock_peer(struct sock_common *skc, __u8 *daddr, struct vigil_match *m)
@@ -135,8 +111,8 @@ int carried_scan(struct bpf_iter__task_file *ctx)
 	struct file *file = ctx->file;
 	struct vigil_walk w = { .by_cgroup = VIGIL_WALK_ANCESTORS };
 	struct vigil_carried c = {};
-	struct deny_by d = { .ancestors = w.ancestors };
 	__u64 sk_anc[VIGIL_CG_LEVELS];
+	__u32 denied;
 	struct sock_common *skc;
 	struct vigil_match m = {};
 	struct socket *sock;
@@ -154,25 +130,20 @@ int carried_scan(struct bpf_iter__task_file *ctx)
 	if (!sk)
 		return 0;
 	cgroup_ancestors(BPF_CORE_READ(task, cgroups, dfl_cgrp), w.ancestors);
-	bpf_loop(VIGIL_RULES_MAX, deny_by_step, &d, 0);
-	if (!d.found)
+	denied = vigil_deny_by(w.ancestors);
+	if (!denied)
 		return 0;	/* the holder is in no denied cgroup */
-	/* Made in a cgroup the same deny rule names: its hooks run for it. */
+	/* Made in a cgroup a deny rule names: that cgroup's hooks run for it. */
 	cgroup_ancestors(BPF_CORE_READ(sk, sk_cgrp_data.cgroup), sk_anc);
-	d.ancestors = sk_anc;
-	d.found = 0;
-	bpf_loop(VIGIL_RULES_MAX, deny_by_step, &d, 0);
-	if (d.found)
+	if (vigil_deny_by(sk_anc))
 		return 0;
-	d.ancestors = w.ancestors;
-	bpf_loop(VIGIL_RULES_MAX, deny_by_step, &d, 0);
 
 	skc = &sk->__sk_common;
 	family = BPF_CORE_READ(skc, skc_family);
 	c.netns_cookie = BPF_CORE_READ(skc, skc_net.net, net_cookie);
 	c.pid = BPF_CORE_READ(task, tgid);
 	c.family = family;
-	c.rule_id = d.found - 1;
+	c.rule_id = denied - 1;
 	key = (__u64)sk;
 	if (family == AF_PACKET) {
 		if (!bpf_map_lookup_elem(&vigil_carried, &key))

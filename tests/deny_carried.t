@@ -23,32 +23,6 @@ rules:
     cgroup: $CG
 POL
 
-# A server on 7001 (denied) and 7009 (not): what each connection receives
-# is appended to $T_DIR/recv.PORT.
-cat >"$T_DIR/server.py" <<'PY'
-import os, select, socket, sys
-d = sys.argv[1]
-ls = {}
-for port in (7001, 7009):
-    s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    s.bind(("127.0.0.1", port)); s.listen(16); ls[s] = port
-open(os.path.join(d, "server.ready"), "w").close()
-conns = {}
-while True:
-    r, _, _ = select.select(list(ls) + list(conns), [], [])
-    for s in r:
-        if s in ls:
-            c, _ = s.accept(); conns[c] = ls[s]
-        else:
-            try:
-                data = s.recv(1000)
-            except OSError:
-                data = b""
-            if not data:
-                del conns[s]; s.close(); continue
-            with open(os.path.join(d, "recv.%d" % conns[s]), "a") as f:
-                f.write(data.decode())
-PY
 # A client: connects to PORT (or, PORT "packet", opens a packet socket),
 # writes its pid to DIR/TAG.up, sends TAG three times once DIR/go exists; what a send
 # raised goes to DIR/TAG.err.
@@ -75,7 +49,7 @@ time.sleep(2)
 PY
 outside() { ip netns exec "$NS" /usr/bin/python3 "$@"; }
 
-outside "$T_DIR/server.py" "$T_DIR" &
+outside "$TOP/tests/deny_server.py" "$T_DIR" &
 on_exit "kill $!"
 wait_for 5 test -e "$T_DIR/server.ready" || exit 1
 start_agent -o "$T_DIR/events.json" --no-procfs || exit 1

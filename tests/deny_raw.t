@@ -41,32 +41,6 @@ for arg in sys.argv[1:]:
         out.append(errno.errorcode.get(e.errno, str(e.errno)))
 print(" ".join(out))
 PY
-# A server on 7001 (denied) and 7009 (not): what each connection receives
-# is appended to $T_DIR/recv.PORT.
-cat >"$T_DIR/server.py" <<'PY'
-import os, select, socket, sys
-d = sys.argv[1]
-ls = {}
-for port in (7001, 7009):
-    s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    s.bind(("127.0.0.1", port)); s.listen(16); ls[s] = port
-open(os.path.join(d, "server.ready"), "w").close()
-conns = {}
-while True:
-    r, _, _ = select.select(list(ls) + list(conns), [], [])
-    for s in r:
-        if s in ls:
-            c, _ = s.accept(); conns[c] = ls[s]
-        else:
-            try:
-                data = s.recv(1000)
-            except OSError:	# reset: a destroyed peer
-                data = b""
-            if not data:
-                del conns[s]; s.close(); continue
-            with open(os.path.join(d, "recv.%d" % conns[s]), "a") as f:
-                f.write(data.decode())
-PY
 # A client: connects to PORT, writes its pid to DIR/TAG.up, sends TAG once
 # DIR/go exists; a send that fails ends it.
 cat >"$T_DIR/client.py" <<'PY'
@@ -85,7 +59,7 @@ in_cg() { sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' sh "$CG" \
 	ip netns exec "$NS" /usr/bin/python3 "$@"; }
 outside() { ip netns exec "$NS" /usr/bin/python3 "$@"; }
 
-outside "$T_DIR/server.py" "$T_DIR" &
+outside "$TOP/tests/deny_server.py" "$T_DIR" &
 on_exit "kill $!"
 wait_for 5 test -e "$T_DIR/server.ready" || exit 1
 start_agent -o "$T_DIR/events.json" --no-procfs || exit 1
