@@ -36,11 +36,12 @@ sleep 1
 ok $? "control: without a budget the storm pushes the marker out of the export file"
 stop_agent
 
-# With a budget of 50 events a second per cgroup (bursts of 100).
+# With a budget of 10 events a second per cgroup (bursts of 20): low enough
+# that other cgroups on a busy machine cannot fill the file either.
 EV="$T_DIR/budget.json"
 rm -rf "$T_PIN"
 start_agent -o "$EV" --export-file-max-size-mb 1 --export-file-max-backups 0 --poll-ms 20 \
-	--proc-budget 50:100 || exit 1
+	--proc-budget 10:20 || exit 1
 marker "vt-mark-b$$"
 flushed "$EV" "vt-mark-b$$"
 ok $? "budget: the marker exec is written"
@@ -55,7 +56,7 @@ CNT=$("$VIGIL" --pin-dir "$T_PIN" status | awk '$1 == "proc_events_throttled" { 
 [ -n "$CNT" ] && [ "$CNT" -ge "$HELD" ]
 ok $? "budget: the counter proc_events_throttled counts them too ($CNT >= $HELD)"
 N=$(jq -n --argjson cg "$STORM_ID" '[inputs | select(.process_exec.process.cgroup_id == $cg)] | length' "$EV")
-[ "$N" -lt 1000 ]
+[ "$N" -lt 500 ]
 ok $? "budget: few of the storm's execs were written ($N of 2500)"
 marker "vt-mark-c$$"
 flushed "$EV" "vt-mark-c$$"
