@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -16,6 +17,8 @@
 #include "enforce_carried.skel.h"
 
 #define AF_PACKET_ 17
+#define AF_INET 2
+#define AF_INET6 10
 #define CARRIED_MAX 4096	/* as vigil_carried's max_entries */
 
 struct carried_target {	/* as in bpf/enforce_carried.bpf.c */
@@ -112,36 +115,66 @@ static int destroy_ns(struct vigil_policy_state *s, const struct vigil_carried *
 	return j.destroyed;
 }
 
-int vigil_deny_carried_scan(struct vigil_policy_state *s)
+/* Removes the entries of family fam (0: every one). */
+static void forget(int map, uint16_t fam)
+{
+	struct vigil_carried v;
+	uint64_t key, next;
+
+	for (int more = !bpf_map_get_next_key(map, NULL, &next); more;) {
+		key = next;
+		more = !bpf_map_get_next_key(map, &key, &next);
+		if (!fam || (!bpf_map_lookup_elem(map, &key, &v) && v.family == fam))
+			bpf_map_delete_elem(map, &key);
+	}
+}
+
+static double ms_since(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (t1.tv_sec - t0->tv_sec) * 1e3 + (t1.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+int vigil_deny_carried_scan(struct vigil_policy_state *s, bool fresh)
 {
 	static struct vigil_carried vals[CARRIED_MAX];
+	static uint64_t keys[CARRIED_MAX];
 	static bool done[CARRIED_MAX];
 	int map = bpf_map__fd(s->carried->maps.vigil_carried);
 	uint64_t key, next;
 	unsigned n = 0;
 	int total = 0, err;
+	struct timespec t0;
 
-	/* What an earlier scan left. */
-	while (!bpf_map_get_next_key(map, NULL, &key))
-		if (bpf_map_delete_elem(map, &key))
-			break;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	s->carried_next = t0.tv_sec + VIGIL_CARRIED_RESCAN_S;
+	/* Inet entries are done with after each scan; packet sockets stay
+	 * known (reported once) until the policy changes. */
+	forget(map, fresh ? 0 : AF_INET);
+	forget(map, fresh ? 0 : AF_INET6);
 	if ((err = vigil_iter_drain(s->carried->progs.carried_scan)))
 		return vlog_err(err, "carried-socket scan failed");
+	vlog_debug("deny: carried-socket scan of every task's files took %.3f ms", ms_since(&t0));
 	for (int more = !bpf_map_get_next_key(map, NULL, &next); more && n < CARRIED_MAX;) {
 		key = next;
 		more = !bpf_map_get_next_key(map, &key, &next);
 		if (bpf_map_lookup_elem(map, &key, &vals[n]))
 			continue;
+		keys[n] = key;
 		done[n] = false;
 		n++;
 	}
 	for (unsigned i = 0; i < n; i++) {
 		const struct vigil_rule *r = rule_of(s, vals[i].rule_id);
 
-		if (vals[i].family != AF_PACKET_)
+		if (vals[i].family != AF_PACKET_ || vals[i].reported)
 			continue;
 		vlog_info("deny rule '%s': pid %u holds a packet socket (AF_PACKET), which deny does "
 			  "not cover (docs/policy.md)", r ? r->name : "?", vals[i].pid);
+		vals[i].reported = 1;
+		bpf_map_update_elem(map, &keys[i], &vals[i], BPF_EXIST);
 	}
 	for (unsigned i = 0; i < n; i++) {
 		int e;
@@ -154,10 +187,20 @@ int vigil_deny_carried_scan(struct vigil_policy_state *s)
 		else
 			total += e;
 	}
-	while (!bpf_map_get_next_key(map, NULL, &key))
-		if (bpf_map_delete_elem(map, &key))
-			break;
+	forget(map, AF_INET);
+	forget(map, AF_INET6);
 	return err ? err : total;
+}
+
+void vigil_deny_carried_tick(struct vigil_policy_state *s)
+{
+	struct timespec now;
+
+	if (!s->carried_rescan)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (now.tv_sec >= s->carried_next)
+		vigil_deny_carried_scan(s, false);
 }
 
 int vigil_deny_carried_init(struct vigil_policy_state *s, uint64_t ring_size)

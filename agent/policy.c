@@ -660,12 +660,13 @@ int vigil_policy_apply(struct vigil_policy_state *s, char *const *files, unsigne
 	for (unsigned i = 0; i < s->in_force.n_rules; i++)
 		if (s->in_force.rules[i].action == VIGIL_ACT_RESET && old_of[i] < 0)
 			vigil_sock_destroy_rule(s, &s->in_force.rules[i], s->slot[i]);
-	/* Sockets carried into a denied cgroup escape its hooks: end them. */
-	for (unsigned i = 0; i < s->in_force.n_rules; i++)
-		if (s->in_force.rules[i].action == VIGIL_ACT_DENY) {
-			vigil_deny_carried_scan(s);
-			break;
-		}
+	/* Sockets carried into a denied cgroup escape its hooks: end them,
+	 * now and then again (vigil_deny_carried_tick). */
+	s->carried_rescan = false;
+	for (unsigned i = 0; i < s->in_force.n_rules && !s->carried_rescan; i++)
+		s->carried_rescan = s->in_force.rules[i].action == VIGIL_ACT_DENY;
+	if (s->carried_rescan)
+		vigil_deny_carried_scan(s, true);
 	return 0;
 }
 

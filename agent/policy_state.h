@@ -9,6 +9,7 @@
 #ifndef VIGIL_POLICY_STATE_H
 #define VIGIL_POLICY_STATE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <vigil/events.h>
@@ -32,6 +33,8 @@ struct vigil_policy_state {
 	struct enforce_cgroup_bpf *cg;	/* holds the policy maps and cgroup hooks */
 	struct enforce_sockdestroy_bpf *sd;
 	struct enforce_carried_bpf *carried;	/* agent/deny_carried.c */
+	bool carried_rescan;	/* a deny rule is in force: rescan now and then */
+	int64_t carried_next;	/* when (CLOCK_MONOTONIC s) */
 	int rules_fd, pol4_fd, pol6_fd, stats_fd, cgroup_fd;
 	struct vigil_policy in_force;
 	uint8_t slot[VIGIL_RULES_MAX];	/* rule i of in_force is rule id slot[i] */

@@ -146,9 +146,9 @@ int carried_scan(struct bpf_iter__task_file *ctx)
 	c.rule_id = denied - 1;
 	key = (__u64)sk;
 	if (family == AF_PACKET) {
-		if (!bpf_map_lookup_elem(&vigil_carried, &key))
+		/* Kept across scans, so each is counted and reported once. */
+		if (!bpf_map_update_elem(&vigil_carried, &key, &c, BPF_NOEXIST))
 			vigil_count(VIGIL_CNT_ENF_PACKET_SOCKETS);
-		bpf_map_update_elem(&vigil_carried, &key, &c, BPF_ANY);
 		return 0;
 	}
 	m.proto = BPF_CORE_READ(sk, sk_protocol);

@@ -7,7 +7,7 @@
 # held there, which no cgroup hook covers, are reported. Hooks and iterators
 # touch only a cgroup and a network namespace this test creates.
 . "$(dirname "$0")/lib.sh"
-plan 10
+plan 13
 
 [ -n "$(cgroup2_mount)" ] || skip_all "no cgroup v2 mount"
 CG=$(new_cgroup client) || exit 1
@@ -24,18 +24,19 @@ rules:
 POL
 
 # A client: connects to PORT (or, PORT "packet", opens a packet socket),
-# writes its pid to DIR/TAG.up, sends TAG three times once DIR/go exists; what a send
-# raised goes to DIR/TAG.err.
+# writes its pid to DIR/TAG.up, sends TAG three times once DIR/GO (default
+# go) exists; what a send raised goes to DIR/TAG.err.
 cat >"$T_DIR/client.py" <<'PY'
 import errno, os, socket, sys, time
 port, tag, d = sys.argv[1], sys.argv[2], sys.argv[3]
+go = sys.argv[4] if len(sys.argv) > 4 else "go"
 if port == "packet":
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0)
 else:
     s = socket.create_connection(("127.0.0.1", int(port)), timeout=5)
 with open(os.path.join(d, tag + ".up"), "w") as f:
     f.write("%d" % os.getpid())
-while not os.path.exists(os.path.join(d, "go")):
+while not os.path.exists(os.path.join(d, go)):
     time.sleep(0.02)
 try:
     for _ in range(3):
@@ -45,14 +46,14 @@ try:
 except OSError as e:
     with open(os.path.join(d, tag + ".err"), "w") as f:
         f.write(errno.errorcode.get(e.errno, str(e.errno)))
-time.sleep(2)
+time.sleep(12 if port == "packet" else 2)	# a packet socket outlives rescans
 PY
 outside() { ip netns exec "$NS" /usr/bin/python3 "$@"; }
 
 outside "$TOP/tests/deny_server.py" "$T_DIR" &
 on_exit "kill $!"
 wait_for 5 test -e "$T_DIR/server.ready" || exit 1
-start_agent -o "$T_DIR/events.json" --no-procfs || exit 1
+start_agent -o "$T_DIR/events.json" --no-procfs ${VT_AGENT_ARGS:-} || exit 1
 
 # Sockets made outside the cgroup; the first three processes then move in.
 outside "$T_DIR/client.py" 7001 carried "$T_DIR" &
@@ -82,6 +83,21 @@ is "$(counter enforce_packet_sockets_found)" 1 "a packet socket held in the cgro
 check "and reported, with its holder" -- \
 	grep -q "deny rule 'tcp-deny': pid $P_PACKET holds a packet socket (AF_PACKET), which deny does not cover" \
 	"$T_DIR/agent.err"
+
+# A socket carried in after the policy landed: found by the next rescan.
+outside "$T_DIR/client.py" 7001 late "$T_DIR" go.late &
+wait_for 5 test -s "$T_DIR/late.up" || exit 1
+sleep 0.1
+cat "$T_DIR/late.up" >"$CG/cgroup.procs" || exit 1
+T0=$SECONDS
+wait_for 10 grep -q "deny rule 'tcp-deny': 1 sockets carried into its cgroup destroyed.*pid $(cat "$T_DIR/late.up")" \
+	"$T_DIR/agent.err"
+ok $? "a socket carried in after the policy landed is destroyed by the next rescan ($((SECONDS - T0)) s)"
+touch "$T_DIR/go.late"
+wait_for 5 test -s "$T_DIR/late.err"
+is "$(cat "$T_DIR/late.err" 2>/dev/null):$(grep -c late "$T_DIR/recv.7001" 2>/dev/null)" ECONNABORTED:0 \
+	"its owner sees ECONNABORTED, nothing it sends arrives"
+is "$(grep -c "holds a packet socket" "$T_DIR/agent.err")" 1 "the packet socket is reported once, not at every rescan"
 hits=$("$VIGIL" --pin-dir "$T_PIN" policy list | awk '$2 == "tcp-deny" { print $7 }')
 check "the destroyed socket is a hit of the rule ($hits)" -- test "${hits:-0}" -ge 1
 stop_agent

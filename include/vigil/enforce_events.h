@@ -272,7 +272,7 @@ struct vigil_carried {
 	__u32 rule_id;	/* the deny rule that names the holder's cgroup */
 	__u16 family;
 	__u16 dport;
-	__u32 pad;
+	__u32 reported;	/* set by the agent once it logged this one */
 };
 
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_pol_key4) == 12, "vigil_pol_key4 layout");
