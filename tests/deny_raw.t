@@ -51,8 +51,11 @@ with open(os.path.join(d, tag + ".up"), "w") as f:
     f.write("%d" % os.getpid())
 while not os.path.exists(os.path.join(d, "go")):
     time.sleep(0.02)
-for _ in range(3):
-    s.send((tag + "\n").encode()); time.sleep(0.1)
+try:
+    for _ in range(3):
+        s.send((tag + "\n").encode()); time.sleep(0.1)
+except OSError:	# destroyed (a socket carried in)
+    pass
 time.sleep(2)
 PY
 in_cg() { sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' sh "$CG" \
