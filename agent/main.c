@@ -364,6 +364,11 @@ static int parse_options(int argc, char **argv, struct options *o)
 		return vlog_err(-EINVAL, "--json writes JSON to stdout, --export-file to a file: choose one");
 	if (o->export_max_age && !o->export_file)
 		return vlog_err(-EINVAL, "--export-max-age applies to --export-file, which is not given");
+	/* PATH rotates every half age: one rotated file would be overwritten
+	 * before its lines were the age old. */
+	if (o->export_max_age && o->export_backups < 2)
+		return vlog_err(-EINVAL, "--export-max-age needs --export-file-max-backups 2 or more "
+				"(PATH rotates every half age), not %u", o->export_backups);
 	return 0;
 }
 

@@ -7,8 +7,9 @@
  * Retention by age too (max_age): PATH is rotated once its first line is
  * half max_age old, and a rotated file is removed once its last line (its
  * mtime) is max_age old. So no line is removed before max_age (unless size
- * rotation pushes it out first) and none is kept past 1.5 max_age, give or
- * take the one-second check.
+ * rotation pushes it out first, or there are fewer than 2 rotated files:
+ * the agent refuses that) and none is kept past 1.5 max_age, give or take
+ * the one-second check.
  */
 #ifndef VIGIL_EXPORT_FILE_H
 #define VIGIL_EXPORT_FILE_H

@@ -4,7 +4,7 @@
 # once its first line is half that old; so a line stays between SECONDS and
 # 1.5 x SECONDS (plus the one-second check).
 . "$(dirname "$0")/lib.sh"
-plan 7
+plan 8
 
 EV="$T_DIR/events.json"
 
@@ -35,6 +35,9 @@ stop_agent
 "$VIGILD" --pin-dir "$T_PIN" --export-max-age 5 -d 1 2>"$T_DIR/err"
 [ $? -ne 0 ] && grep -q "export-max-age.*export-file" "$T_DIR/err"
 ok $? "--export-max-age without --export-file is refused"
+"$VIGILD" --pin-dir "$T_PIN" -o "$EV" --export-max-age 5 --export-file-max-backups 1 -d 1 2>"$T_DIR/err"
+[ $? -ne 0 ] && grep -q "export-max-age needs --export-file-max-backups 2 or more" "$T_DIR/err"
+ok $? "--export-max-age with fewer than 2 rotated files is refused (one would be overwritten early)"
 "$VIGILD" --pin-dir "$T_PIN" -o "$EV" --export-max-age 5s -d 1 2>"$T_DIR/err"
 [ $? -ne 0 ] && grep -q "invalid value '5s' for --export-max-age" "$T_DIR/err"
 ok $? "a bad --export-max-age is refused, naming it"
