@@ -7,11 +7,12 @@
  * enforce_cgroup's hooks. When a policy lands, the agent runs:
  *
  * 1. carried_scan (iter/task_file): every open file of every task in a
- *    cgroup some deny rule names; a socket whose own cgroup is outside the
- *    denied one is recorded in vigil_carried by address when it is connected
- *    to a destination the first matching rule denies (or rejects) for the
- *    holder's cgroup, or when it is a packet socket (AF_PACKET: no cgroup
- *    hook runs for those; they are reported, not ended).
+ *    cgroup some deny rule names; a socket is recorded in vigil_carried by
+ *    address when it is connected to a destination the first matching rule
+ *    denies (or rejects) for the holder's cgroup but not for the cgroup it
+ *    was made in (whose hooks are the ones that run), or when it is a packet
+ *    socket (AF_PACKET: no cgroup hook runs for those; they are reported,
+ *    not ended).
  * 2. carried_destroy_tcp/udp (iter/tcp, iter/udp), in each namespace the
  *    scan found such sockets in: bpf_sock_destroy on the sockets recorded,
  *    and on no other (address, namespace cookie, family and peer port must
@@ -111,15 +112,13 @@ int carried_scan(struct bpf_iter__task_file *ctx)
 	struct file *file = ctx->file;
 	struct vigil_walk w = { .by_cgroup = VIGIL_WALK_ANCESTORS };
 	struct vigil_carried c = {};
-	__u64 sk_anc[VIGIL_CG_LEVELS];
-	__u32 denied;
 	struct sock_common *skc;
 	struct vigil_match m = {};
 	struct socket *sock;
 	struct sock *sk;
 	__u8 daddr[16] = {};
+	__u32 denied;
 	__u64 key;
-	__u16 family;
 
 	if (!task || !file)
 		return 0;
@@ -133,20 +132,15 @@ int carried_scan(struct bpf_iter__task_file *ctx)
 	denied = vigil_deny_by(w.ancestors);
 	if (!denied)
 		return 0;	/* the holder is in no denied cgroup */
-	/* Made in a cgroup a deny rule names: that cgroup's hooks run for it. */
-	cgroup_ancestors(BPF_CORE_READ(sk, sk_cgrp_data.cgroup), sk_anc);
-	if (vigil_deny_by(sk_anc))
-		return 0;
-
 	skc = &sk->__sk_common;
-	family = BPF_CORE_READ(skc, skc_family);
+	c.family = BPF_CORE_READ(skc, skc_family);
 	c.netns_cookie = BPF_CORE_READ(skc, skc_net.net, net_cookie);
 	c.pid = BPF_CORE_READ(task, tgid);
-	c.family = family;
 	c.rule_id = denied - 1;
 	key = (__u64)sk;
-	if (family == AF_PACKET) {
-		/* Kept across scans, so each is counted and reported once. */
+	if (c.family == AF_PACKET) {
+		/* No hook covers these, wherever they were made. Kept across
+		 * scans, so each is counted and reported once. */
 		if (!bpf_map_update_elem(&vigil_carried, &key, &c, BPF_NOEXIST))
 			vigil_count(VIGIL_CNT_ENF_PACKET_SOCKETS);
 		return 0;
@@ -156,11 +150,19 @@ int carried_scan(struct bpf_iter__task_file *ctx)
 		return 0;
 	if (sock_peer(skc, daddr, &m))
 		return 0;
+	/* Denied for the holder's cgroup... */
 	vigil_walk(&m, &w);
 	if (!w.scoped || (w.action != VIGIL_ACT_DENY && w.action != VIGIL_ACT_REJECT))
 		return 0;
 	c.rule_id = w.id;
 	c.dport = m.dport;
+	/* ...and not refused by the hooks of the cgroup it was made in, the
+	 * ones the kernel runs for it (made in the denied cgroup: the
+	 * cgroup_skb backstop drops its packets). */
+	cgroup_ancestors(BPF_CORE_READ(sk, sk_cgrp_data.cgroup), w.ancestors);
+	vigil_walk(&m, &w);
+	if (w.scoped && (w.action == VIGIL_ACT_DENY || w.action == VIGIL_ACT_REJECT))
+		return 0;
 	bpf_map_update_elem(&vigil_carried, &key, &c, BPF_ANY);
 	return 0;
 }

@@ -49,6 +49,8 @@ except OSError as e:
 time.sleep(12 if port == "packet" else 2)	# a packet socket outlives rescans
 PY
 outside() { ip netns exec "$NS" /usr/bin/python3 "$@"; }
+in_cg() { sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' sh "$CG" \
+	ip netns exec "$NS" /usr/bin/python3 "$@"; }
 
 outside "$TOP/tests/deny_server.py" "$T_DIR" &
 on_exit "kill $!"
@@ -60,8 +62,10 @@ outside "$T_DIR/client.py" 7001 carried "$T_DIR" &
 outside "$T_DIR/client.py" 7009 allowed "$T_DIR" &
 outside "$T_DIR/client.py" packet packet "$T_DIR" &
 outside "$T_DIR/client.py" 7001 stays "$T_DIR" &
+# And one made inside: no hook covers a packet socket wherever it was made.
+in_cg "$T_DIR/client.py" packet packet-in "$T_DIR" &
 wait_for 5 test -e "$T_DIR/carried.up" -a -e "$T_DIR/allowed.up" -a -e "$T_DIR/packet.up" \
-	-a -e "$T_DIR/stays.up" || exit 1
+	-a -e "$T_DIR/stays.up" -a -e "$T_DIR/packet-in.up" || exit 1
 sleep 0.1	# the pids are written
 P_CARRIED=$(cat "$T_DIR/carried.up") P_ALLOWED=$(cat "$T_DIR/allowed.up") P_PACKET=$(cat "$T_DIR/packet.up")
 for p in $P_CARRIED $P_ALLOWED $P_PACKET; do echo "$p" >"$CG/cgroup.procs" || exit 1; done
@@ -79,10 +83,11 @@ check "the agent says so, naming the rule" -- \
 	grep -q "deny rule 'tcp-deny': 1 sockets carried into its cgroup destroyed" "$T_DIR/agent.err"
 is "$(grep -c allowed "$T_DIR/recv.7009" 2>/dev/null)" 3 "a socket carried in to a port no rule denies still sends"
 is "$(grep -c stays "$T_DIR/recv.7001" 2>/dev/null)" 3 "a socket whose process stays outside the cgroup still sends"
-is "$(counter enforce_packet_sockets_found)" 1 "a packet socket held in the cgroup is counted (enforce_packet_sockets_found)"
-check "and reported, with its holder" -- \
-	grep -q "deny rule 'tcp-deny': pid $P_PACKET holds a packet socket (AF_PACKET), which deny does not cover" \
-	"$T_DIR/agent.err"
+is "$(counter enforce_packet_sockets_found)" 2 "packet sockets held in the cgroup, carried in or made there, are counted (enforce_packet_sockets_found)"
+P_PACKET_IN=$(cat "$T_DIR/packet-in.up")
+reported() { grep -q "deny rule 'tcp-deny': pid $1 holds a packet socket (AF_PACKET), which deny does not cover" \
+	"$T_DIR/agent.err"; }
+check "and reported, with their holders" -- eval "reported $P_PACKET && reported $P_PACKET_IN"
 
 # A socket carried in after the policy landed: found by the next rescan.
 outside "$T_DIR/client.py" 7001 late "$T_DIR" go.late &
@@ -97,7 +102,7 @@ touch "$T_DIR/go.late"
 wait_for 5 test -s "$T_DIR/late.err"
 is "$(cat "$T_DIR/late.err" 2>/dev/null):$(grep -c late "$T_DIR/recv.7001" 2>/dev/null)" ECONNABORTED:0 \
 	"its owner sees ECONNABORTED, nothing it sends arrives"
-is "$(grep -c "holds a packet socket" "$T_DIR/agent.err")" 1 "the packet socket is reported once, not at every rescan"
+is "$(grep -c "holds a packet socket" "$T_DIR/agent.err")" 2 "each packet socket is reported once, not at every rescan"
 hits=$("$VIGIL" --pin-dir "$T_PIN" policy list | awk '$2 == "tcp-deny" { print $7 }')
 check "the destroyed socket is a hit of the rule ($hits)" -- test "${hits:-0}" -ge 1
 stop_agent
