@@ -196,7 +196,7 @@ void vigil_deny_carried_tick(struct vigil_policy_state *s)
 {
 	struct timespec now;
 
-	if (!s->carried_rescan)
+	if (!s->carried_rescan || !s->carried)
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	if (now.tv_sec >= s->carried_next)
@@ -222,4 +222,5 @@ void vigil_deny_carried_close(struct vigil_policy_state *s)
 {
 	enforce_carried_bpf__destroy(s->carried);
 	s->carried = NULL;
+	s->carried_rescan = false;
 }
