@@ -53,44 +53,30 @@ fileless() { jq -e '.flags | split(" ") | index("fileless")' <<<"$1" >/dev/null;
 not_fileless() { ! fileless "$1"; }
 seen_exit() { event_seen "$EV" ".process_exit.process.pid == $1"; }
 
-# 1. execveat(fd, "", AT_EMPTY_PATH) of a memfd.
-run_fd fd vt-memfd /usr/bin/true x
-P=$!
-wait $P
-wait_for 5 seen_exit $P
-read -r FD INO <"$T_DIR/vt-memfd.info"
-E=$(ex $P)
-is "$(jq -r .binary <<<"$E")" "/dev/fd/$FD" "memfd by execveat: binary is the exec filename"
-is "$(jq -r .binary_properties.file.path <<<"$E")" "memfd:vt-memfd (deleted)" "memfd by execveat: file path is memfd:NAME, marked deleted"
-is "$(jq -r .binary_properties.file.inode.number <<<"$E")" "$INO" "memfd by execveat: inode number"
-is "$(jq -r .binary_properties.file.inode.links <<<"$E")" 0 "memfd by execveat: link count 0"
-check "memfd by execveat: flag fileless" -- fileless "$E"
-is "$(jq -r .arguments <<<"$E")" x "memfd by execveat: arguments"
+# fileless_exec WHAT MODE NAME BINARY-PREFIX FILE-PATH: runs /usr/bin/true
+# through run_fd MODE NAME and checks its exec event, 5 tests.
+fileless_exec() {
+	local what=$1 mode=$2 name=$3 prefix=$4 path=$5 P FD INO E
+	run_fd "$mode" "$name" /usr/bin/true x
+	P=$!
+	wait $P
+	wait_for 5 seen_exit $P
+	read -r FD INO <"$T_DIR/$name.info"
+	E=$(ex $P)
+	is "$(jq -r .binary <<<"$E")" "$prefix$FD" "$what: binary is the exec filename"
+	is "$(jq -r .binary_properties.file.path <<<"$E")" "$path (deleted)" "$what: file path $path, marked deleted"
+	is "$(jq -r '.binary_properties.file.inode | "\(.number) \(.links)"' <<<"$E")" "$INO 0" \
+		"$what: inode number, link count 0"
+	check "$what: flag fileless" -- fileless "$E"
+	is "$(jq -r .arguments <<<"$E")" x "$what: arguments"
+}
 
+# 1. execveat(fd, "", AT_EMPTY_PATH) of a memfd, as fexecve does.
+fileless_exec "memfd by execveat" fd vt-memfd /dev/fd/ memfd:vt-memfd
 # 2. The same through /proc/self/fd/N.
-run_fd proc vt-proc /usr/bin/true x
-P=$!
-wait $P
-wait_for 5 seen_exit $P
-read -r FD INO <"$T_DIR/vt-proc.info"
-E=$(ex $P)
-is "$(jq -r .binary <<<"$E")" "/proc/self/fd/$FD" "memfd by /proc/self/fd: binary is the exec filename"
-is "$(jq -r .binary_properties.file.path <<<"$E")" "memfd:vt-proc (deleted)" "memfd by /proc/self/fd: memfd:NAME, marked deleted"
-is "$(jq -r .binary_properties.file.inode.number <<<"$E")" "$INO" "memfd by /proc/self/fd: inode number"
-check "memfd by /proc/self/fd: flag fileless" -- fileless "$E"
-
+fileless_exec "memfd by /proc/self/fd" proc vt-proc /proc/self/fd/ memfd:vt-proc
 # 3. A binary deleted before exec (run by its fd: no path names it any more).
-run_fd deleted vt-gone /usr/bin/true x
-P=$!
-wait $P
-wait_for 5 seen_exit $P
-read -r FD INO <"$T_DIR/vt-gone.info"
-E=$(ex $P)
-is "$(jq -r .binary <<<"$E")" "/dev/fd/$FD" "deleted binary: binary is the exec filename"
-is "$(jq -r .binary_properties.file.path <<<"$E")" "$T_DIR/vt-gone (deleted)" "deleted binary: its old path, marked deleted"
-is "$(jq -r .binary_properties.file.inode.number <<<"$E")" "$INO" "deleted binary: inode number"
-is "$(jq -r .binary_properties.file.inode.links <<<"$E")" 0 "deleted binary: link count 0"
-check "deleted binary: flag fileless" -- fileless "$E"
+fileless_exec "deleted binary" deleted vt-gone /dev/fd/ "$T_DIR/vt-gone"
 
 # 4. A deleted name of a file still linked elsewhere: marked, not fileless.
 cp /usr/bin/true "$T_DIR/vt-two"
