@@ -109,6 +109,7 @@ static const char usage_text[] =
 	"      --proc-budget RATE[:BURST]   at most RATE process events a second per cgroup\n"
 	"                                   (bursts of BURST, default RATE); the rest are\n"
 	"                                   counted and reported per cgroup (default: none)\n"
+	"      --proc-budget-by cgroup|uid  the budget is per cgroup (default) or per uid\n"
 	"      --unpin-on-exit              remove the pins when stopping (default: keep them,\n"
 	"                                   so events wait in the ring for the next start)\n"
 	"\n"
@@ -170,7 +171,7 @@ static int parse_budget(const char *s, struct vigil_proc_budget_cfg *out)
 		return vlog_err(-EINVAL, "invalid value '%s' for --proc-budget: rate and burst start at 1",
 				s);
 	out->rate = r;
-	out->burst = b;
+	out->burst = b;	/* out->by is --proc-budget-by's */
 	return 0;
 }
 
@@ -179,7 +180,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	enum { O_MAXSIZE = 256, O_BACKUPS, O_NODE, O_PIN, O_RING, O_WAKE, O_POLL, O_NOPROC, O_UNPIN, O_POLICY,
 	       O_REPORT_INTERVAL, O_REPORT_ONLY, O_NO_LISTEN, O_NO_LOOPBACK, O_MAX_SOCKETS, O_NO_IO_HOOKS,
 	       O_SEND, O_SENDPATH, O_SPOOL, O_SPOOLMAX, O_ENFORCE_ON, O_TRACK_FLOWS, O_MAXAGE,
-	       O_PROC_BUDGET };
+	       O_PROC_BUDGET, O_PROC_BUDGET_BY };
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "compact", no_argument, NULL, 'c' },
@@ -188,6 +189,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "export-file-max-backups", required_argument, NULL, O_BACKUPS },
 		{ "export-max-age", required_argument, NULL, O_MAXAGE },
 		{ "proc-budget", required_argument, NULL, O_PROC_BUDGET },
+		{ "proc-budget-by", required_argument, NULL, O_PROC_BUDGET_BY },
 		{ "node-name", required_argument, NULL, O_NODE },
 		{ "pin-dir", required_argument, NULL, O_PIN },
 		{ "ring-size", required_argument, NULL, O_RING },
@@ -252,6 +254,15 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case O_PROC_BUDGET:
 			if (parse_budget(optarg, &o->proc_budget))
 				return -EINVAL;
+			break;
+		case O_PROC_BUDGET_BY:
+			if (!strcmp(optarg, "cgroup"))
+				o->proc_budget.by = VIGIL_BUDGET_BY_CGROUP;
+			else if (!strcmp(optarg, "uid"))
+				o->proc_budget.by = VIGIL_BUDGET_BY_UID;
+			else
+				return vlog_err(-EINVAL, "invalid value '%s' for --proc-budget-by: "
+						"cgroup or uid", optarg);
 			break;
 		case O_NODE:
 			if (!*optarg || strlen(optarg) >= sizeof(o->node_name))
@@ -362,6 +373,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 		return vlog_err(-EINVAL, "--json and --compact both want stdout: choose one");
 	if (o->json && o->export_file)
 		return vlog_err(-EINVAL, "--json writes JSON to stdout, --export-file to a file: choose one");
+	if (o->proc_budget.by != VIGIL_BUDGET_BY_CGROUP && !o->proc_budget.rate)
+		return vlog_err(-EINVAL, "--proc-budget-by says what --proc-budget counts by, which is not given");
 	if (o->export_max_age && !o->export_file)
 		return vlog_err(-EINVAL, "--export-max-age applies to --export-file, which is not given");
 	/* PATH rotates every half age: one rotated file would be overwritten

@@ -234,7 +234,7 @@ int BPF_PROG(process_exec, struct task_struct *p, pid_t old_pid, struct linux_bi
 
 	__u64 now = bpf_ktime_get_ns();
 
-	if (!vigil_proc_budget_ok(p->cgroups->dfl_cgrp->kn->id, now)) {
+	if (!vigil_proc_budget_ok(p->cgroups->dfl_cgrp->kn->id, p->real_cred->uid.val, now)) {
 		/* Unseen, but its children still name it exactly. */
 		__u32 tgid = p->tgid;
 
@@ -254,7 +254,8 @@ int BPF_PROG(process_fork, struct task_struct *parent, struct task_struct *child
 
 	if (child->pid != child->tgid || (child->flags & PF_KTHREAD))
 		return 0;	/* a thread, or a kernel thread */
-	if (!vigil_proc_budget_ok(child->cgroups->dfl_cgrp->kn->id, bpf_ktime_get_ns())) {
+	if (!vigil_proc_budget_ok(child->cgroups->dfl_cgrp->kn->id, child->real_cred->uid.val,
+				  bpf_ktime_get_ns())) {
 		__u32 tgid = child->tgid;
 		__u64 key = child->start_time;
 
@@ -283,7 +284,8 @@ int BPF_PROG(process_exit, struct task_struct *p, bool group_dead)
 		return 0;
 	}
 	ev = NULL;
-	if (vigil_proc_budget_ok(p->cgroups->dfl_cgrp->kn->id, bpf_ktime_get_ns()))
+	if (vigil_proc_budget_ok(p->cgroups->dfl_cgrp->kn->id, p->real_cred->uid.val,
+				 bpf_ktime_get_ns()))
 		ev = vigil_reserve(VIGIL_EV_EXIT, sizeof(*ev));
 	if (ev) {
 		vigil_proc_fill_btf(&ev->proc, p, vigil_exec_key_get(tgid, p->start_time));

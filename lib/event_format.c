@@ -393,14 +393,19 @@ static void format_throttle(struct vigil_formatter *f, const struct vigil_thrott
 		jw_begin(&w, json);
 		jw_obj(&w, NULL);
 		jw_obj(&w, "vigil_throttle");
-		jw_u64(&w, "cgroup_id", ev->cgroup_id);
+		if (ev->by == VIGIL_BUDGET_BY_UID)
+			jw_u64(&w, "uid", ev->uid);
+		else
+			jw_u64(&w, "cgroup_id", ev->cgroup_id);
 		jw_u64(&w, "throttled", ev->throttled);
 		jw_end(&w);
 		vigil_json_envelope_end(f, &w, &ev->hdr);
 	}
 	if (compact)
-		vbuf_printf(compact, "%-8s cgroup_id=%llu throttled=%llu\n", "throttle",
-			    (unsigned long long)ev->cgroup_id, (unsigned long long)ev->throttled);
+		vbuf_printf(compact, "%-8s %s=%llu throttled=%llu\n", "throttle",
+			    ev->by == VIGIL_BUDGET_BY_UID ? "uid" : "cgroup_id",
+			    (unsigned long long)(ev->by == VIGIL_BUDGET_BY_UID ? ev->uid : ev->cgroup_id),
+			    (unsigned long long)ev->throttled);
 }
 
 void vigil_event_format(struct vigil_formatter *f, const void *rec, struct vigil_buf *json,

@@ -7,19 +7,25 @@
 # Without the budget the same storm pushes the marker out (the control).
 # The storm is serial (one core at most) and capped in count and time.
 . "$(dirname "$0")/lib.sh"
-plan 8
+plan 12
 
 STORM="$TOP/$BUILD/bench/exec_storm"
 CG_STORM=$(new_cgroup storm) || skip_all "no cgroup v2"
 CG_MARK=$(new_cgroup mark) || skip_all "no cgroup v2"
+CG_STORM2=$(new_cgroup storm2) || skip_all "no cgroup v2"
 STORM_ID=$(stat -c %i "$CG_STORM")
 
-# storm N: N fork+execs of /bin/true from the storm cgroup, at most 20 s.
+# storm N [CGROUP [UID]]: N fork+execs of /bin/true from CGROUP (the storm
+# cgroup), as UID (root), at most 20 s.
 storm() {
-	(echo $BASHPID >"$CG_STORM/cgroup.procs" && exec timeout 20 "$STORM" "$1") >/dev/null
+	(echo $BASHPID >"${2:-$CG_STORM}/cgroup.procs" &&
+		exec setpriv --reuid="${3:-0}" --regid="${3:-0}" --clear-groups timeout 20 "$STORM" "$1") >/dev/null
 }
-# marker TAG: one exec from the marker cgroup.
-marker() { (echo $BASHPID >"$CG_MARK/cgroup.procs" && exec /bin/echo "$1") >/dev/null; }
+# marker TAG [UID]: one exec from the marker cgroup, as UID (root).
+marker() {
+	(echo $BASHPID >"$CG_MARK/cgroup.procs" &&
+		exec setpriv --reuid="${2:-0}" --regid="${2:-0}" --clear-groups /bin/echo "$1") >/dev/null
+}
 # in_export FILE TAG: the marker's exec is in FILE or its rotated files.
 in_export() { cat "$1" "$1".* 2>/dev/null | grep -q "\"arguments\":\"$2\""; }
 flushed() { wait_for 10 in_export "$1" "$2"; }
@@ -61,5 +67,32 @@ ok $? "budget: few of the storm's execs were written ($N of 2500)"
 marker "vt-mark-c$$"
 flushed "$EV" "vt-mark-c$$"
 ok $? "budget: the marker cgroup's next exec is written at once"
+stop_agent
+
+# By uid: an unprivileged user's storm spread over two cgroups (as a user
+# who can make cgroups would) spends one budget; another user's marker (not
+# root's: every root process of this shared machine spends root's budget).
+EV="$T_DIR/byuid.json"
+rm -rf "$T_PIN"
+start_agent -o "$EV" --export-file-max-size-mb 1 --export-file-max-backups 0 --poll-ms 20 \
+	--proc-budget 10:20 --proc-budget-by uid || exit 1
+marker "vt-mark-d$$" 65533
+flushed "$EV" "vt-mark-d$$"
+storm 1200 "$CG_STORM" 65534 &
+S1=$!
+storm 1200 "$CG_STORM2" 65534
+wait $S1
+sleep 2
+in_export "$EV" "vt-mark-d$$"
+ok $? "by uid: another user's marker stays in the export file"
+HELD=$(jq -n '[inputs | select(.vigil_throttle.uid == 65534) | .vigil_throttle.throttled] | add // 0' "$EV")
+[ "$HELD" -gt 1000 ]
+ok $? "by uid: vigil_throttle events name the uid and what it held ($HELD)"
+N=$(jq -n '[inputs | select(.process_exec.process.uid == 65534)] | length' "$EV")
+[ "$N" -lt 250 ]
+ok $? "by uid: both cgroups together wrote few of the 2400 execs ($N)"
+marker "vt-mark-e$$" 65533
+flushed "$EV" "vt-mark-e$$"
+ok $? "by uid: that user's next exec is written at once"
 stop_agent
 done_testing

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * A budget for process events per cgroup (--proc-budget): one cgroup's exec
- * storm spends its own tokens, so it cannot fill the ring and the export
- * file with its events and push out everyone else's history. Events over
- * the budget are not written; they are counted (VIGIL_CNT_PROC_THROTTLED)
- * and reported per cgroup by a vigil_throttle event, sent from a timer a
- * second after the first held event, so the last of a storm is reported
- * too, with no later event from that cgroup needed.
+ * A budget for process events per cgroup, or per uid (--proc-budget,
+ * --proc-budget-by): one cgroup's (one user's) exec storm spends its own
+ * tokens, so it cannot fill the ring and the export file with its events
+ * and push out everyone else's history. Events over the budget are not
+ * written; they are counted (VIGIL_CNT_PROC_THROTTLED) and reported per
+ * cgroup (uid) by a vigil_throttle event, sent from a timer a second after
+ * the first held event, so the last of a storm is reported too, with no
+ * later event from there needed.
  *
  * Off (rate 0) unless asked for: with it, a process over the budget runs
  * unseen, which is what a tenant hiding its own actions would want.
@@ -18,10 +19,12 @@
 #include <bpf/bpf_helpers.h>
 #include <vigil/events.h>
 #include "ring.bpf.h"
-#include "ratelimit.bpf.h"
+#include "gcra.bpf.h"
 
 #define VIGIL_CLOCK_MONOTONIC 1
 #define VIGIL_THROTTLE_REPORT_NS 1000000000ULL
+/* Tags a uid key: cgroup ids never have the top bit set. */
+#define VIGIL_BUDGET_UID_KEY (1ULL << 63)
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -42,12 +45,12 @@ struct vigil_proc_budget {
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 4096);
-	__type(key, __u64);	/* cgroup id */
+	__type(key, __u64);	/* cgroup id, or VIGIL_BUDGET_UID_KEY | uid */
 	__type(value, struct vigil_proc_budget);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } vigil_proc_budgets SEC(".maps");
 
-static int vigil_throttle_report(void *map, __u64 *cgroup_id, struct vigil_proc_budget *b)
+static int vigil_throttle_report(void *map, __u64 *key, struct vigil_proc_budget *b)
 {
 	__u64 n = __sync_lock_test_and_set(&b->held, 0);
 	struct vigil_throttle *ev;
@@ -57,27 +60,37 @@ static int vigil_throttle_report(void *map, __u64 *cgroup_id, struct vigil_proc_
 	ev = vigil_reserve(VIGIL_EV_THROTTLE, sizeof(*ev));
 	if (!ev)
 		return 0;
-	ev->cgroup_id = *cgroup_id;
+	if (*key & VIGIL_BUDGET_UID_KEY) {
+		ev->cgroup_id = 0;
+		ev->uid = (__u32)*key;
+		ev->by = VIGIL_BUDGET_BY_UID;
+	} else {
+		ev->cgroup_id = *key;
+		ev->uid = (__u32)-1;
+		ev->by = VIGIL_BUDGET_BY_CGROUP;
+	}
 	ev->throttled = n;
 	vigil_submit(ev);
 	return 0;
 }
 
-/* May the cgroup write one more process event now? If not, it is counted,
- * and the cgroup's report is due a second after its first held event. */
-static __always_inline bool vigil_proc_budget_ok(__u64 cgroup_id, __u64 now)
+/* May the cgroup (or uid) write one more process event now? If not, it is
+ * counted, and its report is due a second after its first held event. */
+static __always_inline bool vigil_proc_budget_ok(__u64 cgroup_id, __u32 uid, __u64 now)
 {
 	struct vigil_proc_budget_cfg *cfg;
 	struct vigil_proc_budget *b, fresh = {};
 	__u32 zero = 0;
+	__u64 key;
 
 	cfg = bpf_map_lookup_elem(&vigil_proc_budget_cfg, &zero);
 	if (!cfg || !cfg->rate)
 		return true;
-	b = bpf_map_lookup_elem(&vigil_proc_budgets, &cgroup_id);
+	key = cfg->by == VIGIL_BUDGET_BY_UID ? VIGIL_BUDGET_UID_KEY | uid : cgroup_id;
+	b = bpf_map_lookup_elem(&vigil_proc_budgets, &key);
 	if (!b) {
-		bpf_map_update_elem(&vigil_proc_budgets, &cgroup_id, &fresh, BPF_NOEXIST);
-		b = bpf_map_lookup_elem(&vigil_proc_budgets, &cgroup_id);
+		bpf_map_update_elem(&vigil_proc_budgets, &key, &fresh, BPF_NOEXIST);
+		b = bpf_map_lookup_elem(&vigil_proc_budgets, &key);
 		if (!b)
 			return true;
 	}

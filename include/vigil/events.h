@@ -23,7 +23,7 @@ enum vigil_event_type {
 	VIGIL_EV_EXEC = 1,
 	VIGIL_EV_EXIT = 2,
 	VIGIL_EV_FORK = 3,
-	VIGIL_EV_THROTTLE = 4,	/* process events a cgroup's budget held back */
+	VIGIL_EV_THROTTLE = 4,	/* process events a budget held back */
 	VIGIL_EV_LOSS = 64,	/* injected by the agent: losses it learned of */
 	VIGIL_EV_TYPE_MAX = 127,
 };
@@ -124,22 +124,31 @@ struct vigil_exit {
 	__u32 pad;
 };
 
-/* Process events (exec, fork, exit) of one cgroup not written because the
- * cgroup was over its budget (--proc-budget), since the last such report
- * for it: one about a second after the first held event, then one a
+/* Process events (exec, fork, exit) of one cgroup, or one uid, not written
+ * because it was over its budget (--proc-budget), since the last such
+ * report for it: one about a second after the first held event, then one a
  * second at most while it stays over. */
 struct vigil_throttle {
 	struct vigil_hdr hdr;
-	__u64 cgroup_id;
+	__u64 cgroup_id;	/* by cgroup; 0 by uid */
 	__u64 throttled;
+	__u32 uid;		/* by uid; (__u32)-1 by cgroup */
+	__u32 by;		/* enum vigil_budget_by */
+};
+
+enum vigil_budget_by {
+	VIGIL_BUDGET_BY_CGROUP = 0,
+	VIGIL_BUDGET_BY_UID = 1,
 };
 
 /* The budget, in the pinned map vigil_proc_budget_cfg (written by the agent
- * at each start): rate events a second per cgroup, bursts up to burst.
- * rate 0: no budget. */
+ * at each start): rate events a second per cgroup (or uid), bursts up to
+ * burst. rate 0: no budget. */
 struct vigil_proc_budget_cfg {
 	__u32 rate;
 	__u32 burst;
+	__u32 by;	/* enum vigil_budget_by */
+	__u32 pad;
 };
 
 /* What the agent learned was lost since its last report, injected into the
@@ -173,7 +182,8 @@ VIGIL_STATIC_ASSERT(sizeof(struct vigil_exec) == 104, "vigil_exec layout");
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_fork) == 72, "vigil_fork layout");
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_exit) == 80, "vigil_exit layout");
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_loss) == 48, "vigil_loss layout");
-VIGIL_STATIC_ASSERT(sizeof(struct vigil_throttle) == 40, "vigil_throttle layout");
+VIGIL_STATIC_ASSERT(sizeof(struct vigil_throttle) == 48, "vigil_throttle layout");
+VIGIL_STATIC_ASSERT(sizeof(struct vigil_proc_budget_cfg) == 16, "vigil_proc_budget_cfg layout");
 VIGIL_STATIC_ASSERT(VIGIL_EVENT_MAX_SIZE < 65536, "size fits hdr.size");
 
 
