@@ -156,6 +156,7 @@ static __always_inline int emit_exec(struct exec_scratch *s, struct task_struct 
 			err = bpf_probe_read_kernel_str(s->ev.data + (off & EXEC_OFF_MASK),
 							VIGIL_PATH_BUF, filename);
 			len = err > 0 ? err - 1 : 0;
+			cut = err == VIGIL_PATH_BUF;	/* the name ran on: cut at its end */
 		} else {
 			len = append_file(s, off, bin, fs ? &fs->root : NULL, &cut);
 		}
