@@ -15,6 +15,7 @@
 #include "buf.h"
 #include "json.h"
 #include "control.h"
+#include "deny_carried.h"
 #include "log.h"
 #include "stream.h"
 /* lib/control.h and agent/control.h share a name: take the lib one by path. */
@@ -378,6 +379,7 @@ void vigil_control_tick(struct vigil_control *c)
 		else
 			warn_self(c, NULL);
 	}
+	vigil_deny_carried_tick(&c->policy);
 	if (!c->req && !(c->req = malloc(VIGIL_CONTROL_MSG_MAX)))
 		return;
 	while (c->fd >= 0 && (conn = accept4(c->fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0)

@@ -13,6 +13,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <vigil/events.h>
+#include "iter_drain.h"
 #include "loader.h"
 #include "pins.h"
 #include "log.h"
@@ -255,6 +256,12 @@ int vigil_bpf_load(struct vigil_bpf *b, const struct vigil_loader_opts *o)
 	err = bpf_map_update_elem(bpf_map__fd(b->process->maps.vigil_schema), &key, &version, 0);
 	if (err)
 		return vlog_err(err, "cannot record the schema version");
+	/* Every start sets the budget (a restart without the option lifts
+	 * it): the programs of an earlier agent read this pinned map too. */
+	err = bpf_map_update_elem(bpf_map__fd(b->process->maps.vigil_proc_budget_cfg), &key,
+				  &o->proc_budget, 0);
+	if (err)
+		return vlog_err(-errno, "cannot set the process event budget");
 	err = vigil_obj_attach(b->process->obj, o->pin_dir, &b->resumed);
 	if (err)
 		return err;
@@ -266,23 +273,9 @@ int vigil_bpf_load(struct vigil_bpf *b, const struct vigil_loader_opts *o)
 
 int vigil_bpf_scan_procfs(struct vigil_bpf *b)
 {
-	struct bpf_link *link = bpf_program__attach_iter(b->process->progs.process_procfs, NULL);
-	char buf[64];
-	int fd, err = 0;
+	int err = vigil_iter_drain(b->process->progs.process_procfs);
 
-	if (!link)
-		return vlog_err(-errno, "cannot create the task iterator");
-	fd = bpf_iter_create(bpf_link__fd(link));
-	if (fd < 0) {
-		err = vlog_err(-errno, "cannot start the task iterator");
-	} else {
-		/* The program writes into the ring; reading just drives it. */
-		while (read(fd, buf, sizeof(buf)) > 0)
-			;
-		close(fd);
-	}
-	bpf_link__destroy(link);
-	return err;
+	return err ? vlog_err(err, "cannot run the task iterator") : 0;
 }
 
 int vigil_bpf_inject_loss(struct vigil_bpf *b, uint64_t ring_full, uint64_t recursion_misses,

@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <vigil/events.h>
 #include "pins.h"
 
 struct process_bpf;
@@ -18,6 +19,7 @@ struct vigil_loader_opts {
 	const char *pin_dir;
 	uint64_t ring_size;	/* bytes; 0: the pinned ring's, or the default */
 	uint64_t wakeup_bytes;
+	struct vigil_proc_budget_cfg proc_budget;	/* rate 0: none */
 	bool verbose;
 };
 

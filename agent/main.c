@@ -40,6 +40,8 @@ struct options {
 	const char *export_file;
 	uint64_t export_max_bytes;
 	unsigned export_backups;
+	uint64_t export_max_age;	/* seconds; 0: no age limit */
+	struct vigil_proc_budget_cfg proc_budget;	/* rate 0: none */
 	const char *pin_dir;
 	char pin_dir_buf[256];	/* --pin-dir without trailing slashes */
 	uint64_t ring_size;
@@ -85,6 +87,8 @@ static const char usage_text[] =
 	"  -o, --export-file PATH           JSON lines appended to PATH, rotated by size\n"
 	"      --export-file-max-size-mb N  rotate PATH past N MiB (default 10; 0 never)\n"
 	"      --export-file-max-backups N  keep N rotated files (default 5)\n"
+	"      --export-max-age SECONDS     retention by age: no line kept past 1.5 x SECONDS,\n"
+	"                                   none removed by age before SECONDS (default 0)\n"
 	"      --node-name NAME             node name in events and exec ids (default: hostname)\n"
 	"      --send URL                   stream the ring to a collector, tcp://HOST:PORT\n"
 	"                                   (repeatable; alone, it turns the terminal view off)\n"
@@ -102,6 +106,10 @@ static const char usage_text[] =
 	"                                   (default: an eighth of the ring)\n"
 	"      --poll-ms N                  how often a quiet ring is checked (default 50)\n"
 	"      --no-procfs                  do not report processes running at start\n"
+	"      --proc-budget RATE[:BURST]   at most RATE process events a second per cgroup\n"
+	"                                   (bursts of BURST, default RATE); the rest are\n"
+	"                                   counted and reported per cgroup (default: none)\n"
+	"      --proc-budget-by cgroup|uid  the budget is per cgroup (default) or per uid\n"
 	"      --unpin-on-exit              remove the pins when stopping (default: keep them,\n"
 	"                                   so events wait in the ring for the next start)\n"
 	"\n"
@@ -142,17 +150,46 @@ static int parse_u64(const char *opt, const char *s, uint64_t max, uint64_t *out
 	return 0;
 }
 
+/* RATE[:BURST], events a second, both 1 to 1000000; BURST defaults to RATE. */
+static int parse_budget(const char *s, struct vigil_proc_budget_cfg *out)
+{
+	char rate[32], *colon;
+	uint64_t r, b;
+
+	if (strlen(s) >= sizeof(rate))
+		return vlog_err(-EINVAL, "invalid value '%s' for --proc-budget", s);
+	snprintf(rate, sizeof(rate), "%s", s);
+	colon = strchr(rate, ':');
+	if (colon)
+		*colon = 0;
+	if (parse_u64("--proc-budget (rate)", rate, 1000000, &r) ||
+	    (colon && parse_u64("--proc-budget (burst)", colon + 1, 1000000, &b)))
+		return -EINVAL;
+	if (!colon)
+		b = r;
+	if (!r || !b)
+		return vlog_err(-EINVAL, "invalid value '%s' for --proc-budget: rate and burst start at 1",
+				s);
+	out->rate = r;
+	out->burst = b;	/* out->by is --proc-budget-by's */
+	return 0;
+}
+
 static int parse_options(int argc, char **argv, struct options *o)
 {
 	enum { O_MAXSIZE = 256, O_BACKUPS, O_NODE, O_PIN, O_RING, O_WAKE, O_POLL, O_NOPROC, O_UNPIN, O_POLICY,
 	       O_REPORT_INTERVAL, O_REPORT_ONLY, O_NO_LISTEN, O_NO_LOOPBACK, O_MAX_SOCKETS, O_NO_IO_HOOKS,
-	       O_SEND, O_SENDPATH, O_SPOOL, O_SPOOLMAX, O_ENFORCE_ON, O_TRACK_FLOWS };
+	       O_SEND, O_SENDPATH, O_SPOOL, O_SPOOLMAX, O_ENFORCE_ON, O_TRACK_FLOWS, O_MAXAGE,
+	       O_PROC_BUDGET, O_PROC_BUDGET_BY };
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "compact", no_argument, NULL, 'c' },
 		{ "export-file", required_argument, NULL, 'o' },
 		{ "export-file-max-size-mb", required_argument, NULL, O_MAXSIZE },
 		{ "export-file-max-backups", required_argument, NULL, O_BACKUPS },
+		{ "export-max-age", required_argument, NULL, O_MAXAGE },
+		{ "proc-budget", required_argument, NULL, O_PROC_BUDGET },
+		{ "proc-budget-by", required_argument, NULL, O_PROC_BUDGET_BY },
 		{ "node-name", required_argument, NULL, O_NODE },
 		{ "pin-dir", required_argument, NULL, O_PIN },
 		{ "ring-size", required_argument, NULL, O_RING },
@@ -209,6 +246,23 @@ static int parse_options(int argc, char **argv, struct options *o)
 			if (parse_u64("--export-file-max-backups", optarg, 1000, &v))
 				return -EINVAL;
 			o->export_backups = v;
+			break;
+		case O_MAXAGE:
+			if (parse_u64("--export-max-age", optarg, 10ull * 365 * 86400, &o->export_max_age))
+				return -EINVAL;
+			break;
+		case O_PROC_BUDGET:
+			if (parse_budget(optarg, &o->proc_budget))
+				return -EINVAL;
+			break;
+		case O_PROC_BUDGET_BY:
+			if (!strcmp(optarg, "cgroup"))
+				o->proc_budget.by = VIGIL_BUDGET_BY_CGROUP;
+			else if (!strcmp(optarg, "uid"))
+				o->proc_budget.by = VIGIL_BUDGET_BY_UID;
+			else
+				return vlog_err(-EINVAL, "invalid value '%s' for --proc-budget-by: "
+						"cgroup or uid", optarg);
 			break;
 		case O_NODE:
 			if (!*optarg || strlen(optarg) >= sizeof(o->node_name))
@@ -319,6 +373,15 @@ static int parse_options(int argc, char **argv, struct options *o)
 		return vlog_err(-EINVAL, "--json and --compact both want stdout: choose one");
 	if (o->json && o->export_file)
 		return vlog_err(-EINVAL, "--json writes JSON to stdout, --export-file to a file: choose one");
+	if (o->proc_budget.by != VIGIL_BUDGET_BY_CGROUP && !o->proc_budget.rate)
+		return vlog_err(-EINVAL, "--proc-budget-by says what --proc-budget counts by, which is not given");
+	if (o->export_max_age && !o->export_file)
+		return vlog_err(-EINVAL, "--export-max-age applies to --export-file, which is not given");
+	/* PATH rotates every half age: one rotated file would be overwritten
+	 * before its lines were the age old. */
+	if (o->export_max_age && o->export_backups < 2)
+		return vlog_err(-EINVAL, "--export-max-age needs --export-file-max-backups 2 or more "
+				"(PATH rotates every half age), not %u", o->export_backups);
 	return 0;
 }
 
@@ -340,7 +403,7 @@ static double now_s(void)
 }
 
 static void run(struct vigil_pump *pump, struct vigil_bpf *bpf, const struct options *o,
-		struct vigil_loss_monitor *loss)
+		struct vigil_loss_monitor *loss, struct vigil_export_file *export)
 {
 	double start = now_s(), last_loss = 0, last_control = 0;
 	bool flowing = false;
@@ -354,6 +417,7 @@ static void run(struct vigil_pump *pump, struct vigil_bpf *bpf, const struct opt
 			last_loss = t;
 			if (vigil_loss_check(loss, bpf))
 				flowing = true;
+			vigil_export_expire(export);	/* between batches */
 		}
 		if (t - last_control >= 0.05) {
 			last_control = t;
@@ -389,6 +453,8 @@ int main(int argc, char **argv)
 		return 2;
 	if (o.export_file) {
 		err = vigil_export_open(&export, o.export_file, o.export_max_bytes, o.export_backups);
+		if (!err)
+			vigil_export_max_age(&export, o.export_max_age);
 		if (err)
 			return vlog_err(err, "cannot open export file %s", o.export_file), 1;
 	} else if (o.json) {
@@ -422,6 +488,7 @@ int main(int argc, char **argv)
 		.pin_dir = o.pin_dir,
 		.ring_size = o.ring_size,
 		.wakeup_bytes = o.wakeup_bytes,
+		.proc_budget = o.proc_budget,
 		.verbose = vlog_verbose,
 	};
 	err = vigil_bpf_load(&bpf, &lo);
@@ -483,7 +550,7 @@ int main(int argc, char **argv)
 		  o.pin_dir, (unsigned long long)pump.ring.size);
 	if (o.procfs && (err = vigil_bpf_scan_procfs(&bpf)))
 		goto out_local;
-	run(&pump, &bpf, &o, &loss);
+	run(&pump, &bpf, &o, &loss, &export);
 	/* What a user needs to trust the output: every record accounted for. */
 	vlog_info("stopped: %llu records, %llu gaps and %llu duplicates in sequence; "
 		  "BPF counted %llu ring-full losses, %llu recursion misses",

@@ -32,6 +32,7 @@
 #include "policy_state.h"
 #include "flow_reset.h"
 #include "sock_destroy.h"
+#include "deny_carried.h"
 #include "enforce_cgroup.skel.h"
 
 struct lpm_entry {
@@ -663,6 +664,13 @@ int vigil_policy_apply(struct vigil_policy_state *s, char *const *files, unsigne
 			vigil_flow_reset_kick();
 			vigil_sock_destroy_rule(s, &s->in_force.rules[i], s->slot[i]);
 		}
+	/* Sockets carried into a denied cgroup escape its hooks: end them,
+	 * now and then again (vigil_deny_carried_tick). */
+	s->carried_rescan = false;
+	for (unsigned i = 0; i < s->in_force.n_rules && !s->carried_rescan; i++)
+		s->carried_rescan = s->in_force.rules[i].action == VIGIL_ACT_DENY;
+	if (s->carried_rescan)
+		vigil_deny_carried_scan(s, true);
 	return 0;
 }
 
@@ -728,13 +736,16 @@ int vigil_policy_init(struct vigil_policy_state *s, const char *pin_dir, uint64_
 	s->pol6_fd = bpf_map__fd(s->cg->maps.vigil_pol6);
 	s->stats_fd = bpf_map__fd(s->cg->maps.vigil_rule_stats);
 	s->cgroup_fd = bpf_map__fd(s->cg->maps.vigil_rule_cgroup);
-	return vigil_sock_destroy_init(s, ring_size);
+	if ((err = vigil_sock_destroy_init(s, ring_size)))
+		return err;
+	return vigil_deny_carried_init(s, ring_size);
 }
 
 void vigil_policy_close(struct vigil_policy_state *s)
 {
 	vigil_policy_tc_close(s);
 	vigil_sock_destroy_close(s);
+	vigil_deny_carried_close(s);
 	enforce_cgroup_bpf__destroy(s->cg);
 	s->cg = NULL;
 	vigil_policy_free(&s->in_force);

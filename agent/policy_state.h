@@ -9,6 +9,7 @@
 #ifndef VIGIL_POLICY_STATE_H
 #define VIGIL_POLICY_STATE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <vigil/events.h>
@@ -16,6 +17,7 @@
 
 struct enforce_cgroup_bpf;
 struct enforce_sockdestroy_bpf;
+struct enforce_carried_bpf;
 struct vigil_enforce_tc;
 
 #define VIGIL_POLICY_FILES_MAX 32
@@ -30,6 +32,9 @@ struct vigil_policy_state {
 	char pin_dir[256];
 	struct enforce_cgroup_bpf *cg;	/* holds the policy maps and cgroup hooks */
 	struct enforce_sockdestroy_bpf *sd;
+	struct enforce_carried_bpf *carried;	/* agent/deny_carried.c */
+	bool carried_rescan;	/* a deny rule is in force: rescan now and then */
+	int64_t carried_next;	/* when (CLOCK_MONOTONIC s) */
 	int rules_fd, pol4_fd, pol6_fd, stats_fd, cgroup_fd;
 	struct vigil_policy in_force;
 	uint8_t slot[VIGIL_RULES_MAX];	/* rule i of in_force is rule id slot[i] */

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "iter_drain.h"
 #include "loader.h"
 #include "log.h"
 #include "netns.h"
@@ -31,26 +32,6 @@ struct sd_job {
 	int destroyed;
 };
 
-static int drain(struct bpf_program *prog)
-{
-	struct bpf_link *link = bpf_program__attach_iter(prog, NULL);
-	char buf[64];
-	int fd, err = 0;
-
-	if (!link)
-		return -errno;
-	fd = bpf_iter_create(bpf_link__fd(link));
-	if (fd < 0) {
-		err = -errno;
-	} else {
-		while (read(fd, buf, sizeof(buf)) > 0)
-			;
-		close(fd);
-	}
-	bpf_link__destroy(link);
-	return err;
-}
-
 /* Runs inside the namespace (vigil_netns_run): learns its cookie, and
  * creates and drains the iterators here, so they walk this namespace. */
 static int sd_run(void *arg)
@@ -66,9 +47,9 @@ static int sd_run(void *arg)
 		return vlog_err(err, "cannot read the network namespace's cookie");
 	if (bpf_map_update_elem(map, &zero, &t, 0))
 		return vlog_err(-errno, "cannot set the socket-destroy target");
-	err = drain(sd->progs.destroy_tcp);
+	err = vigil_iter_drain(sd->progs.destroy_tcp);
 	if (!err)
-		err = drain(sd->progs.destroy_udp);
+		err = vigil_iter_drain(sd->progs.destroy_udp);
 	if (err)
 		vlog_err(err, "socket iterator failed");
 	if (!bpf_map_lookup_elem(map, &zero, &t))

@@ -16,6 +16,7 @@
 #include "lib/ring.bpf.h"
 #include "lib/path.bpf.h"
 #include "lib/task.bpf.h"
+#include "lib/proc_budget.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -66,11 +67,63 @@ static __always_inline __u32 append_cgroup(struct exec_scratch *s, __u32 off, st
 	return len;
 }
 
-/* Builds and sends a process_exec for t. bin is the executable's path,
- * NULL when unknown. sleepable selects how argv is read. */
+/* An anonymous file (memfd, shm) has a dentry that is its own parent and
+ * is not the root of its mount: it never had a path, only a name. */
+static __always_inline bool file_is_anon(struct dentry *d, const struct path *p)
+{
+	return d == BPF_CORE_READ(d, d_parent) && d != BPF_CORE_READ(p, mnt, mnt_root);
+}
+
+/* Sets ino and nlink, and the FILELESS and UNLINKED flags, from the binary's
+ * file. Unlinked: the dentry was dropped from the hash (deleted; a mount's
+ * root is unhashed too but is no deletion) or is anonymous. */
+static __always_inline __u32 file_facts(struct vigil_exec *ev, struct file *file)
+{
+	struct dentry *d = BPF_CORE_READ(file, f_path.dentry);
+	struct inode *inode = BPF_CORE_READ(file, f_inode);
+	__u32 flags = 0;
+
+	ev->ino = BPF_CORE_READ(inode, i_ino);
+	ev->nlink = BPF_CORE_READ(inode, i_nlink);
+	if (!ev->nlink)
+		flags |= VIGIL_EXEC_FILELESS;
+	if (file_is_anon(d, &file->f_path) ||
+	    (!BPF_CORE_READ(d, d_hash.pprev) && d != BPF_CORE_READ(file, f_path.mnt, mnt_root)))
+		flags |= VIGIL_EXEC_UNLINKED;
+	return flags;
+}
+
+/* The anonymous file's name ("memfd:NAME"), at most VIGIL_NAME_MAX bytes. */
+static __always_inline __u32 append_anon_name(struct exec_scratch *s, __u32 off, struct dentry *d)
+{
+	struct qstr name = BPF_CORE_READ(d, d_name);
+	__u32 len = name.len;
+
+	if (len > VIGIL_NAME_MAX)
+		len = VIGIL_NAME_MAX;
+	len &= VIGIL_NAME_MAX;
+	if (bpf_probe_read_kernel(s->ev.data + (off & EXEC_OFF_MASK), len, name.name))
+		return 0;
+	return len;
+}
+
+/* The file's path, or its name when it is anonymous. */
+static __always_inline __u32 append_file(struct exec_scratch *s, __u32 off, struct file *file,
+					 const struct path *root, bool *cut)
+{
+	struct dentry *d = BPF_CORE_READ(file, f_path.dentry);
+
+	if (file_is_anon(d, &file->f_path))
+		return append_anon_name(s, off, d);
+	return append_path(s, off, &file->f_path, root, cut);
+}
+
+/* Builds and sends a process_exec for t. bin is the executable, NULL when
+ * unknown; filename the name exec was given (kernel memory), NULL when
+ * unknown. sleepable selects how argv is read. */
 static __always_inline int emit_exec(struct exec_scratch *s, struct task_struct *t,
-				     const struct path *bin, __u64 exec_ktime, __u32 flags,
-				     bool sleepable)
+				     struct file *bin, const char *filename, __u64 exec_ktime,
+				     __u32 flags, bool sleepable)
 {
 	struct vigil_exec *ev = &s->ev;
 	unsigned long arg_start, arg_end;
@@ -85,13 +138,32 @@ static __always_inline int emit_exec(struct exec_scratch *s, struct task_struct 
 	vigil_proc_fill_btf(&ev->proc, t, exec_ktime ? exec_ktime : ev->hdr.ktime);
 	vigil_exec_key_set(&ev->proc);
 	fs = BPF_CORE_READ(t, fs);
+	/* Flags gather in the map value, not a register: the verifier does
+	 * not track what is stored there, so the paths that set different
+	 * flags merge instead of multiplying. */
+	ev->flags = flags;
+	ev->ino = 0;
+	ev->nlink = 0;
+	ev->pad = 0;
+	ev->pad2 = 0;
 
 	len = 0;
 	if (bin) {
-		len = append_path(s, off, bin, fs ? &fs->root : NULL, &cut);
+		ev->flags |= file_facts(ev, bin);
+		if ((ev->flags & VIGIL_EXEC_UNLINKED) && filename) {
+			/* As Tetragon: the name exec was given. The file's
+			 * old path or anonymous name follows at the end. */
+			err = bpf_probe_read_kernel_str(s->ev.data + (off & EXEC_OFF_MASK),
+							VIGIL_PATH_BUF, filename);
+			len = err > 0 ? err - 1 : 0;
+			cut = err == VIGIL_PATH_BUF;	/* the name ran on: cut at its end */
+		} else {
+			len = append_file(s, off, bin, fs ? &fs->root : NULL, &cut);
+		}
 		if (cut)
-			flags |= VIGIL_EXEC_TRUNC_PATH;
+			ev->flags |= VIGIL_EXEC_TRUNC_PATH;
 	}
+	len &= VIGIL_PATH_MASK;
 	ev->binary_len = len;
 	off += len;
 
@@ -101,7 +173,7 @@ static __always_inline int emit_exec(struct exec_scratch *s, struct task_struct 
 	len = arg_end > arg_start ? arg_end - arg_start : 0;
 	if (len > VIGIL_ARGS_MAX) {
 		len = VIGIL_ARGS_MAX;
-		flags |= VIGIL_EXEC_TRUNC_ARGS;
+		ev->flags |= VIGIL_EXEC_TRUNC_ARGS;
 	}
 	len &= (VIGIL_ARGS_MAX * 2 - 1);
 	if (sleepable)
@@ -111,8 +183,8 @@ static __always_inline int emit_exec(struct exec_scratch *s, struct task_struct 
 		err = bpf_probe_read_user(s->ev.data + (off & EXEC_OFF_MASK), len, (void *)arg_start);
 	if (err) {
 		len = 0;
-		flags |= VIGIL_EXEC_NO_ARGS;
-	} else if (len && !(flags & VIGIL_EXEC_TRUNC_ARGS)) {
+		ev->flags |= VIGIL_EXEC_NO_ARGS;
+	} else if (len && !(ev->flags & VIGIL_EXEC_TRUNC_ARGS)) {
 		len--;	/* the last argument's terminator */
 	}
 	ev->args_len = len;
@@ -123,11 +195,11 @@ static __always_inline int emit_exec(struct exec_scratch *s, struct task_struct 
 		cut = false;
 		len = append_path(s, off, &fs->pwd, &fs->root, &cut);
 		if (cut)
-			flags |= VIGIL_EXEC_TRUNC_CWD;
+			ev->flags |= VIGIL_EXEC_TRUNC_CWD;
 		if (len == 1)
-			flags |= VIGIL_EXEC_ROOT_CWD;
+			ev->flags |= VIGIL_EXEC_ROOT_CWD;
 	} else {
-		flags |= VIGIL_EXEC_NO_CWD;
+		ev->flags |= VIGIL_EXEC_NO_CWD;
 	}
 	ev->cwd_len = len;
 	off += len;
@@ -136,8 +208,16 @@ static __always_inline int emit_exec(struct exec_scratch *s, struct task_struct 
 	ev->cgroup_len = len;
 	off += len;
 
-	ev->flags = flags;
-	ev->pad = 0;
+	len = 0;
+	if (bin && (ev->flags & VIGIL_EXEC_UNLINKED)) {
+		cut = false;
+		len = append_file(s, off, bin, fs ? &fs->root : NULL, &cut);
+		if (cut)
+			ev->flags |= VIGIL_EXEC_TRUNC_PATH;
+	}
+	ev->file_len = len;
+	off += len;
+
 	/* Zero the padding we send: the ring's bytes go on the wire as they lie. */
 	len = (8 - (off & 7)) & 7;
 	for (int i = 0; i < 8; i++)
@@ -153,9 +233,18 @@ int BPF_PROG(process_exec, struct task_struct *p, pid_t old_pid, struct linux_bi
 	__u32 zero = 0;
 	struct exec_scratch *s = bpf_map_lookup_elem(&exec_scratch, &zero);
 
+	__u64 now = bpf_ktime_get_ns();
+
+	if (!vigil_proc_budget_ok(p->cgroups->dfl_cgrp->kn->id, p->real_cred->uid.val, now)) {
+		/* Unseen, but its children still name it exactly. */
+		__u32 tgid = p->tgid;
+
+		bpf_map_update_elem(&vigil_execs, &tgid, &now, BPF_ANY);
+		return 0;
+	}
 	if (!s)
 		return 0;
-	emit_exec(s, p, &bprm->file->f_path, 0, 0, false);
+	emit_exec(s, p, bprm->file, bprm->filename, 0, 0, false);
 	return 0;
 }
 
@@ -166,6 +255,14 @@ int BPF_PROG(process_fork, struct task_struct *parent, struct task_struct *child
 
 	if (child->pid != child->tgid || (child->flags & PF_KTHREAD))
 		return 0;	/* a thread, or a kernel thread */
+	if (!vigil_proc_budget_ok(child->cgroups->dfl_cgrp->kn->id, child->real_cred->uid.val,
+				  bpf_ktime_get_ns())) {
+		__u32 tgid = child->tgid;
+		__u64 key = child->start_time;
+
+		bpf_map_update_elem(&vigil_execs, &tgid, &key, BPF_ANY);
+		return 0;
+	}
 	ev = vigil_reserve(VIGIL_EV_FORK, sizeof(*ev));
 	if (!ev)
 		return 0;
@@ -187,7 +284,10 @@ int BPF_PROG(process_exit, struct task_struct *p, bool group_dead)
 		vigil_count(VIGIL_CNT_THREAD_EXIT);
 		return 0;
 	}
-	ev = vigil_reserve(VIGIL_EV_EXIT, sizeof(*ev));
+	ev = NULL;
+	if (vigil_proc_budget_ok(p->cgroups->dfl_cgrp->kn->id, p->real_cred->uid.val,
+				 bpf_ktime_get_ns()))
+		ev = vigil_reserve(VIGIL_EV_EXIT, sizeof(*ev));
 	if (ev) {
 		vigil_proc_fill_btf(&ev->proc, p, vigil_exec_key_get(tgid, p->start_time));
 		ev->exit_code = p->exit_code;
@@ -218,6 +318,6 @@ int process_procfs(struct bpf_iter__task *ctx)
 	/* A process that exec'd since the agent attached is already known. */
 	key = vigil_exec_key_get(t->tgid, t->start_time);
 	exe = BPF_CORE_READ(t, mm, exe_file);
-	emit_exec(s, t, exe ? &exe->f_path : NULL, key, VIGIL_EXEC_PROCFS, true);
+	emit_exec(s, t, exe, NULL, key, VIGIL_EXEC_PROCFS, true);
 	return 0;
 }

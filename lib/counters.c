@@ -10,6 +10,7 @@ static const char *const names[VIGIL_CNT_MAX] = {
 	[VIGIL_CNT_RING_FULL] = "lost_ring_full",
 	[VIGIL_CNT_THREAD_EXIT] = "threads_exited",
 	[VIGIL_CNT_OUTPUT_LOST] = "lost_output",
+	[VIGIL_CNT_PROC_THROTTLED] = "proc_events_throttled",
 	[VIGIL_CNT_NET_RETRANS] = "net_retransmits",
 	[VIGIL_CNT_NET_FILTERED] = "net_events_filtered",
 	[VIGIL_CNT_NET_NO_STORAGE] = "net_sockets_no_room",
@@ -33,6 +34,8 @@ static const char *const names[VIGIL_CNT_MAX] = {
 	[VIGIL_CNT_ENF_SOCK_DESTROYED] = "enforce_sockets_destroyed",
 	[VIGIL_CNT_ENF_SOCK_REFUSED] = "enforce_raw_sockets_refused",
 	[VIGIL_CNT_ENF_EGRESS_DROPPED] = "enforce_egress_dropped",
+	[VIGIL_CNT_ENF_CARRIED_DESTROYED] = "enforce_carried_destroyed",
+	[VIGIL_CNT_ENF_PACKET_SOCKETS] = "enforce_packet_sockets_found",
 };
 
 const char *vigil_counter_name(unsigned slot)

@@ -24,6 +24,7 @@ static const uint16_t fixed_size[VIGIL_EV_TYPE_MAX + 1] = {
 	[VIGIL_EV_FORK] = sizeof(struct vigil_fork),
 	[VIGIL_EV_EXIT] = sizeof(struct vigil_exit),
 	[VIGIL_EV_LOSS] = sizeof(struct vigil_loss),
+	[VIGIL_EV_THROTTLE] = sizeof(struct vigil_throttle),
 };
 
 int vigil_event_check(const void *rec, uint32_t len, const char **why)
@@ -41,7 +42,8 @@ int vigil_event_check(const void *rec, uint32_t len, const char **why)
 	if (h->type == VIGIL_EV_EXEC) {
 		if (len < sizeof(*ex))
 			return *why = "exec event shorter than its fixed part", -EINVAL;
-		strings = (uint32_t)ex->binary_len + ex->args_len + ex->cwd_len + ex->cgroup_len;
+		strings = (uint32_t)ex->binary_len + ex->args_len + ex->cwd_len + ex->cgroup_len +
+			  ex->file_len;
 		if (sizeof(*ex) + strings > len || len - sizeof(*ex) - strings >= 8)
 			return *why = "exec event string lengths disagree with its size", -EINVAL;
 		return 0;
@@ -71,6 +73,7 @@ static const struct {
 	{ VIGIL_EXEC_NO_CWD, "errorCWD" },
 	{ VIGIL_EXEC_TRUNC_CWD, "truncCWD" },
 	{ VIGIL_EXEC_ROOT_CWD, "rootcwd" },
+	{ VIGIL_EXEC_FILELESS, "fileless" },
 };
 
 static void flags_text(struct vigil_buf *b, uint32_t flags, bool miss)
@@ -122,8 +125,33 @@ static void args_text(struct vigil_buf *b, const char *args, size_t n)
 	}
 }
 
+/* Tetragon's binary_properties.file, for a binary that is not at a path:
+ * its old path or anonymous name marked " (deleted)" as the kernel marks
+ * it, its inode number and link count (0: fileless). Exec events only. */
+static void binary_properties_json(struct vigil_formatter *f, struct jw *w,
+				   const struct vigil_exec *ex)
+{
+	const char *file = ex->data + ex->binary_len + ex->args_len + ex->cwd_len + ex->cgroup_len;
+
+	if (!(ex->flags & VIGIL_EXEC_UNLINKED))
+		return;
+	f->tmp.len = 0;
+	vbuf_put(&f->tmp, file, ex->file_len);
+	vbuf_puts(&f->tmp, " (deleted)");
+	jw_obj(w, "binary_properties");
+	jw_obj(w, "file");
+	jw_obj(w, "inode");
+	jw_u64(w, "number", ex->ino);
+	jw_u64(w, "links", ex->nlink);
+	jw_end(w);
+	jw_str(w, "path", f->tmp.p, f->tmp.len);
+	jw_end(w);
+	jw_end(w);
+}
+
 static void process_json(struct vigil_formatter *f, struct jw *w, const char *key,
-			 const struct vigil_proc *p, const struct vigil_proc_entry *e)
+			 const struct vigil_proc *p, const struct vigil_proc_entry *e,
+			 const struct vigil_exec *ex)
 {
 	char id[VIGIL_EXEC_ID_MAX], t[VIGIL_TIME_MAX], cid[VIGIL_CONTAINER_ID_MAX];
 
@@ -160,6 +188,8 @@ static void process_json(struct vigil_formatter *f, struct jw *w, const char *ke
 		if (vigil_container_id(e->cgroup, e->cgroup_len, cid, sizeof(cid)))
 			jw_cstr(w, "docker", cid);
 	}
+	if (ex)
+		binary_properties_json(f, w, ex);
 	jw_end(w);
 }
 
@@ -168,13 +198,13 @@ static void parent_json(struct vigil_formatter *f, struct jw *w, const struct vi
 	struct vigil_proc_entry *e = vigil_proc_cache_find(&f->cache, p->ppid, p->parent_exec_ktime);
 
 	if (e && p->parent_exec_ktime)
-		process_json(f, w, "parent", &e->proc, e);
+		process_json(f, w, "parent", &e->proc, e, NULL);
 }
 
 void vigil_json_process(struct vigil_formatter *f, struct jw *w, const char *key,
 			const struct vigil_proc *p)
 {
-	process_json(f, w, key, p, vigil_proc_cache_find(&f->cache, p->pid, p->exec_ktime));
+	process_json(f, w, key, p, vigil_proc_cache_find(&f->cache, p->pid, p->exec_ktime), NULL);
 }
 
 void vigil_json_envelope_end(struct vigil_formatter *f, struct jw *w, const struct vigil_hdr *h)
@@ -278,7 +308,7 @@ static void format_exec(struct vigil_formatter *f, const struct vigil_exec *ev,
 		jw_begin(&w, json);
 		jw_obj(&w, NULL);
 		jw_obj(&w, "process_exec");
-		process_json(f, &w, "process", &ev->proc, e);
+		process_json(f, &w, "process", &ev->proc, e, ev);
 		parent_json(f, &w, &ev->proc);
 		jw_end(&w);
 		vigil_json_envelope_end(f, &w, &ev->hdr);
@@ -312,7 +342,7 @@ static void format_exit(struct vigil_formatter *f, const struct vigil_exit *ev,
 		jw_begin(&w, json);
 		jw_obj(&w, NULL);
 		jw_obj(&w, "process_exit");
-		process_json(f, &w, "process", &p, e);
+		process_json(f, &w, "process", &p, e, NULL);
 		parent_json(f, &w, &p);
 		if (signame)
 			jw_cstr(&w, "signal", signame);
@@ -354,6 +384,30 @@ static void format_loss(struct vigil_formatter *f, const struct vigil_loss *ev,
 			    (unsigned long long)ev->recursion_misses);
 }
 
+static void format_throttle(struct vigil_formatter *f, const struct vigil_throttle *ev,
+			    struct vigil_buf *json, struct vigil_buf *compact)
+{
+	struct jw w;
+
+	if (json) {
+		jw_begin(&w, json);
+		jw_obj(&w, NULL);
+		jw_obj(&w, "vigil_throttle");
+		if (ev->by == VIGIL_BUDGET_BY_UID)
+			jw_u64(&w, "uid", ev->uid);
+		else
+			jw_u64(&w, "cgroup_id", ev->cgroup_id);
+		jw_u64(&w, "throttled", ev->throttled);
+		jw_end(&w);
+		vigil_json_envelope_end(f, &w, &ev->hdr);
+	}
+	if (compact)
+		vbuf_printf(compact, "%-8s %s=%llu throttled=%llu\n", "throttle",
+			    ev->by == VIGIL_BUDGET_BY_UID ? "uid" : "cgroup_id",
+			    (unsigned long long)(ev->by == VIGIL_BUDGET_BY_UID ? ev->uid : ev->cgroup_id),
+			    (unsigned long long)ev->throttled);
+}
+
 void vigil_event_format(struct vigil_formatter *f, const void *rec, struct vigil_buf *json,
 			struct vigil_buf *compact)
 {
@@ -372,6 +426,9 @@ void vigil_event_format(struct vigil_formatter *f, const void *rec, struct vigil
 		break;
 	case VIGIL_EV_LOSS:
 		format_loss(f, rec, json, compact);
+		break;
+	case VIGIL_EV_THROTTLE:
+		format_throttle(f, rec, json, compact);
 		break;
 	case VIGIL_EV_NET_FIRST ... VIGIL_EV_NET_LAST:
 	case VIGIL_EV_REPORT_FIRST ... VIGIL_EV_REPORT_LAST:

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include "export_file.h"
 
@@ -58,6 +59,14 @@ int vigil_export_sync(struct vigil_export_file *x)
 	return fdatasync(x->fd) ? -errno : 0;
 }
 
+static int64_t wall_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts.tv_sec;
+}
+
 static int rotate(struct vigil_export_file *x)
 {
 	size_t n = strlen(x->path) + 16;
@@ -84,10 +93,54 @@ static int rotate(struct vigil_export_file *x)
 	close(x->fd);
 	x->fd = fd;
 	x->size = 0;
+	x->first_line = 0;
 	x->rotations++;
 	if (x->sync)
 		sync_folder(x->path);	/* the renames and the new name */
 	return 0;
+}
+
+/* Removes rotated files whose last line is max_age old. Their numbers are
+ * left as holes: rotation renames over them. */
+static void remove_aged(struct vigil_export_file *x, int64_t now)
+{
+	size_t n = strlen(x->path) + 16;
+	char name[n];
+	struct stat st;
+
+	for (unsigned i = 1; i <= x->max_backups; i++) {
+		snprintf(name, n, "%s.%u", x->path, i);
+		if (stat(name, &st) || now - st.st_mtime < (int64_t)x->max_age)
+			continue;
+		if (unlink(name))
+			x->errors++;
+		else
+			x->expired++;
+	}
+}
+
+void vigil_export_expire(struct vigil_export_file *x)
+{
+	int64_t now;
+
+	if (!x->path || !x->max_age)
+		return;
+	now = wall_now();
+	if (x->first_line && (uint64_t)(now - x->first_line) * 2 >= x->max_age && rotate(x))
+		x->errors++;
+	if (now >= x->next_expiry) {
+		x->next_expiry = now + 1;
+		remove_aged(x, now);
+	}
+}
+
+void vigil_export_max_age(struct vigil_export_file *x, uint64_t seconds)
+{
+	x->max_age = seconds;
+	if (x->size && !x->first_line)
+		x->first_line = wall_now();
+	x->next_expiry = 0;
+	vigil_export_expire(x);
 }
 
 int vigil_export_write(struct vigil_export_file *x, const void *data, size_t len)
@@ -107,6 +160,9 @@ int vigil_export_write_some(struct vigil_export_file *x, const void *data, size_
 
 	if (x->path && x->max_size && x->size && x->size + len > x->max_size && rotate(x))
 		x->errors++;	/* keep appending to the current file */
+	vigil_export_expire(x);
+	if (x->path && x->max_age && !x->first_line)
+		x->first_line = wall_now();
 	before = x->size;
 	while (len) {
 		ssize_t n = write(x->fd, p, len);

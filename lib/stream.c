@@ -19,6 +19,7 @@ static const struct vigil_stream_type schema[] = {
 	{ VIGIL_EV_EXEC, VIGIL_STREAM_TYPE_VARIABLE, sizeof(struct vigil_exec) },
 	{ VIGIL_EV_EXIT, 0, sizeof(struct vigil_exit) },
 	{ VIGIL_EV_FORK, 0, sizeof(struct vigil_fork) },
+	{ VIGIL_EV_THROTTLE, 0, sizeof(struct vigil_throttle) },
 	{ VIGIL_EV_LOSS, 0, sizeof(struct vigil_loss) },
 	{ VIGIL_EV_CONNECT, 0, sizeof(struct vigil_conn) },
 	{ VIGIL_EV_ACCEPT, 0, sizeof(struct vigil_conn) },

@@ -13,8 +13,8 @@ import sys
 import time
 
 HELLO = struct.Struct('<8sHHI16sIIQQqIIIHH')
-TYPES = [(1, 1, 88), (2, 0, 80), (3, 0, 72), (64, 0, 48)]  # exec (variable), exit, fork, loss
-SCHEMA = 1
+TYPES = [(1, 1, 104), (2, 0, 80), (3, 0, 72), (64, 0, 48)]  # exec (variable), exit, fork, loss
+SCHEMA = 2
 
 
 def hello(version=1, boot=None, ring=7, start=0, name=b'hostile-node', hello_len=None,

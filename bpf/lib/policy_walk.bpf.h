@@ -69,31 +69,50 @@ static long vigil_walk_step(__u32 i, struct vigil_walk *w)
 	return 1;
 }
 
-/* One step of vigil_task_denied: rule i a deny scoped to the task's cgroup? */
-static long vigil_deny_step(__u32 i, __u32 *found)
+struct vigil_deny_by {
+	const __u64 *ancestors;	/* cgroup ids by level (VIGIL_CG_LEVELS); NULL: the current task's */
+	__u32 found;		/* out: 1 + rule id */
+};
+
+/* One step of vigil_deny_by: rule i a deny scoped to the cgroup (or an
+ * ancestor of it)? */
+static long vigil_deny_step(__u32 i, struct vigil_deny_by *d)
 {
 	const struct vigil_pol_rule *r;
 	struct vigil_pol_cgroup *cg;
 	__u32 k = i & (VIGIL_RULES_MAX - 1);
+	__u64 id;
 
 	r = bpf_map_lookup_elem(&vigil_rules, &k);
 	if (!r || !(r->flags & VIGIL_RULE_ACTIVE) || r->action != VIGIL_ACT_DENY)
 		return 0;
 	cg = bpf_map_lookup_elem(&vigil_rule_cgroup, &k);
-	if (!cg || !cg->id || bpf_get_current_ancestor_cgroup_id(cg->level) != cg->id)
+	if (!cg || !cg->id)
 		return 0;
-	*found = k + 1;
+	if (d->ancestors)
+		id = cg->level < VIGIL_CG_LEVELS ? d->ancestors[cg->level & (VIGIL_CG_LEVELS - 1)] : 0;
+	else
+		id = bpf_get_current_ancestor_cgroup_id(cg->level);
+	if (id != cg->id)
+		return 0;
+	d->found = k + 1;
 	return 1;
 }
 
-/* 1 + the id of the first deny rule scoped to the current task's cgroup (or
- * an ancestor of it), whatever its addresses and ports; 0 when none. */
+/* 1 + the id of the first deny rule scoped to the cgroup whose ancestors
+ * (ids by level) are given, NULL for the current task's cgroup, whatever
+ * the rule's addresses and ports; 0 when none. */
+static __always_inline __u32 vigil_deny_by(const __u64 *ancestors)
+{
+	struct vigil_deny_by d = { .ancestors = ancestors };
+
+	bpf_loop(VIGIL_RULES_MAX, vigil_deny_step, &d, 0);
+	return d.found;
+}
+
 static __always_inline __u32 vigil_task_denied(void)
 {
-	__u32 found = 0;
-
-	bpf_loop(VIGIL_RULES_MAX, vigil_deny_step, &found, 0);
-	return found;
+	return vigil_deny_by(NULL);
 }
 
 /* Fills w->id and w->action (0: no rule matched). */

@@ -4,11 +4,7 @@
  * per rule and per source address, so spoofed traffic cannot turn vigil
  * into a reflector, and events per rule, so a flood cannot fill the ring.
  *
- * Each bucket is one __u64 in GCRA form (the "theoretical arrival time"):
- * a send is allowed when, after adding one interval, the time owed is at
- * most burst intervals ahead of now. One compare-and-swap updates it: no
- * lock on the packet path, and CPUs racing for the last token lose at most
- * a retry each.
+ * Each bucket is one __u64 in GCRA form (gcra.bpf.h).
  */
 #ifndef VIGIL_RATELIMIT_BPF_H
 #define VIGIL_RATELIMIT_BPF_H
@@ -16,6 +12,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <vigil/events.h>
+#include "gcra.bpf.h"
 
 /* Per rule: the reply and event buckets and the events held back since the
  * last event written (reported in its suppressed field). */
@@ -49,28 +46,6 @@ struct {
 	__type(value, __u64);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } vigil_src_rl SEC(".maps");
-
-/* true: one send allowed now, at rate per second with burst. */
-static __always_inline bool vigil_gcra(__u64 *tat, __u64 now, __u32 rate, __u32 burst)
-{
-	__u64 interval = 1000000000ULL / (rate ? rate : 1);
-	__u64 limit = interval * (burst ? burst : 1);
-	int i;
-
-	if (!interval)
-		return true;	/* 1e9/s or more: no limit */
-
-	for (i = 0; i < 4; i++) {
-		__u64 old = *(volatile __u64 *)tat;
-		__u64 next = (old > now ? old : now) + interval;
-
-		if (next - now > limit)
-			return false;
-		if (__sync_val_compare_and_swap(tat, old, next) == old)
-			return true;
-	}
-	return false;
-}
 
 #define VIGIL_OR_DEFAULT(v, d) ((v) ? (v) : (d))
 

@@ -15,7 +15,7 @@
 #include <linux/types.h>
 #endif
 
-#define VIGIL_SCHEMA_VERSION 1
+#define VIGIL_SCHEMA_VERSION 2	/* 2: exec gained file_len, ino, nlink */
 
 /* Type ids. Ranges leave room per part: 1-15 process, 16-31 network
  * observation, 32-47 enforcement, 48-63 reports, 64-79 agent-injected. */
@@ -23,6 +23,7 @@ enum vigil_event_type {
 	VIGIL_EV_EXEC = 1,
 	VIGIL_EV_EXIT = 2,
 	VIGIL_EV_FORK = 3,
+	VIGIL_EV_THROTTLE = 4,	/* process events a budget held back */
 	VIGIL_EV_LOSS = 64,	/* injected by the agent: losses it learned of */
 	VIGIL_EV_TYPE_MAX = 127,
 };
@@ -72,6 +73,15 @@ enum vigil_exec_flags {
 	VIGIL_EXEC_ROOT_CWD = 1 << 5,	/* cwd is "/" */
 	VIGIL_EXEC_KTHREAD = 1 << 6,	/* procFS entry for a kernel thread */
 	VIGIL_EXEC_NO_ARGS = 1 << 7,	/* arguments were not readable */
+	/* The binary has no link left on any file system (i_nlink 0): a memfd,
+	 * or a file deleted with no other hard link. */
+	VIGIL_EXEC_FILELESS = 1 << 8,
+	/* The binary is not at a path any more, or never was: deleted before
+	 * or during exec, or an anonymous file (memfd). Then "binary" holds
+	 * the exec filename (as given to execve: "/proc/self/fd/3",
+	 * "/dev/fd/3" for execveat(AT_EMPTY_PATH)) and the file string holds
+	 * the old path, or the anonymous file's name ("memfd:NAME"). */
+	VIGIL_EXEC_UNLINKED = 1 << 9,
 };
 
 #define VIGIL_PATH_MAX 4096	/* binary, cwd */
@@ -81,7 +91,8 @@ enum vigil_exec_flags {
 /*
  * process_exec. The strings follow the fixed part in this order, each with
  * its length here and no terminator: binary, args (argv, NUL-separated,
- * argv[0] included), cwd, cgroup path. Then zero padding to 8.
+ * argv[0] included), cwd, cgroup path, file (only with VIGIL_EXEC_UNLINKED,
+ * else empty). Then zero padding to 8.
  */
 struct vigil_exec {
 	struct vigil_hdr hdr;
@@ -91,7 +102,11 @@ struct vigil_exec {
 	__u16 args_len;
 	__u16 cwd_len;
 	__u16 cgroup_len;
-	__u32 pad;
+	__u16 file_len;
+	__u16 pad;
+	__u64 ino;		/* the binary's inode number, 0 when unknown */
+	__u32 nlink;		/* its link count at exec (0: fileless) */
+	__u32 pad2;
 	char data[];
 };
 
@@ -109,6 +124,33 @@ struct vigil_exit {
 	__u32 pad;
 };
 
+/* Process events (exec, fork, exit) of one cgroup, or one uid, not written
+ * because it was over its budget (--proc-budget), since the last such
+ * report for it: one about a second after the first held event, then one a
+ * second at most while it stays over. */
+struct vigil_throttle {
+	struct vigil_hdr hdr;
+	__u64 cgroup_id;	/* by cgroup; 0 by uid */
+	__u64 throttled;
+	__u32 uid;		/* by uid; (__u32)-1 by cgroup */
+	__u32 by;		/* enum vigil_budget_by */
+};
+
+enum vigil_budget_by {
+	VIGIL_BUDGET_BY_CGROUP = 0,
+	VIGIL_BUDGET_BY_UID = 1,
+};
+
+/* The budget, in the pinned map vigil_proc_budget_cfg (written by the agent
+ * at each start): rate events a second per cgroup (or uid), bursts up to
+ * burst. rate 0: no budget. */
+struct vigil_proc_budget_cfg {
+	__u32 rate;
+	__u32 burst;
+	__u32 by;	/* enum vigil_budget_by */
+	__u32 pad;
+};
+
 /* What the agent learned was lost since its last report, injected into the
  * ring so every consumer of the stream sees it in order. */
 struct vigil_loss {
@@ -119,7 +161,7 @@ struct vigil_loss {
 };
 
 #define VIGIL_EVENT_MAX_SIZE \
-	(sizeof(struct vigil_exec) + VIGIL_PATH_MAX * 2 + VIGIL_ARGS_MAX + VIGIL_CGROUP_MAX)
+	(sizeof(struct vigil_exec) + VIGIL_PATH_MAX * 3 + VIGIL_ARGS_MAX + VIGIL_CGROUP_MAX)
 
 /* The pinned counters map, one slot each, per CPU. Slots 0-15 are the
  * core's; network observation 16-31, enforcement 32-63. */
@@ -127,6 +169,7 @@ enum vigil_counter {
 	VIGIL_CNT_RING_FULL = 0,
 	VIGIL_CNT_THREAD_EXIT,
 	VIGIL_CNT_OUTPUT_LOST,	/* user space: records the local output dropped */
+	VIGIL_CNT_PROC_THROTTLED,	/* process events over a cgroup's budget */
 	VIGIL_CNT_NET_FIRST = 16,
 	VIGIL_CNT_ENFORCE_FIRST = 32,
 	VIGIL_CNT_MAX = 64,
@@ -135,10 +178,12 @@ enum vigil_counter {
 #define VIGIL_STATIC_ASSERT(c, m) _Static_assert(c, m)
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_hdr) == 24, "vigil_hdr layout");
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_proc) == 48, "vigil_proc layout");
-VIGIL_STATIC_ASSERT(sizeof(struct vigil_exec) == 88, "vigil_exec layout");
+VIGIL_STATIC_ASSERT(sizeof(struct vigil_exec) == 104, "vigil_exec layout");
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_fork) == 72, "vigil_fork layout");
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_exit) == 80, "vigil_exit layout");
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_loss) == 48, "vigil_loss layout");
+VIGIL_STATIC_ASSERT(sizeof(struct vigil_throttle) == 48, "vigil_throttle layout");
+VIGIL_STATIC_ASSERT(sizeof(struct vigil_proc_budget_cfg) == 16, "vigil_proc_budget_cfg layout");
 VIGIL_STATIC_ASSERT(VIGIL_EVENT_MAX_SIZE < 65536, "size fits hdr.size");
 
 

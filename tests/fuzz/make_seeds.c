@@ -83,6 +83,7 @@ static void events(struct vigil_buf *evs, int v6)
 	} x = { 0 };
 	struct vigil_exit exit_ = { .proc = proc, .exit_code = 9 };
 	struct vigil_fork fork_ = { .proc = proc };
+	struct vigil_throttle thr = { .cgroup_id = 4242, .throttled = 17 };
 	struct vigil_loss loss = { .ring_full = 3, .recursion_misses = 1, .threads_exited = 2 };
 	struct vigil_conn conn = { .proc = proc, .latency_ns = 150000 };
 	struct vigil_close close_ = { .proc = proc, .bytes_sent = 100, .bytes_received = 2000,
@@ -104,9 +105,16 @@ static void events(struct vigil_buf *evs, int v6)
 	x.exec.args_len = 4 + 1 + 2 + 1 + 22;
 	x.exec.cwd_len = 7;
 	x.exec.cgroup_len = sizeof(strs) - 1 - 13 - 30 - 7;
+	if (v6) {	/* a memfd's exec: the file string is the cgroup path's tail */
+		x.exec.flags = VIGIL_EXEC_UNLINKED | VIGIL_EXEC_FILELESS;
+		x.exec.file_len = 8;
+		x.exec.cgroup_len -= 8;
+		x.exec.ino = 7301;
+	}
 	memcpy(x.exec.data, strs, sizeof(strs) - 1);
 	hdr(&x, VIGIL_EV_EXEC, xlen);
 	vbuf_put(evs, &x, xlen);
+	hdr(&thr, VIGIL_EV_THROTTLE, sizeof(thr)), vbuf_put(evs, &thr, sizeof(thr));
 	hdr(&fork_, VIGIL_EV_FORK, sizeof(fork_)), vbuf_put(evs, &fork_, sizeof(fork_));
 	tuple(&conn.tuple, v6);
 	hdr(&conn, VIGIL_EV_CONNECT, sizeof(conn)), vbuf_put(evs, &conn, sizeof(conn));

@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: GPL-2.0
+/* See deny_carried.h. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "deny_carried.h"
+#include "iter_drain.h"
+#include "loader.h"
+#include "log.h"
+#include "netns.h"
+#include "policy_state.h"
+#include "enforce_carried.skel.h"
+
+#define AF_PACKET_ 17
+#define AF_INET 2
+#define AF_INET6 10
+#define CARRIED_MAX 4096	/* as vigil_carried's max_entries */
+
+struct carried_target {	/* as in bpf/enforce_carried.bpf.c */
+	uint64_t netns_cookie;
+	uint32_t destroyed;
+	uint32_t pad;
+};
+
+struct destroy_job {
+	struct enforce_carried_bpf *obj;
+	uint64_t netns_cookie;
+	uint32_t destroyed;
+};
+
+/* Inside the namespace: the destroy iterators walk it, touching only the
+ * sockets the scan recorded for it. */
+static int destroy_here(void *arg)
+{
+	struct destroy_job *j = arg;
+	struct carried_target t = { .netns_cookie = j->netns_cookie };
+	int map = bpf_map__fd(j->obj->maps.carried_target);
+	uint32_t zero = 0;
+	uint64_t here;
+	int err;
+
+	if ((err = vigil_netns_cookie(&here)))
+		return vlog_err(err, "cannot read the network namespace's cookie");
+	if (here != j->netns_cookie)
+		return vlog_err(-ESRCH, "the namespace changed under the process that held the socket");
+	if (bpf_map_update_elem(map, &zero, &t, 0))
+		return vlog_err(-errno, "cannot set the carried-socket target");
+	err = vigil_iter_drain(j->obj->progs.carried_destroy_tcp);
+	if (!err)
+		err = vigil_iter_drain(j->obj->progs.carried_destroy_udp);
+	if (err)
+		vlog_err(err, "carried-socket iterator failed");
+	if (!bpf_map_lookup_elem(map, &zero, &t))
+		j->destroyed = t.destroyed;
+	return err;
+}
+
+static const struct vigil_rule *rule_of(const struct vigil_policy_state *s, uint32_t id)
+{
+	for (unsigned i = 0; i < s->in_force.n_rules; i++)
+		if (s->slot[i] == id)
+			return &s->in_force.rules[i];
+	return NULL;
+}
+
+static bool names_root(const struct vigil_rule *r)
+{
+	for (unsigned i = 0; r && i < r->n_netns; i++)
+		if (!strcmp(r->netns[i], VIGIL_NETNS_ROOT))
+			return true;
+	return false;
+}
+
+static bool same_ns(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	return !stat(a, &sa) && !stat(b, &sb) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/* The destroy pass for the namespace of entry i, once:
+ * later entries of the same namespace are marked done. */
+static int destroy_ns(struct vigil_policy_state *s, const struct vigil_carried *v, unsigned n,
+		      unsigned i, bool *done)
+{
+	const struct vigil_rule *r = rule_of(s, v[i].rule_id);
+	struct destroy_job j = { .obj = s->carried, .netns_cookie = v[i].netns_cookie };
+	char path[64];
+	const char *ns = path;
+	int err;
+
+	for (unsigned k = i; k < n; k++)
+		if (v[k].netns_cookie == v[i].netns_cookie && v[k].family != AF_PACKET_)
+			done[k] = true;
+	snprintf(path, sizeof(path), "/proc/%u/ns/net", v[i].pid);
+	if (same_ns(path, VIGIL_NETNS_ROOT)) {
+		if (!names_root(r)) {
+			vlog_info("deny rule '%s': pid %u holds a socket made outside its cgroup, in the "
+				  "root network namespace, which the rule does not name in netns: "
+				  "left alone", r ? r->name : "?", v[i].pid);
+			return 0;
+		}
+		ns = VIGIL_NETNS_ROOT;
+	}
+	err = vigil_netns_run(ns, destroy_here, &j, NULL);
+	if (err)
+		return err;
+	vlog_info("deny rule '%s': %u sockets carried into its cgroup destroyed (pid %u's namespace)",
+		  r ? r->name : "?", j.destroyed, v[i].pid);
+	return j.destroyed;
+}
+
+/* Removes the entries of family fam (0: every one). */
+static void forget(int map, uint16_t fam)
+{
+	struct vigil_carried v;
+	uint64_t key, next;
+
+	for (int more = !bpf_map_get_next_key(map, NULL, &next); more;) {
+		key = next;
+		more = !bpf_map_get_next_key(map, &key, &next);
+		if (!fam || (!bpf_map_lookup_elem(map, &key, &v) && v.family == fam))
+			bpf_map_delete_elem(map, &key);
+	}
+}
+
+static double ms_since(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (t1.tv_sec - t0->tv_sec) * 1e3 + (t1.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+int vigil_deny_carried_scan(struct vigil_policy_state *s, bool fresh)
+{
+	static struct vigil_carried vals[CARRIED_MAX];
+	static uint64_t keys[CARRIED_MAX];
+	static bool done[CARRIED_MAX];
+	int map = bpf_map__fd(s->carried->maps.vigil_carried);
+	uint64_t key, next;
+	unsigned n = 0;
+	int total = 0, err;
+	struct timespec t0;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	s->carried_next = t0.tv_sec + VIGIL_CARRIED_RESCAN_S;
+	/* Inet entries are done with after each scan; packet sockets stay
+	 * known (reported once) until the policy changes. */
+	forget(map, fresh ? 0 : AF_INET);
+	forget(map, fresh ? 0 : AF_INET6);
+	if ((err = vigil_iter_drain(s->carried->progs.carried_scan)))
+		return vlog_err(err, "carried-socket scan failed");
+	vlog_debug("deny: carried-socket scan of every task's files took %.3f ms", ms_since(&t0));
+	for (int more = !bpf_map_get_next_key(map, NULL, &next); more && n < CARRIED_MAX;) {
+		key = next;
+		more = !bpf_map_get_next_key(map, &key, &next);
+		if (bpf_map_lookup_elem(map, &key, &vals[n]))
+			continue;
+		keys[n] = key;
+		done[n] = false;
+		n++;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		const struct vigil_rule *r = rule_of(s, vals[i].rule_id);
+
+		if (vals[i].family != AF_PACKET_ || vals[i].reported)
+			continue;
+		vlog_info("deny rule '%s': pid %u holds a packet socket (AF_PACKET), which deny does "
+			  "not cover (docs/policy.md)", r ? r->name : "?", vals[i].pid);
+		vals[i].reported = 1;
+		bpf_map_update_elem(map, &keys[i], &vals[i], BPF_EXIST);
+	}
+	for (unsigned i = 0; i < n; i++) {
+		int e;
+
+		if (done[i] || vals[i].family == AF_PACKET_)
+			continue;
+		e = destroy_ns(s, vals, n, i, done);
+		if (e < 0)
+			err = e;
+		else
+			total += e;
+	}
+	forget(map, AF_INET);
+	forget(map, AF_INET6);
+	return err ? err : total;
+}
+
+void vigil_deny_carried_tick(struct vigil_policy_state *s)
+{
+	struct timespec now;
+
+	if (!s->carried_rescan || !s->carried)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (now.tv_sec >= s->carried_next)
+		vigil_deny_carried_scan(s, false);
+}
+
+int vigil_deny_carried_init(struct vigil_policy_state *s, uint64_t ring_size)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .pin_root_path = s->pin_dir);
+	int err;
+
+	s->carried = enforce_carried_bpf__open_opts(&oo);
+	if (!s->carried)
+		return vlog_err(-errno, "cannot open BPF object enforce_carried");
+	if ((err = vigil_obj_prepare(s->carried->obj, ring_size)))
+		return err;
+	if ((err = enforce_carried_bpf__load(s->carried)))
+		return vlog_err(err, "cannot load BPF object enforce_carried (run with -v for the verifier log)");
+	return 0;
+}
+
+void vigil_deny_carried_close(struct vigil_policy_state *s)
+{
+	enforce_carried_bpf__destroy(s->carried);
+	s->carried = NULL;
+	s->carried_rescan = false;
+}
