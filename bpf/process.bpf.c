@@ -16,6 +16,7 @@
 #include "lib/ring.bpf.h"
 #include "lib/path.bpf.h"
 #include "lib/task.bpf.h"
+#include "lib/creds.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -153,9 +154,19 @@ int BPF_PROG(process_exec, struct task_struct *p, pid_t old_pid, struct linux_bi
 	__u32 zero = 0;
 	struct exec_scratch *s = bpf_map_lookup_elem(&exec_scratch, &zero);
 
+	__u32 tgid = p->tgid, flags = 0;
+	__u64 *key;
+
 	if (!s)
 		return 0;
-	emit_exec(s, p, &bprm->file->f_path, 0, 0, false);
+	/* Its exec key is still its fork's (its start time) unless it exec'd
+	 * since: then this exec replaces a program, no "clone". */
+	key = bpf_map_lookup_elem(&vigil_execs, &tgid);
+	if (key && *key == p->start_time)
+		flags |= VIGIL_EXEC_CLONE;
+	vigil_exec_creds_fill(&s->ev.creds, p);
+	s->ev.creds.secureexec = vigil_secureexec(&s->ev.creds, bprm, p);
+	emit_exec(s, p, &bprm->file->f_path, 0, flags, false);
 	return 0;
 }
 
@@ -218,6 +229,7 @@ int process_procfs(struct bpf_iter__task *ctx)
 	/* A process that exec'd since the agent attached is already known. */
 	key = vigil_exec_key_get(t->tgid, t->start_time);
 	exe = BPF_CORE_READ(t, mm, exe_file);
+	vigil_exec_creds_fill(&s->ev.creds, t);
 	emit_exec(s, t, exe ? &exe->f_path : NULL, key, VIGIL_EXEC_PROCFS, true);
 	return 0;
 }
