@@ -56,6 +56,7 @@ struct options {
 	const char *send[VIGIL_MAX_SINKS - 1];	/* --send URLs */
 	int nsend;
 	struct vigil_stream_opts stream;	/* --send-path, --spool-*: for each --send */
+	struct vigil_format_opts format;	/* --export-format, --enable-process-* */
 };
 
 static volatile sig_atomic_t stop;
@@ -85,6 +86,10 @@ static const char usage_text[] =
 	"  -o, --export-file PATH           JSON lines appended to PATH, rotated by size\n"
 	"      --export-file-max-size-mb N  rotate PATH past N MiB (default 10; 0 never)\n"
 	"      --export-file-max-backups N  keep N rotated files (default 5)\n"
+	"      --export-format FORMAT       JSON as vigil (default: every field vigil has) or\n"
+	"                                   tetragon (exactly Tetragon's schema; docs/events.md)\n"
+	"      --enable-process-ns          namespaces (\"ns\") in process objects\n"
+	"      --enable-process-cred        saved and fs ids and capabilities in process objects\n"
 	"      --node-name NAME             node name in events and exec ids (default: hostname)\n"
 	"      --send URL                   stream the ring to a collector, tcp://HOST:PORT\n"
 	"                                   (repeatable; alone, it turns the terminal view off)\n"
@@ -146,13 +151,17 @@ static int parse_options(int argc, char **argv, struct options *o)
 {
 	enum { O_MAXSIZE = 256, O_BACKUPS, O_NODE, O_PIN, O_RING, O_WAKE, O_POLL, O_NOPROC, O_UNPIN, O_POLICY,
 	       O_REPORT_INTERVAL, O_REPORT_ONLY, O_NO_LISTEN, O_NO_LOOPBACK, O_MAX_SOCKETS, O_NO_IO_HOOKS,
-	       O_SEND, O_SENDPATH, O_SPOOL, O_SPOOLMAX, O_ENFORCE_ON, O_TRACK_FLOWS };
+	       O_SEND, O_SENDPATH, O_SPOOL, O_SPOOLMAX, O_ENFORCE_ON, O_TRACK_FLOWS, O_FORMAT,
+	       O_PROC_NS, O_PROC_CRED };
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "compact", no_argument, NULL, 'c' },
 		{ "export-file", required_argument, NULL, 'o' },
 		{ "export-file-max-size-mb", required_argument, NULL, O_MAXSIZE },
 		{ "export-file-max-backups", required_argument, NULL, O_BACKUPS },
+		{ "export-format", required_argument, NULL, O_FORMAT },
+		{ "enable-process-ns", no_argument, NULL, O_PROC_NS },
+		{ "enable-process-cred", no_argument, NULL, O_PROC_CRED },
 		{ "node-name", required_argument, NULL, O_NODE },
 		{ "pin-dir", required_argument, NULL, O_PIN },
 		{ "ring-size", required_argument, NULL, O_RING },
@@ -210,6 +219,13 @@ static int parse_options(int argc, char **argv, struct options *o)
 				return -EINVAL;
 			o->export_backups = v;
 			break;
+		case O_FORMAT:
+			if (vigil_export_format_parse(optarg, &o->format.format))
+				return vlog_err(-EINVAL, "invalid value '%s' for --export-format "
+						"(tetragon or vigil)", optarg);
+			break;
+		case O_PROC_NS: o->format.process_ns = true; break;
+		case O_PROC_CRED: o->format.process_cred = true; break;
 		case O_NODE:
 			if (!*optarg || strlen(optarg) >= sizeof(o->node_name))
 				return vlog_err(-EINVAL, "invalid value '%s' for --node-name", optarg);
@@ -455,6 +471,7 @@ int main(int argc, char **argv)
 				    o.compact ? STDOUT_FILENO : -1, bpf.counters_fd);
 	if (err)
 		goto out;
+	local.fmt.opts = o.format;
 	vigil_pump_add(&pump, &local.sink);
 	for (; nstreams < o.nsend; nstreams++) {
 		struct vigil_stream_opts so = o.stream;

@@ -45,6 +45,10 @@ static const char usage_text[] =
 	"                                   written, so a restart neither loses nor doubles\n"
 	"      --export-file-max-size-mb N  rotate PATH past N MiB (default 10; 0 never)\n"
 	"      --export-file-max-backups N  keep N rotated files (default 5)\n"
+	"      --export-format FORMAT       JSON as vigil (default: every field vigil has) or\n"
+	"                                   tetragon (exactly Tetragon's schema; docs/events.md)\n"
+	"      --enable-process-ns          namespaces (\"ns\") in process objects\n"
+	"      --enable-process-cred        saved and fs ids and capabilities in process objects\n"
 	"      --publish URL                also publish every line to NATS JetStream at URL\n"
 	"                                   (nats://HOST:PORT, comma-separated for a cluster);\n"
 	"                                   agents are acknowledged once JetStream has it. With\n"
@@ -66,6 +70,7 @@ struct options {
 	const char *listen[MAX_LISTEN];
 	int nlisten;
 	const char *export_file;
+	struct vigil_format_opts format;
 	struct vigil_pub_config pub;
 	uint64_t max_mb, backups, max_agents, max_conns;
 	double hello_timeout, frame_timeout;
@@ -87,12 +92,15 @@ static int parse_num(const char *opt, const char *s, double max, double *out)
 static int parse_options(int argc, char **argv, struct options *o)
 {
 	enum { O_MAXSIZE = 256, O_BACKUPS, O_AGENTS, O_CONNS, O_HELLO, O_FRAME, O_PUB, O_PUB_SUBJ,
-	       O_PUB_STREAM, O_PUB_CREDS, O_PUB_WAIT };
+	       O_PUB_STREAM, O_PUB_CREDS, O_PUB_WAIT, O_FORMAT, O_PROC_NS, O_PROC_CRED };
 	static const struct option longopts[] = {
 		{ "listen", required_argument, NULL, 'l' },
 		{ "export-file", required_argument, NULL, 'o' },
 		{ "export-file-max-size-mb", required_argument, NULL, O_MAXSIZE },
 		{ "export-file-max-backups", required_argument, NULL, O_BACKUPS },
+		{ "export-format", required_argument, NULL, O_FORMAT },
+		{ "enable-process-ns", no_argument, NULL, O_PROC_NS },
+		{ "enable-process-cred", no_argument, NULL, O_PROC_CRED },
 		{ "max-agents", required_argument, NULL, O_AGENTS },
 		{ "max-conns", required_argument, NULL, O_CONNS },
 		{ "hello-timeout", required_argument, NULL, O_HELLO },
@@ -132,6 +140,13 @@ static int parse_options(int argc, char **argv, struct options *o)
 				return -EINVAL;
 			o->backups = v;
 			break;
+		case O_FORMAT:
+			if (vigil_export_format_parse(optarg, &o->format.format))
+				return vlog_err(-EINVAL, "invalid value '%s' for --export-format "
+						"(tetragon or vigil)", optarg);
+			break;
+		case O_PROC_NS: o->format.process_ns = true; break;
+		case O_PROC_CRED: o->format.process_cred = true; break;
 		case O_AGENTS:
 			if (parse_num("--max-agents", optarg, 65536, &v) || v < 1)
 				return vlog_err(-EINVAL, "--max-agents wants 1 to 65536");
@@ -279,6 +294,7 @@ int main(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGPIPE, SIG_IGN);
+	c.format = o.format;
 	c.max_agents = o.max_agents;
 	c.max_conns = o.max_conns;
 	c.hello_timeout = o.hello_timeout;

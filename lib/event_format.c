@@ -91,7 +91,7 @@ static void flags_text(struct vigil_buf *b, uint32_t flags, bool miss)
 
 /* argv[1..] joined by spaces, as Tetragon's "arguments"; an argument that is
  * empty or holds a space or quote is quoted, so the words can be told apart. */
-static void args_text(struct vigil_buf *b, const char *args, size_t n)
+void vigil_args_text(struct vigil_buf *b, const char *args, size_t n)
 {
 	const char *end = args + n, *a = memchr(args, 0, n);
 
@@ -135,14 +135,11 @@ static void process_json(struct vigil_formatter *f, struct jw *w, const char *ke
 	jw_u64(w, "ppid", p->ppid);
 	jw_u64(w, "uid", p->uid);
 	jw_u64(w, "auid", p->auid);
-	jw_obj(w, "process_credentials");
-	jw_u64(w, "uid", p->uid);
-	jw_u64(w, "gid", p->gid);
-	jw_end(w);
+	vigil_json_process_creds(f, w, p, e);
 	if (e) {
 		jw_str(w, "cwd", e->cwd, e->cwd_len);
 		jw_str(w, "binary", e->binary, e->binary_len);
-		args_text(&f->tmp, e->args, e->args_len);
+		vigil_args_text(&f->tmp, e->args, e->args_len);
 		if (f->tmp.len)
 			jw_str(w, "arguments", f->tmp.p, f->tmp.len);
 	}
@@ -160,6 +157,7 @@ static void process_json(struct vigil_formatter *f, struct jw *w, const char *ke
 		if (vigil_container_id(e->cgroup, e->cgroup_len, cid, sizeof(cid)))
 			jw_cstr(w, "docker", cid);
 	}
+	vigil_json_process_extras(f, w, e, true);
 	jw_end(w);
 }
 
@@ -247,7 +245,7 @@ static void compact_args(struct vigil_formatter *f, struct vigil_buf *c,
 		return;
 	}
 	vigil_compact_text(c, e->binary, e->binary_len);
-	args_text(&f->tmp, e->args, e->args_len);
+	vigil_args_text(&f->tmp, e->args, e->args_len);
 	if (f->tmp.len) {
 		vbuf_putc(c, ' ');
 		vigil_compact_text(c, f->tmp.p, f->tmp.len);
@@ -354,12 +352,11 @@ static void format_loss(struct vigil_formatter *f, const struct vigil_loss *ev,
 			    (unsigned long long)ev->recursion_misses);
 }
 
-void vigil_event_format(struct vigil_formatter *f, const void *rec, struct vigil_buf *json,
-			struct vigil_buf *compact)
+static void format_native(struct vigil_formatter *f, const void *rec, struct vigil_buf *json,
+			  struct vigil_buf *compact)
 {
 	const struct vigil_hdr *h = rec;
 
-	f->counts[h->type & VIGIL_EV_TYPE_MAX]++;
 	switch (h->type) {
 	case VIGIL_EV_EXEC:
 		format_exec(f, rec, json, compact);
@@ -381,4 +378,17 @@ void vigil_event_format(struct vigil_formatter *f, const void *rec, struct vigil
 		vigil_format_enforce(f, rec, json, compact);
 		break;
 	}
+}
+
+void vigil_event_format(struct vigil_formatter *f, const void *rec, struct vigil_buf *json,
+			struct vigil_buf *compact)
+{
+	bool tetragon = f->opts.format == VIGIL_EXPORT_TETRAGON;
+
+	f->counts[((const struct vigil_hdr *)rec)->type & VIGIL_EV_TYPE_MAX]++;
+	/* The native pass keeps the process cache and the compact view; the
+	 * Tetragon form reads the cache it left. */
+	format_native(f, rec, tetragon ? NULL : json, compact);
+	if (tetragon && json)
+		vigil_format_tetragon(f, rec, json);
 }
