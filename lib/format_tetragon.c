@@ -109,20 +109,15 @@ static const char *const ns_names[VIGIL_NS_MAX] = {
 	[VIGIL_NS_USER] = "user",
 };
 
-/* is_host compares with pid 1's namespaces, when the stream named it. */
-static void ns_json(struct vigil_formatter *f, struct jw *w, const struct vigil_exec_creds *c)
+static void ns_json(struct jw *w, const struct vigil_exec_creds *c)
 {
-	const struct vigil_proc_entry *init = vigil_proc_cache_get(&f->cache, 1);
-
-	if (init && (init->flags & VIGIL_PROC_CLONE))
-		init = NULL;	/* not an exec'd init: no namespaces read */
 	jw_obj(w, "ns");
 	for (unsigned i = 0; i < VIGIL_NS_MAX; i++) {
 		if (!c->ns[i])
 			continue;
 		jw_obj(w, ns_names[i]);
 		jw_u64(w, "inum", c->ns[i]);
-		if (init && init->creds.ns[i] == c->ns[i])
+		if (c->ns_host & (1u << i))
 			jw_bool(w, "is_host", true);
 		jw_end(w);
 	}
@@ -164,7 +159,7 @@ void vigil_json_process_extras(struct vigil_formatter *f, struct jw *w,
 	if (f->opts.process_cred)
 		caps_json(w, "cap", &e->creds);
 	if (f->opts.process_ns)
-		ns_json(f, w, &e->creds);
+		ns_json(w, &e->creds);
 }
 
 /* Tetragon's flag words, in its order. Cut paths (truncFilename, truncCWD)

@@ -42,6 +42,32 @@ static __always_inline void vigil_task_pidns(struct task_struct *t, __u32 *nspid
 		*inum = BPF_CORE_READ(up.ns, ns.inum);
 }
 
+/* The host's namespaces are those of the initial pid namespace's init
+ * (its child reaper, reached from level 0 of any task's pid): no kernel
+ * global is in BTF to compare with. A bit per enum vigil_ns. */
+static __always_inline void vigil_ns_host(struct vigil_exec_creds *c, struct task_struct *t)
+{
+	struct task_struct *init = t->thread_pid->numbers[0].ns->child_reaper;
+	struct nsproxy *h = init ? init->nsproxy : NULL;
+	__u32 host[VIGIL_NS_MAX] = {};
+
+	if (!h)
+		return;
+	host[VIGIL_NS_UTS] = h->uts_ns->ns.inum;
+	host[VIGIL_NS_IPC] = h->ipc_ns->ns.inum;
+	host[VIGIL_NS_MNT] = h->mnt_ns->ns.inum;
+	host[VIGIL_NS_PID] = t->thread_pid->numbers[0].ns->ns.inum;
+	host[VIGIL_NS_PID_FOR_CHILDREN] = host[VIGIL_NS_PID];
+	host[VIGIL_NS_NET] = h->net_ns->ns.inum;
+	host[VIGIL_NS_TIME] = h->time_ns->ns.inum;
+	host[VIGIL_NS_TIME_FOR_CHILDREN] = host[VIGIL_NS_TIME];
+	host[VIGIL_NS_CGROUP] = h->cgroup_ns->ns.inum;
+	host[VIGIL_NS_USER] = init->real_cred->user_ns->ns.inum;
+	for (int i = 0; i < VIGIL_NS_MAX; i++)
+		if (c->ns[i] && c->ns[i] == host[i])
+			c->ns_host |= 1u << i;
+}
+
 static __always_inline void vigil_exec_creds_fill(struct vigil_exec_creds *c, struct task_struct *t)
 {
 	const struct cred *cred = t->real_cred;
@@ -59,12 +85,10 @@ static __always_inline void vigil_exec_creds_fill(struct vigil_exec_creds *c, st
 	c->ns[VIGIL_NS_USER] = cred->user_ns->ns.inum;
 	vigil_task_pidns(t, &c->nspid, &c->ns[VIGIL_NS_PID]);
 	c->secureexec = 0;
-	if (!nsp) {	/* an exiting task: its namespaces are gone */
-		for (int i = 0; i < VIGIL_NS_MAX; i++)
-			if (i != VIGIL_NS_USER && i != VIGIL_NS_PID)
-				c->ns[i] = 0;
-		return;
-	}
+	c->pad = 0;
+	c->ns_host = 0;
+	if (!nsp)	/* an exiting task: its namespaces are gone */
+		goto gone;
 	c->ns[VIGIL_NS_UTS] = nsp->uts_ns->ns.inum;
 	c->ns[VIGIL_NS_IPC] = nsp->ipc_ns->ns.inum;
 	c->ns[VIGIL_NS_MNT] = nsp->mnt_ns->ns.inum;
@@ -73,6 +97,12 @@ static __always_inline void vigil_exec_creds_fill(struct vigil_exec_creds *c, st
 	c->ns[VIGIL_NS_TIME] = nsp->time_ns->ns.inum;
 	c->ns[VIGIL_NS_TIME_FOR_CHILDREN] = nsp->time_ns_for_children->ns.inum;
 	c->ns[VIGIL_NS_CGROUP] = nsp->cgroup_ns->ns.inum;
+	vigil_ns_host(c, t);
+	return;
+gone:
+	for (int i = 0; i < VIGIL_NS_MAX; i++)
+		if (i != VIGIL_NS_USER && i != VIGIL_NS_PID)
+			c->ns[i] = 0;
 }
 
 /*

@@ -104,6 +104,8 @@ struct vigil_exec_creds {
 	__u32 nspid;		/* pid in its own pid namespace; 0 in the initial one */
 	__u64 cap_permitted, cap_effective, cap_inheritable;
 	__u32 ns[VIGIL_NS_MAX];	/* inode numbers, enum vigil_ns */
+	__u32 ns_host;		/* bit (1 << enum vigil_ns) when that one is the host's */
+	__u32 pad;
 };
 
 #define VIGIL_PATH_MAX 4096	/* binary, cwd */
@@ -168,8 +170,8 @@ enum vigil_counter {
 #define VIGIL_STATIC_ASSERT(c, m) _Static_assert(c, m)
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_hdr) == 24, "vigil_hdr layout");
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_proc) == 48, "vigil_proc layout");
-VIGIL_STATIC_ASSERT(sizeof(struct vigil_exec_creds) == 96, "vigil_exec_creds layout");
-VIGIL_STATIC_ASSERT(sizeof(struct vigil_exec) == 184, "vigil_exec layout");
+VIGIL_STATIC_ASSERT(sizeof(struct vigil_exec_creds) == 104, "vigil_exec_creds layout");
+VIGIL_STATIC_ASSERT(sizeof(struct vigil_exec) == 192, "vigil_exec layout");
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_fork) == 72, "vigil_fork layout");
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_exit) == 80, "vigil_exit layout");
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_loss) == 48, "vigil_loss layout");
