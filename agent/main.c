@@ -152,16 +152,14 @@ static int parse_options(int argc, char **argv, struct options *o)
 	enum { O_MAXSIZE = 256, O_BACKUPS, O_NODE, O_PIN, O_RING, O_WAKE, O_POLL, O_NOPROC, O_UNPIN, O_POLICY,
 	       O_REPORT_INTERVAL, O_REPORT_ONLY, O_NO_LISTEN, O_NO_LOOPBACK, O_MAX_SOCKETS, O_NO_IO_HOOKS,
 	       O_SEND, O_SENDPATH, O_SPOOL, O_SPOOLMAX, O_ENFORCE_ON, O_TRACK_FLOWS, O_FORMAT,
-	       O_PROC_NS, O_PROC_CRED };
+	       O_FORMAT_LAST = O_FORMAT + 2 };
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "compact", no_argument, NULL, 'c' },
 		{ "export-file", required_argument, NULL, 'o' },
 		{ "export-file-max-size-mb", required_argument, NULL, O_MAXSIZE },
 		{ "export-file-max-backups", required_argument, NULL, O_BACKUPS },
-		{ "export-format", required_argument, NULL, O_FORMAT },
-		{ "enable-process-ns", no_argument, NULL, O_PROC_NS },
-		{ "enable-process-cred", no_argument, NULL, O_PROC_CRED },
+		VIGIL_FORMAT_LONGOPTS(O_FORMAT),
 		{ "node-name", required_argument, NULL, O_NODE },
 		{ "pin-dir", required_argument, NULL, O_PIN },
 		{ "ring-size", required_argument, NULL, O_RING },
@@ -219,13 +217,10 @@ static int parse_options(int argc, char **argv, struct options *o)
 				return -EINVAL;
 			o->export_backups = v;
 			break;
-		case O_FORMAT:
-			if (vigil_export_format_parse(optarg, &o->format.format))
-				return vlog_err(-EINVAL, "invalid value '%s' for --export-format "
-						"(tetragon or vigil)", optarg);
+		case O_FORMAT ... O_FORMAT_LAST:
+			if (vigil_format_option(c, O_FORMAT, optarg, &o->format))
+				return -EINVAL;
 			break;
-		case O_PROC_NS: o->format.process_ns = true; break;
-		case O_PROC_CRED: o->format.process_cred = true; break;
 		case O_NODE:
 			if (!*optarg || strlen(optarg) >= sizeof(o->node_name))
 				return vlog_err(-EINVAL, "invalid value '%s' for --node-name", optarg);

@@ -120,12 +120,10 @@ static int drain_json(int fd, struct vigil_ring *r, const struct vigil_format_op
 
 int do_drain(int argc, char **argv)
 {
-	enum { O_FORMAT = 256, O_PROC_NS, O_PROC_CRED };
+	enum { O_FORMAT = 256, O_FORMAT_LAST = O_FORMAT + 2 };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
-		{ "export-format", required_argument, NULL, O_FORMAT },
-		{ "enable-process-ns", no_argument, NULL, O_PROC_NS },
-		{ "enable-process-cred", no_argument, NULL, O_PROC_CRED },
+		VIGIL_FORMAT_LONGOPTS(O_FORMAT),
 		{}
 	};
 	struct vigil_format_opts fmt = {};
@@ -142,14 +140,11 @@ int do_drain(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "o:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o': out = optarg; break;
-		case O_FORMAT:
-			if (vigil_export_format_parse(optarg, &fmt.format))
-				return vlog_err(-EINVAL, "invalid value '%s' for --export-format "
-						"(tetragon or vigil)", optarg);
-			json = true;
+		case O_FORMAT ... O_FORMAT_LAST:
+			if (vigil_format_option(c, O_FORMAT, optarg, &fmt))
+				return -EINVAL;
+			json |= c == O_FORMAT;
 			break;
-		case O_PROC_NS: fmt.process_ns = true; break;
-		case O_PROC_CRED: fmt.process_cred = true; break;
 		default: return vlog_err(-EINVAL, DRAIN_USAGE);
 		}
 	}

@@ -92,15 +92,14 @@ static int parse_num(const char *opt, const char *s, double max, double *out)
 static int parse_options(int argc, char **argv, struct options *o)
 {
 	enum { O_MAXSIZE = 256, O_BACKUPS, O_AGENTS, O_CONNS, O_HELLO, O_FRAME, O_PUB, O_PUB_SUBJ,
-	       O_PUB_STREAM, O_PUB_CREDS, O_PUB_WAIT, O_FORMAT, O_PROC_NS, O_PROC_CRED };
+	       O_PUB_STREAM, O_PUB_CREDS, O_PUB_WAIT, O_FORMAT,
+	       O_FORMAT_LAST = O_FORMAT + 2 };
 	static const struct option longopts[] = {
 		{ "listen", required_argument, NULL, 'l' },
 		{ "export-file", required_argument, NULL, 'o' },
 		{ "export-file-max-size-mb", required_argument, NULL, O_MAXSIZE },
 		{ "export-file-max-backups", required_argument, NULL, O_BACKUPS },
-		{ "export-format", required_argument, NULL, O_FORMAT },
-		{ "enable-process-ns", no_argument, NULL, O_PROC_NS },
-		{ "enable-process-cred", no_argument, NULL, O_PROC_CRED },
+		VIGIL_FORMAT_LONGOPTS(O_FORMAT),
 		{ "max-agents", required_argument, NULL, O_AGENTS },
 		{ "max-conns", required_argument, NULL, O_CONNS },
 		{ "hello-timeout", required_argument, NULL, O_HELLO },
@@ -140,13 +139,10 @@ static int parse_options(int argc, char **argv, struct options *o)
 				return -EINVAL;
 			o->backups = v;
 			break;
-		case O_FORMAT:
-			if (vigil_export_format_parse(optarg, &o->format.format))
-				return vlog_err(-EINVAL, "invalid value '%s' for --export-format "
-						"(tetragon or vigil)", optarg);
+		case O_FORMAT ... O_FORMAT_LAST:
+			if (vigil_format_option(ch, O_FORMAT, optarg, &o->format))
+				return -EINVAL;
 			break;
-		case O_PROC_NS: o->format.process_ns = true; break;
-		case O_PROC_CRED: o->format.process_cred = true; break;
 		case O_AGENTS:
 			if (parse_num("--max-agents", optarg, 65536, &v) || v < 1)
 				return vlog_err(-EINVAL, "--max-agents wants 1 to 65536");

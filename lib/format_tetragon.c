@@ -17,17 +17,24 @@
 #include "event_format.h"
 #include "ids.h"
 #include "json.h"
+#include "log.h"
 
 #define N(a) (sizeof(a) / sizeof(*(a)))
 
-int vigil_export_format_parse(const char *s, enum vigil_export_format *out)
+int vigil_format_option(int code, int base, const char *arg, struct vigil_format_opts *o)
 {
-	if (!strcmp(s, "vigil"))
-		*out = VIGIL_EXPORT_VIGIL;
-	else if (!strcmp(s, "tetragon"))
-		*out = VIGIL_EXPORT_TETRAGON;
-	else
-		return -EINVAL;
+	if (code == base + 1) {
+		o->process_ns = true;
+	} else if (code == base + 2) {
+		o->process_cred = true;
+	} else if (!strcmp(arg, "vigil")) {
+		o->format = VIGIL_EXPORT_VIGIL;
+	} else if (!strcmp(arg, "tetragon")) {
+		o->format = VIGIL_EXPORT_TETRAGON;
+	} else {
+		return vlog_err(-EINVAL, "invalid value '%s' for --export-format (tetragon or vigil)",
+				arg);
+	}
 	return 0;
 }
 

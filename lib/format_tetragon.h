@@ -28,8 +28,15 @@ struct vigil_format_opts {
 /* Tetragon's policy_name for vigil's built-in network observation. */
 #define VIGIL_TETRAGON_NET_POLICY "vigil-network"
 
-/* "tetragon" or "vigil"; -EINVAL for anything else. */
-int vigil_export_format_parse(const char *s, enum vigil_export_format *out);
+/* The three options (--export-format, --enable-process-ns,
+ * --enable-process-cred) for a getopt_long table, with codes base to
+ * base + 2; vigil_format_option takes one of them and its argument, and
+ * logs and returns -EINVAL for a bad value. */
+#define VIGIL_FORMAT_LONGOPTS(base)                                        \
+	{ "export-format", required_argument, NULL, (base) },              \
+	{ "enable-process-ns", no_argument, NULL, (base) + 1 },            \
+	{ "enable-process-cred", no_argument, NULL, (base) + 2 }
+int vigil_format_option(int code, int base, const char *arg, struct vigil_format_opts *o);
 
 struct vigil_formatter;
 struct vigil_proc;

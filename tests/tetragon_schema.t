@@ -15,7 +15,7 @@ PY=/usr/bin/python3
 	skip_all "Tetragon's protos are not at $TETRAGON_API (set TETRAGON_API)"
 command -v protoc >/dev/null && "$PY" -c 'import google.protobuf' 2>/dev/null ||
 	skip_all "protoc or python3-protobuf missing (scripts/install-deps.sh test)"
-plan 44
+plan 45
 
 PB="$T_DIR/pb"
 mkdir -p "$PB"
@@ -72,6 +72,9 @@ wait_for 10 grep -q "\"pid\":$CX,.*\"function_name\":\"tcp_connect\"" "$EV"
 wait_for 10 grep -q "\"pid\":$P3,.*SIGKILL" "$EV"
 wait_for 10 grep -q "\"pid\":$CX,.*\"function_name\":\"tcp_connect\"" "$COLL"
 stop_agent
+kill -TERM $COLL_PID
+wait $COLL_PID
+ok $? "the collector stops cleanly (a sanitizer report would fail it)"
 
 # Every line of both outputs parses as a Tetragon GetEventsResponse.
 R=$(CHECK "$EV")
