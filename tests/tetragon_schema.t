@@ -15,7 +15,7 @@ PY=/usr/bin/python3
 	skip_all "Tetragon's protos are not at $TETRAGON_API (set TETRAGON_API)"
 command -v protoc >/dev/null && "$PY" -c 'import google.protobuf' 2>/dev/null ||
 	skip_all "protoc or python3-protobuf missing (scripts/install-deps.sh test)"
-plan 45
+plan 48
 
 PB="$T_DIR/pb"
 mkdir -p "$PB"
@@ -23,7 +23,7 @@ protoc -I "$TETRAGON_API" -I /usr/include --python_out="$PB" "$TETRAGON_API"/tet
 ok $? "Tetragon's protos compile"
 CHECK() { "$PY" "$TOP/tests/tetragon_check.py" "$PB" "$@"; }
 echo '{"process_exec":{"process":{"pid":1}},"seq":3}' >"$T_DIR/unknown.json"
-CHECK "$T_DIR/unknown.json" | grep -q 'no field named "seq"'
+CHECK "$T_DIR/unknown.json" | grep 'no field named "seq"' >/dev/null
 ok $? "the check refuses an unknown field (seq)"
 
 EV="$T_DIR/events.json"
@@ -160,4 +160,18 @@ R=$(CHECK "$T_DIR/drained.json")
 ok $? "every drained line parses with Tetragon's protos ($(tail -1 <<<"$R"))"
 grep -q '"arguments":"tetra-drained"' "$T_DIR/drained.json"
 ok $? "the drained lines hold the exec run after the agent stopped"
+
+# 7. vigil's own form keeps its fields and has the new ones.
+setpriv --reuid=65534 --regid=65534 --clear-groups "$T_DIR/suid/sid" -u >/dev/null &
+P4=$!
+wait $P4
+"$VIGIL" --pin-dir "$T_PIN" drain --export-format vigil --enable-process-ns -o "$T_DIR/native.json" >/dev/null
+ok $? "vigil drain --export-format vigil"
+N=$(jq -c --argjson pid $P4 'select(.process_exec.process.pid == $pid and
+	(.process_exec.process.binary | endswith("/sid")))' "$T_DIR/native.json")
+is "$(jq -c '.process_exec.process | [.uid, .process_credentials.euid, .binary_properties.setuid, .in_init_tree,
+	.ns.net.is_host]' <<<"$N")" "[65534,0,0,false,true]" \
+	"vigil form: the real uid as uid, and euid, binary_properties, in_init_tree, ns"
+jq -e '.seq and .process_exec.process.cgroup_id and (.process_exec.process | has("ppid"))' <<<"$N" >/dev/null
+ok $? "vigil form: seq, ppid and cgroup_id stay"
 done_testing
