@@ -15,7 +15,7 @@ PY=/usr/bin/python3
 	skip_all "Tetragon's protos are not at $TETRAGON_API (set TETRAGON_API)"
 command -v protoc >/dev/null && "$PY" -c 'import google.protobuf' 2>/dev/null ||
 	skip_all "protoc or python3-protobuf missing (scripts/install-deps.sh test)"
-plan 48
+plan 50
 
 PB="$T_DIR/pb"
 mkdir -p "$PB"
@@ -174,4 +174,19 @@ is "$(jq -c '.process_exec.process | [.uid, .process_credentials.euid, .binary_p
 	"vigil form: the real uid as uid, and euid, binary_properties, in_init_tree, ns"
 jq -e '.seq and .process_exec.process.cgroup_id and (.process_exec.process | has("ppid"))' <<<"$N" >/dev/null
 ok $? "vigil form: seq, ppid and cgroup_id stay"
+
+# 8. Losses: a ring far too small (as tests/loss.t) in the Tetragon form.
+"$VIGIL" --pin-dir "$T_PIN" unpin >/dev/null
+LV="$T_DIR/loss.json"
+start_agent -o "$LV" --export-format tetragon --ring-size 4096 --poll-ms 300 --wakeup-bytes 1048576 \
+	--no-procfs || exit 1
+for _ in $(seq 400); do /bin/true; done
+sleep 1.5
+stop_agent
+LOST=$(sed -n 's/.*counted \([0-9]*\) ring-full.*/\1/p' "$T_DIR/agent.err")
+SAID=$(jq -s '[.[] | .rate_limit_info.number_of_dropped_process_events // empty | tonumber] | add // 0' "$LV")
+[ "${LOST:-0}" -gt 0 ] && [ "$SAID" -gt 0 ] && [ "$SAID" -le "$LOST" ]
+ok $? "losses are rate_limit_info lines ($SAID said, $LOST counted by BPF)"
+R=$(CHECK "$LV")
+ok $? "and every line still parses ($(tail -1 <<<"$R"))"
 done_testing
