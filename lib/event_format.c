@@ -258,6 +258,7 @@ static void format_exec(struct vigil_formatter *f, const struct vigil_exec *ev,
 	struct vigil_proc_entry *e = vigil_proc_cache_exec(&f->cache, ev);
 	struct vigil_proc_entry stack = {
 		.proc = ev->proc,
+		.creds = ev->creds,
 		.flags = ev->flags,
 		.binary = (char *)ev->data,
 		.binary_len = ev->binary_len,
