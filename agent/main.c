@@ -58,6 +58,7 @@ struct options {
 	const char *send[VIGIL_MAX_SINKS - 1];	/* --send URLs */
 	int nsend;
 	struct vigil_stream_opts stream;	/* --send-path, --spool-*: for each --send */
+	struct vigil_format_opts format;	/* --export-format, --enable-process-* */
 };
 
 static volatile sig_atomic_t stop;
@@ -89,6 +90,10 @@ static const char usage_text[] =
 	"      --export-file-max-backups N  keep N rotated files (default 5)\n"
 	"      --export-max-age SECONDS     retention by age: no line kept past 1.5 x SECONDS,\n"
 	"                                   none removed by age before SECONDS (default 0)\n"
+	"      --export-format FORMAT       JSON as vigil (default: every field vigil has) or\n"
+	"                                   tetragon (exactly Tetragon's schema; docs/events.md)\n"
+	"      --enable-process-ns          namespaces (\"ns\") in process objects\n"
+	"      --enable-process-cred        saved and fs ids and capabilities in process objects\n"
 	"      --node-name NAME             node name in events and exec ids (default: hostname)\n"
 	"      --send URL                   stream the ring to a collector, tcp://HOST:PORT\n"
 	"                                   (repeatable; alone, it turns the terminal view off)\n"
@@ -180,7 +185,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	enum { O_MAXSIZE = 256, O_BACKUPS, O_NODE, O_PIN, O_RING, O_WAKE, O_POLL, O_NOPROC, O_UNPIN, O_POLICY,
 	       O_REPORT_INTERVAL, O_REPORT_ONLY, O_NO_LISTEN, O_NO_LOOPBACK, O_MAX_SOCKETS, O_NO_IO_HOOKS,
 	       O_SEND, O_SENDPATH, O_SPOOL, O_SPOOLMAX, O_ENFORCE_ON, O_TRACK_FLOWS, O_MAXAGE,
-	       O_PROC_BUDGET, O_PROC_BUDGET_BY };
+	       O_PROC_BUDGET, O_PROC_BUDGET_BY, O_FORMAT, O_FORMAT_LAST = O_FORMAT + 2 };
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "compact", no_argument, NULL, 'c' },
@@ -190,6 +195,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "export-max-age", required_argument, NULL, O_MAXAGE },
 		{ "proc-budget", required_argument, NULL, O_PROC_BUDGET },
 		{ "proc-budget-by", required_argument, NULL, O_PROC_BUDGET_BY },
+		VIGIL_FORMAT_LONGOPTS(O_FORMAT),
 		{ "node-name", required_argument, NULL, O_NODE },
 		{ "pin-dir", required_argument, NULL, O_PIN },
 		{ "ring-size", required_argument, NULL, O_RING },
@@ -263,6 +269,10 @@ static int parse_options(int argc, char **argv, struct options *o)
 			else
 				return vlog_err(-EINVAL, "invalid value '%s' for --proc-budget-by: "
 						"cgroup or uid", optarg);
+			break;
+		case O_FORMAT ... O_FORMAT_LAST:
+			if (vigil_format_option(c, O_FORMAT, optarg, &o->format))
+				return -EINVAL;
 			break;
 		case O_NODE:
 			if (!*optarg || strlen(optarg) >= sizeof(o->node_name))
@@ -522,6 +532,7 @@ int main(int argc, char **argv)
 				    o.compact ? STDOUT_FILENO : -1, bpf.counters_fd);
 	if (err)
 		goto out;
+	local.fmt.opts = o.format;
 	vigil_pump_add(&pump, &local.sink);
 	for (; nstreams < o.nsend; nstreams++) {
 		struct vigil_stream_opts so = o.stream;

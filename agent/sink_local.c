@@ -95,7 +95,11 @@ static void loss_line(struct vigil_sink_local *l)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	vigil_rfc3339(t, sizeof(t), (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec,
 		      l->fmt.realtime_offset_ns);
-	if (l->json_out) {
+	if (l->json_out && l->fmt.opts.format == VIGIL_EXPORT_TETRAGON) {
+		vigil_tetragon_lost_line(&l->fmt, &l->json,
+					 (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec,
+					 l->unsaid_records);
+	} else if (l->json_out) {
 		jw_begin(&w, &l->json);
 		jw_obj(&w, NULL);
 		jw_obj(&w, "vigil_output_loss");

@@ -17,6 +17,7 @@
 #include "lib/path.bpf.h"
 #include "lib/task.bpf.h"
 #include "lib/proc_budget.bpf.h"
+#include "lib/creds.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -233,18 +234,25 @@ int BPF_PROG(process_exec, struct task_struct *p, pid_t old_pid, struct linux_bi
 	__u32 zero = 0;
 	struct exec_scratch *s = bpf_map_lookup_elem(&exec_scratch, &zero);
 
+	__u32 tgid = p->tgid, flags = 0;
 	__u64 now = bpf_ktime_get_ns();
+	__u64 *key;
 
 	if (!vigil_proc_budget_ok(p->cgroups->dfl_cgrp->kn->id, p->real_cred->uid.val, now)) {
 		/* Unseen, but its children still name it exactly. */
-		__u32 tgid = p->tgid;
-
 		bpf_map_update_elem(&vigil_execs, &tgid, &now, BPF_ANY);
 		return 0;
 	}
 	if (!s)
 		return 0;
-	emit_exec(s, p, bprm->file, bprm->filename, 0, 0, false);
+	/* Its exec key is still its fork's (its start time) unless it exec'd
+	 * since: then this exec replaces a program, no "clone". */
+	key = bpf_map_lookup_elem(&vigil_execs, &tgid);
+	if (key && *key == p->start_time)
+		flags |= VIGIL_EXEC_CLONE;
+	vigil_exec_creds_fill(&s->ev.creds, p);
+	s->ev.creds.secureexec = vigil_secureexec(&s->ev.creds, bprm, p);
+	emit_exec(s, p, bprm->file, bprm->filename, 0, flags, false);
 	return 0;
 }
 
@@ -318,6 +326,7 @@ int process_procfs(struct bpf_iter__task *ctx)
 	/* A process that exec'd since the agent attached is already known. */
 	key = vigil_exec_key_get(t->tgid, t->start_time);
 	exe = BPF_CORE_READ(t, mm, exe_file);
+	vigil_exec_creds_fill(&s->ev.creds, t);
 	emit_exec(s, t, exe, NULL, key, VIGIL_EXEC_PROCFS, true);
 	return 0;
 }

@@ -7,6 +7,9 @@
  * names the ring's own schema version; when that is not this build's, its
  * type table is left empty, since this build cannot say that schema's sizes.
  * Run it with vigild stopped: it consumes the ring.
+ *
+ * With --export-format it writes JSON lines instead, as vigild would have
+ * (either form), for a ring of this build's schema.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,6 +19,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "cmd.h"
+#include "event_format.h"
 #include "ids.h"
 #include "log.h"
 #include "pins.h"
@@ -60,12 +64,70 @@ static void drain_hello(struct vigil_buf *b, const struct vigil_ring *r, uint32_
 	}
 }
 
+#define DRAIN_USAGE "usage: vigil drain [--export-format tetragon|vigil " \
+	"[--enable-process-ns] [--enable-process-cred]] -o FILE"
+
+struct drain_json {
+	struct vigil_formatter fmt;
+	struct vigil_buf out;
+	uint64_t records, bad;
+};
+
+static int take_json(void *ctx, const void *rec, uint32_t len, uint64_t pos)
+{
+	struct drain_json *d = ctx;
+	const char *why;
+
+	(void)pos;
+	if (vigil_event_check(rec, len, &why)) {
+		if (!d->bad++)
+			vlog_info("skipping a malformed ring record (%s)", why);
+		return 0;
+	}
+	d->records++;
+	vigil_event_format(&d->fmt, rec, &d->out, NULL);
+	return d->out.len > (1u << 20);
+}
+
+/* The waiting records as JSON lines, a bounded batch at a time; each batch
+ * is released once written. */
+static int drain_json(int fd, struct vigil_ring *r, const struct vigil_format_opts *opts,
+		      uint64_t *records)
+{
+	struct drain_json d = {};
+	char host[256] = "?";
+	uint64_t pos = vigil_ring_consumer(r), end = vigil_ring_producer(r), next;
+	int err;
+
+	gethostname(host, sizeof(host) - 1);
+	if ((err = vigil_formatter_init(&d.fmt, host, 65536)))
+		return vlog_err(err, "no memory for the process cache");
+	d.fmt.opts = *opts;
+	for (; pos < end; pos = next) {
+		next = vigil_ring_walk(r, pos, end, take_json, &d);
+		if (next == pos)
+			break;	/* a record still being written */
+		if ((err = write_all(fd, d.out.p, d.out.len)))
+			break;
+		d.out.len = 0;
+		vigil_ring_release(r, next);
+	}
+	*records = d.records;
+	vigil_formatter_free(&d.fmt);
+	vbuf_free(&d.out);
+	return err;
+}
+
 int do_drain(int argc, char **argv)
 {
+	enum { O_FORMAT = 256, O_FORMAT_LAST = O_FORMAT + 2 };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
+		VIGIL_FORMAT_LONGOPTS(O_FORMAT),
 		{}
 	};
+	struct vigil_format_opts fmt = {};
+	bool json = false;
 	const char *out = NULL;
 	struct vigil_buf hello = {};
 	struct bpf_map_info info = {};
@@ -76,12 +138,18 @@ int do_drain(int argc, char **argv)
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:", longopts, NULL)) != -1) {
-		if (c != 'o')
-			return vlog_err(-EINVAL, "usage: vigil drain -o FILE");
-		out = optarg;
+		switch (c) {
+		case 'o': out = optarg; break;
+		case O_FORMAT ... O_FORMAT_LAST:
+			if (vigil_format_option(c, O_FORMAT, optarg, &fmt))
+				return -EINVAL;
+			json |= c == O_FORMAT;
+			break;
+		default: return vlog_err(-EINVAL, DRAIN_USAGE);
+		}
 	}
-	if (!out)
-		return vlog_err(-EINVAL, "usage: vigil drain -o FILE");
+	if (!out || optind < argc || ((fmt.process_ns || fmt.process_cred) && !json))
+		return vlog_err(-EINVAL, DRAIN_USAGE);
 	ring_fd = vigil_pinned_fd(cli_pin_dir, "vigil_ring");
 	if (ring_fd < 0)
 		return vlog_err(-errno, "no vigil ring pinned at %s", cli_pin_dir);
@@ -94,10 +162,24 @@ int do_drain(int argc, char **argv)
 		err = vlog_err(err ? err : -errno, "cannot map the ring pinned at %s", cli_pin_dir);
 		goto out;
 	}
+	/* Only this build's records can be decoded; a ring of another schema
+	 * goes out in the stream format, its hello naming it. */
+	if (json && schema && schema != VIGIL_SCHEMA_VERSION) {
+		err = vlog_err(-EPROTO, "the ring at %s holds schema %u records; this vigil "
+			       "formats schema %u: drain it without --export-format",
+			       cli_pin_dir, schema, VIGIL_SCHEMA_VERSION);
+		goto out;
+	}
 	fd = open(out, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		err = vlog_err(-errno, "cannot create %s (it must not exist)", out);
 		goto out;
+	}
+	if (json) {
+		err = drain_json(fd, &r, &fmt, &records);
+		if (!err && fsync(fd))
+			err = -errno;
+		goto out_write;
 	}
 	pos = vigil_ring_consumer(&r);
 	end = vigil_ring_producer(&r);

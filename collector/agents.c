@@ -45,6 +45,7 @@ struct agent *collector_agent_get(struct collector *c, const struct vigil_stream
 		return NULL;
 	vigil_proc_cache_budget(&a->fmt.cache, AGENT_PROC_BYTES);
 	a->fmt.realtime_offset_ns = p->realtime_offset_ns;	/* the agent's clock, not ours */
+	a->fmt.opts = c->format;
 	a->used = true;
 	memcpy(a->boot_id, p->boot_id, 16);
 	a->ring_id = p->ring_id;
@@ -84,6 +85,15 @@ static void gap_event(struct collector *c, struct agent *a, const struct vigil_h
 	struct jw w;
 
 	h.seq = a->win.gap_first;
+	if (a->fmt.opts.format == VIGIL_EXPORT_TETRAGON) {
+		/* Tetragon's schema has no seq: the gap is a count, and the log
+		 * keeps where it was. */
+		vlog_info("agent %s (boot %s): %llu records missing from seq %llu",
+			  a->fmt.node_name, a->boot_str, (unsigned long long)count,
+			  (unsigned long long)a->win.gap_first);
+		vigil_tetragon_lost_line(&a->fmt, &c->batch, h.ktime, count);
+		goto publish;
+	}
 	jw_begin(&w, &c->batch);
 	jw_obj(&w, NULL);
 	jw_obj(&w, "vigil_gap");
@@ -92,6 +102,7 @@ static void gap_event(struct collector *c, struct agent *a, const struct vigil_h
 	jw_u64(&w, "missing", count);
 	jw_end(&w);
 	vigil_json_envelope_end(&a->fmt, &w, &h);
+publish:
 	vigil_pub_line(c->pub, &c->batch, from, a->fmt.node_name, a->boot_str, a->ring_id, "g",
 		       a->win.gap_first);
 	a->gap_events++;
@@ -107,6 +118,14 @@ void collector_agent_offset_gap(struct collector *c, struct agent *a, uint64_t f
 	/* Stamped now, in the agent's clock. */
 	clock_gettime(CLOCK_REALTIME, &now);
 	h.ktime = now.tv_sec * 1000000000ull + now.tv_nsec - a->fmt.realtime_offset_ns;
+	if (a->fmt.opts.format == VIGIL_EXPORT_TETRAGON) {
+		/* How many records the bytes held is unknown: no Tetragon line
+		 * can say it; the log does. */
+		vlog_info("agent %s (boot %s): stream bytes %llu-%llu lost on its side",
+			  a->fmt.node_name, a->boot_str, (unsigned long long)from,
+			  (unsigned long long)to);
+		goto publish;
+	}
 	jw_begin(&w, &c->batch);
 	jw_obj(&w, NULL);
 	jw_obj(&w, "vigil_gap");
@@ -116,6 +135,7 @@ void collector_agent_offset_gap(struct collector *c, struct agent *a, uint64_t f
 	jw_u64(&w, "lost_bytes", to - from);
 	jw_end(&w);
 	vigil_json_envelope_end(&a->fmt, &w, &h);
+publish:
 	vigil_pub_line(c->pub, &c->batch, start, a->fmt.node_name, a->boot_str, a->ring_id, "o",
 		       from);
 	a->gap_events++;

@@ -89,6 +89,7 @@ struct collector {
 	struct vigil_export_file out;	/* fd -1: none (--publish without -o) */
 	struct vigil_commit commit;
 	struct vigil_pub *pub;		/* NULL: no --publish */
+	struct vigil_format_opts format;	/* each agent's formatter's */
 	struct vigil_buf batch;		/* JSON lines of one read */
 	struct agent *agents;
 	unsigned max_agents;

@@ -43,6 +43,10 @@ static const char usage_text[] =
 	"      --fsync                      write each batch and the state file through to\n"
 	"                                   disk before acknowledging (a power cut then\n"
 	"                                   loses nothing acknowledged)\n"
+	"      --export-format FORMAT       JSON as vigil (default: every field vigil has) or\n"
+	"                                   tetragon (exactly Tetragon's schema; docs/events.md)\n"
+	"      --enable-process-ns          namespaces (\"ns\") in process objects\n"
+	"      --enable-process-cred        saved and fs ids and capabilities in process objects\n"
 	"      --publish URL                also publish every line to NATS JetStream at URL\n"
 	"                                   (nats://HOST:PORT, comma-separated for a cluster);\n"
 	"                                   agents are acknowledged once JetStream has it. With\n"
@@ -83,6 +87,7 @@ struct options {
 	const char *listen[MAX_LISTEN];
 	int nlisten;
 	const char *export_file;
+	struct vigil_format_opts format;
 	struct vigil_pub_config pub;
 	uint64_t max_mb, backups, max_agents, max_conns, max_per_addr;
 	double hello_timeout, frame_timeout, rebind_after, peer_timeout, forget_after;
@@ -130,12 +135,13 @@ static int parse_options(int argc, char **argv, struct options *o)
 {
 	enum { O_MAXSIZE = 256, O_BACKUPS, O_AGENTS, O_CONNS, O_PER_ADDR, O_HELLO, O_FRAME, O_PEER,
 	       O_FORGET, O_REBIND, O_FSYNC, O_PUB, O_PUB_SUBJ, O_PUB_STREAM, O_PUB_CREDS, O_PUB_WAIT,
-	       O_PUB_CA, O_PUB_CERT, O_PUB_KEY, O_PUB_NAME };
+	       O_PUB_CA, O_PUB_CERT, O_PUB_KEY, O_PUB_NAME, O_FORMAT, O_FORMAT_LAST = O_FORMAT + 2 };
 	static const struct option longopts[] = {
 		{ "listen", required_argument, NULL, 'l' },
 		{ "export-file", required_argument, NULL, 'o' },
 		{ "export-file-max-size-mb", required_argument, NULL, O_MAXSIZE },
 		{ "export-file-max-backups", required_argument, NULL, O_BACKUPS },
+		VIGIL_FORMAT_LONGOPTS(O_FORMAT),
 		{ "max-agents", required_argument, NULL, O_AGENTS },
 		{ "max-conns", required_argument, NULL, O_CONNS },
 		{ "max-conns-per-addr", required_argument, NULL, O_PER_ADDR },
@@ -184,6 +190,10 @@ static int parse_options(int argc, char **argv, struct options *o)
 			if (parse_num("--export-file-max-backups", optarg, 1000, &v))
 				return -EINVAL;
 			o->backups = v;
+			break;
+		case O_FORMAT ... O_FORMAT_LAST:
+			if (vigil_format_option(ch, O_FORMAT, optarg, &o->format))
+				return -EINVAL;
 			break;
 		case O_AGENTS:
 			if (parse_num("--max-agents", optarg, 65536, &v) || v < 1)
@@ -311,6 +321,7 @@ int main(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGPIPE, SIG_IGN);
+	c.format = o.format;
 	c.max_agents = o.max_agents;
 	c.max_conns = o.max_conns;
 	c.hello_timeout = o.hello_timeout;

@@ -94,7 +94,7 @@ static void flags_text(struct vigil_buf *b, uint32_t flags, bool miss)
 
 /* argv[1..] joined by spaces, as Tetragon's "arguments"; an argument that is
  * empty or holds a space or quote is quoted, so the words can be told apart. */
-static void args_text(struct vigil_buf *b, const char *args, size_t n)
+void vigil_args_text(struct vigil_buf *b, const char *args, size_t n)
 {
 	const char *end = args + n, *a = memchr(args, 0, n);
 
@@ -125,30 +125,6 @@ static void args_text(struct vigil_buf *b, const char *args, size_t n)
 	}
 }
 
-/* Tetragon's binary_properties.file, for a binary that is not at a path:
- * its old path or anonymous name marked " (deleted)" as the kernel marks
- * it, its inode number and link count (0: fileless). Exec events only. */
-static void binary_properties_json(struct vigil_formatter *f, struct jw *w,
-				   const struct vigil_exec *ex)
-{
-	const char *file = ex->data + ex->binary_len + ex->args_len + ex->cwd_len + ex->cgroup_len;
-
-	if (!(ex->flags & VIGIL_EXEC_UNLINKED))
-		return;
-	f->tmp.len = 0;
-	vbuf_put(&f->tmp, file, ex->file_len);
-	vbuf_puts(&f->tmp, " (deleted)");
-	jw_obj(w, "binary_properties");
-	jw_obj(w, "file");
-	jw_obj(w, "inode");
-	jw_u64(w, "number", ex->ino);
-	jw_u64(w, "links", ex->nlink);
-	jw_end(w);
-	jw_str(w, "path", f->tmp.p, f->tmp.len);
-	jw_end(w);
-	jw_end(w);
-}
-
 static void process_json(struct vigil_formatter *f, struct jw *w, const char *key,
 			 const struct vigil_proc *p, const struct vigil_proc_entry *e,
 			 const struct vigil_exec *ex)
@@ -163,14 +139,11 @@ static void process_json(struct vigil_formatter *f, struct jw *w, const char *ke
 	jw_u64(w, "ppid", p->ppid);
 	jw_u64(w, "uid", p->uid);
 	jw_u64(w, "auid", p->auid);
-	jw_obj(w, "process_credentials");
-	jw_u64(w, "uid", p->uid);
-	jw_u64(w, "gid", p->gid);
-	jw_end(w);
+	vigil_json_process_creds(f, w, p, e);
 	if (e) {
 		jw_str(w, "cwd", e->cwd, e->cwd_len);
 		jw_str(w, "binary", e->binary, e->binary_len);
-		args_text(&f->tmp, e->args, e->args_len);
+		vigil_args_text(&f->tmp, e->args, e->args_len);
 		if (f->tmp.len)
 			jw_str(w, "arguments", f->tmp.p, f->tmp.len);
 	}
@@ -188,8 +161,7 @@ static void process_json(struct vigil_formatter *f, struct jw *w, const char *ke
 		if (vigil_container_id(e->cgroup, e->cgroup_len, cid, sizeof(cid)))
 			jw_cstr(w, "docker", cid);
 	}
-	if (ex)
-		binary_properties_json(f, w, ex);
+	vigil_json_process_extras(f, w, e, ex);
 	jw_end(w);
 }
 
@@ -277,7 +249,7 @@ static void compact_args(struct vigil_formatter *f, struct vigil_buf *c,
 		return;
 	}
 	vigil_compact_text(c, e->binary, e->binary_len);
-	args_text(&f->tmp, e->args, e->args_len);
+	vigil_args_text(&f->tmp, e->args, e->args_len);
 	if (f->tmp.len) {
 		vbuf_putc(c, ' ');
 		vigil_compact_text(c, f->tmp.p, f->tmp.len);
@@ -290,6 +262,7 @@ static void format_exec(struct vigil_formatter *f, const struct vigil_exec *ev,
 	struct vigil_proc_entry *e = vigil_proc_cache_exec(&f->cache, ev);
 	struct vigil_proc_entry stack = {
 		.proc = ev->proc,
+		.creds = ev->creds,
 		.flags = ev->flags,
 		.binary = (char *)ev->data,
 		.binary_len = ev->binary_len,
@@ -408,12 +381,11 @@ static void format_throttle(struct vigil_formatter *f, const struct vigil_thrott
 			    (unsigned long long)ev->throttled);
 }
 
-void vigil_event_format(struct vigil_formatter *f, const void *rec, struct vigil_buf *json,
-			struct vigil_buf *compact)
+static void format_native(struct vigil_formatter *f, const void *rec, struct vigil_buf *json,
+			  struct vigil_buf *compact)
 {
 	const struct vigil_hdr *h = rec;
 
-	f->counts[h->type & VIGIL_EV_TYPE_MAX]++;
 	switch (h->type) {
 	case VIGIL_EV_EXEC:
 		format_exec(f, rec, json, compact);
@@ -438,4 +410,17 @@ void vigil_event_format(struct vigil_formatter *f, const void *rec, struct vigil
 		vigil_format_enforce(f, rec, json, compact);
 		break;
 	}
+}
+
+void vigil_event_format(struct vigil_formatter *f, const void *rec, struct vigil_buf *json,
+			struct vigil_buf *compact)
+{
+	bool tetragon = f->opts.format == VIGIL_EXPORT_TETRAGON;
+
+	f->counts[((const struct vigil_hdr *)rec)->type & VIGIL_EV_TYPE_MAX]++;
+	/* The native pass keeps the process cache and the compact view; the
+	 * Tetragon form reads the cache it left. */
+	format_native(f, rec, tetragon ? NULL : json, compact);
+	if (tetragon && json)
+		vigil_format_tetragon(f, rec, json);
 }

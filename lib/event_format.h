@@ -11,6 +11,7 @@
 
 #include <stdint.h>
 #include "buf.h"
+#include "format_tetragon.h"
 #include "proc_cache.h"
 
 struct vigil_formatter {
@@ -19,6 +20,8 @@ struct vigil_formatter {
 	struct vigil_proc_cache cache;
 	struct vigil_buf tmp;
 	uint64_t counts[VIGIL_EV_TYPE_MAX + 1];	/* records formatted, by type */
+	struct vigil_format_opts opts;	/* zero: vigil's own JSON */
+	uint64_t lost_said;	/* Tetragon form: the losses rate_limit_info said */
 };
 
 int vigil_formatter_init(struct vigil_formatter *f, const char *node_name, size_t cache_max);
@@ -47,6 +50,13 @@ void vigil_json_envelope_end(struct vigil_formatter *f, struct jw *w, const stru
  * valid UTF-8, and C1 controls even when validly encoded (\xHH a byte).
  * Every string from a process (binary, arguments) goes through it. */
 void vigil_compact_text(struct vigil_buf *b, const char *text, size_t n);
+/* argv[1..] as Tetragon's "arguments" (see docs/events.md) into b. */
+void vigil_args_text(struct vigil_buf *b, const char *args, size_t n);
+/* Names from lib/format_net.c; out holds INET6_ADDRSTRLEN. */
+const char *vigil_addr_text(char *out, uint16_t family, const uint8_t *a);
+const char *vigil_tcp_state_name(unsigned state);
+const char *vigil_close_reason_name(unsigned reason);
+const char *vigil_conn_dir_name(unsigned dir);
 
 /* Updates the process cache from a checked record and appends its JSON line
  * (with '\n') to json and its compact line to compact; either may be NULL.

@@ -95,10 +95,25 @@ static const char *name_of(const char *const *t, size_t n, unsigned v)
 }
 #define NAME(t, v) name_of(t, N(t), v)
 
+const char *vigil_tcp_state_name(unsigned state)
+{
+	return NAME(tcp_states, state);
+}
+
+const char *vigil_close_reason_name(unsigned reason)
+{
+	return NAME(close_reasons, reason);
+}
+
+const char *vigil_conn_dir_name(unsigned dir)
+{
+	return NAME(directions, dir);
+}
+
 /* "10.0.0.1" or "fd00::1"; out holds INET6_ADDRSTRLEN. IPv4 by hand:
  * glibc's inet_ntop formats it with sprintf, about 4 % of the agent's time
  * in a connection storm (two addresses per event). */
-static const char *addr_text(char *out, uint16_t family, const uint8_t *a)
+const char *vigil_addr_text(char *out, uint16_t family, const uint8_t *a)
 {
 	if (family != AF_INET6) {
 		char *p = out;
@@ -131,9 +146,9 @@ static void tuple_json(struct jw *w, const struct vigil_tuple *t)
 
 	jw_cstr(w, "family", t->family == AF_INET6 ? "AF_INET6" : "AF_INET");
 	jw_cstr(w, "protocol", "TCP");
-	jw_cstr(w, "source_ip", addr_text(a, t->family, t->saddr));
+	jw_cstr(w, "source_ip", vigil_addr_text(a, t->family, t->saddr));
 	jw_u64(w, "source_port", t->sport);
-	jw_cstr(w, "destination_ip", addr_text(a, t->family, t->daddr));
+	jw_cstr(w, "destination_ip", vigil_addr_text(a, t->family, t->daddr));
 	jw_u64(w, "destination_port", t->dport);
 	jw_u64(w, "netns", t->netns);
 }
@@ -170,7 +185,7 @@ static void compact_end(struct vigil_buf *c, uint16_t family, const uint8_t *a, 
 {
 	char s[INET6_ADDRSTRLEN];
 
-	vbuf_printf(c, family == AF_INET6 ? "[%s]:%u" : "%s:%u", addr_text(s, family, a), port);
+	vbuf_printf(c, family == AF_INET6 ? "[%s]:%u" : "%s:%u", vigil_addr_text(s, family, a), port);
 }
 
 static void compact_tuple(struct vigil_buf *c, const struct vigil_tuple *t)
@@ -356,7 +371,7 @@ static void format_report_remote(struct vigil_formatter *f, const struct vigil_r
 		period_json(f, &w, &ev->period);
 		jw_obj(&w, "remote");
 		jw_cstr(&w, "family", r->family == AF_INET6 ? "AF_INET6" : "AF_INET");
-		jw_cstr(&w, "ip", addr_text(a, r->family, r->addr));
+		jw_cstr(&w, "ip", vigil_addr_text(a, r->family, r->addr));
 		jw_u64(&w, "port", r->port);
 		jw_cstr(&w, "direction", dir);
 		jw_u64(&w, "netns", r->netns);

@@ -118,6 +118,20 @@ void jw_end(struct jw *w)
 	w->depth--;
 }
 
+void jw_arr(struct jw *w, const char *key)
+{
+	member(w, key);
+	vbuf_putc(w->b, '[');
+	w->depth++;
+	w->has_member &= ~(1ULL << (w->depth & 63));
+}
+
+void jw_arr_end(struct jw *w)
+{
+	vbuf_putc(w->b, ']');
+	w->depth--;
+}
+
 void jw_str(struct jw *w, const char *key, const char *s, size_t n)
 {
 	member(w, key);

@@ -21,6 +21,9 @@ struct jw {
 void jw_begin(struct jw *w, struct vigil_buf *b);
 void jw_obj(struct jw *w, const char *key);	/* key NULL at top level */
 void jw_end(struct jw *w);
+/* Arrays: elements are written with key NULL (jw_obj, jw_cstr, ...). */
+void jw_arr(struct jw *w, const char *key);
+void jw_arr_end(struct jw *w);
 void jw_str(struct jw *w, const char *key, const char *s, size_t n);
 void jw_cstr(struct jw *w, const char *key, const char *s);
 void jw_u64(struct jw *w, const char *key, uint64_t v);

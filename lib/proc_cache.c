@@ -190,30 +190,51 @@ miss:
 	return NULL;
 }
 
+/* The exec keeps what its fork had (the entry it replaces, when that is
+ * this process's and not an exited one's whose pid came back), else takes
+ * its parent's. */
+static uint32_t init_tree(struct vigil_proc_cache *c, const struct vigil_exec *ev)
+{
+	struct vigil_proc_entry *e = vigil_proc_cache_get(c, ev->proc.pid);
+
+	if (ev->creds.nspid == 1)
+		return VIGIL_PROC_IN_INIT_TREE;
+	if (!e || e->exited_slot >= 0)
+		e = vigil_proc_cache_find(c, ev->proc.ppid, ev->proc.parent_exec_ktime);
+	return e ? e->flags & VIGIL_PROC_IN_INIT_TREE : 0;
+}
+
 struct vigil_proc_entry *vigil_proc_cache_exec(struct vigil_proc_cache *c,
 					      const struct vigil_exec *ev)
 {
 	const char *d = ev->data;
+	struct vigil_proc_entry *e;
 
-	return put(c, &ev->proc, ev->flags, d, ev->binary_len, d + ev->binary_len, ev->args_len,
-		   d + ev->binary_len + ev->args_len, ev->cwd_len,
-		   d + ev->binary_len + ev->args_len + ev->cwd_len, ev->cgroup_len);
+	e = put(c, &ev->proc, ev->flags | init_tree(c, ev), d, ev->binary_len, d + ev->binary_len,
+		ev->args_len, d + ev->binary_len + ev->args_len, ev->cwd_len,
+		d + ev->binary_len + ev->args_len + ev->cwd_len, ev->cgroup_len);
+	if (e)
+		e->creds = ev->creds;
+	return e;
 }
 
 struct vigil_proc_entry *vigil_proc_cache_fork(struct vigil_proc_cache *c,
 					      const struct vigil_fork *ev)
 {
 	struct vigil_proc_entry *p = vigil_proc_cache_find(c, ev->proc.ppid,
-							   ev->proc.parent_exec_ktime);
+							   ev->proc.parent_exec_ktime), *e;
 
 	if (!p) {
 		c->misses++;
 		return NULL;
 	}
 	/* p may be freed by put() only if it has the child's pid: it cannot. */
-	return put(c, &ev->proc, (p->flags & ~VIGIL_EXEC_PROCFS) | VIGIL_PROC_CLONE, p->binary,
-		   p->binary_len, p->args, p->args_len, p->cwd, p->cwd_len, p->cgroup,
-		   p->cgroup_len);
+	e = put(c, &ev->proc, (p->flags & ~(VIGIL_EXEC_PROCFS | VIGIL_EXEC_CLONE)) | VIGIL_PROC_CLONE,
+		p->binary, p->binary_len, p->args, p->args_len, p->cwd, p->cwd_len, p->cgroup,
+		p->cgroup_len);
+	if (e)
+		e->creds = p->creds;
+	return e;
 }
 
 void vigil_proc_cache_exited(struct vigil_proc_cache *c, uint32_t pid, uint64_t exec_ktime)

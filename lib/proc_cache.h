@@ -27,13 +27,18 @@
 struct vigil_proc_entry {
 	struct vigil_proc_entry *next;
 	struct vigil_proc proc;
-	uint32_t flags;		/* enum vigil_exec_flags, plus PROC_CLONE */
+	struct vigil_exec_creds creds;	/* at its exec (a fork: its parent's) */
+	uint32_t flags;		/* enum vigil_exec_flags, plus PROC_* below */
 	uint16_t binary_len, args_len, cwd_len, cgroup_len;
 	char *binary, *args, *cwd, *cgroup;	/* one allocation, at binary */
 	int32_t exited_slot;	/* its place among the exited; -1 while alive */
 };
 
 #define VIGIL_PROC_CLONE (1U << 16)	/* forked, never exec'd */
+/* Tetragon's in_init_tree: the init of a pid namespace other than the
+ * initial one (nspid 1), or forked from a process that is; kept across
+ * forks and execs. */
+#define VIGIL_PROC_IN_INIT_TREE (1U << 17)
 #define VIGIL_PROC_EXITED_KEEP 4096
 
 struct vigil_proc_cache {

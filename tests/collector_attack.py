@@ -40,7 +40,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from collector_hostile import event, exit_event, hello, record  # noqa: E402
+from collector_hostile import EXEC_SIZE, event, exit_event, hello, record  # noqa: E402
 
 ACK = struct.Struct('<IIQ')
 DGRAM = struct.Struct('<IHH16sIIQ')
@@ -61,11 +61,12 @@ def exec_event(seq, pid, big=True, fill=None):
     if fill is not None:
         binary, args, cwd = fill * 4096, fill * 1024, fill * 4096
     data = binary + args + cwd
-    size = 88 + len(data)
+    size = EXEC_SIZE + len(data)
     size += (-size) % 8
     proc = struct.pack('<6I3Q', pid, pid, 1, 0, 0, 0xffffffff, 1000 + seq, 0, 1)
-    fixed = struct.pack('<I4HI', 0, len(binary), len(args), len(cwd), 0, 0)
-    return event(1, size, seq, proc + fixed + data)
+    creds = bytes(EXEC_SIZE - 24 - len(proc) - 32)    # struct vigil_exec_creds: zeros
+    fixed = struct.pack('<I6HQII', 0, len(binary), len(args), len(cwd), 0, 0, 0, 0, 1, 0)
+    return event(1, size, seq, proc + creds + fixed + data)
 
 
 class Counts:
@@ -293,7 +294,7 @@ def udp_forgery(uport, boot, ring, host='127.0.0.9'):
     u.sendto(hello(boot=boot, ring=ring, start=jump, name=b'udp-forger'), dst)
     recs = record(exit_event(10 ** 6, 59999))
     u.sendto(DGRAM.pack(DGRAM_MAGIC, 1, 0, boot, ring, len(recs), jump) + recs, dst)
-    u.sendto(hello(boot=boot, ring=ring, start=jump, name=b'udp-forger', types=[(1, 1, 88)]),
+    u.sendto(hello(boot=boot, ring=ring, start=jump, name=b'udp-forger', types=[(1, 1, EXEC_SIZE)]),
              dst)
     u.close()
     time.sleep(0.3)

@@ -7,14 +7,19 @@ docs/stream.md byte by byte, rightly or wrongly, to a collector on loopback.
                                    "acked N" for a good stream
 """
 import os
+import re
 import socket
 import struct
 import sys
 import time
 
 HELLO = struct.Struct('<8sHHI16sIIQQqIIIHH')
-TYPES = [(1, 1, 104), (2, 0, 80), (3, 0, 72), (64, 0, 48)]  # exec (variable), exit, fork, loss
-SCHEMA = 2
+# The schema and the exec record's fixed size, as this tree's events.h says.
+_H = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'include', 'vigil',
+                       'events.h')).read()
+SCHEMA = int(re.search(r'#define VIGIL_SCHEMA_VERSION (\d+)', _H).group(1))
+EXEC_SIZE = int(re.search(r'sizeof\(struct vigil_exec\) == (\d+)', _H).group(1))
+TYPES = [(1, 1, EXEC_SIZE), (2, 0, 80), (3, 0, 72), (64, 0, 48)]  # exec (variable), exit, fork, loss
 
 
 def hello(version=1, boot=None, ring=7, start=0, name=b'hostile-node', hello_len=None,

@@ -15,7 +15,7 @@
 #include <linux/types.h>
 #endif
 
-#define VIGIL_SCHEMA_VERSION 2	/* 2: exec gained file_len, ino, nlink */
+#define VIGIL_SCHEMA_VERSION 2	/* 2: exec gained credentials, namespaces, file_len, ino, nlink */
 
 /* Type ids. Ranges leave room per part: 1-15 process, 16-31 network
  * observation, 32-47 enforcement, 48-63 reports, 64-79 agent-injected. */
@@ -82,6 +82,40 @@ enum vigil_exec_flags {
 	 * "/dev/fd/3" for execveat(AT_EMPTY_PATH)) and the file string holds
 	 * the old path, or the anonymous file's name ("memfd:NAME"). */
 	VIGIL_EXEC_UNLINKED = 1 << 9,
+	/* the exec's process had not exec'd since its fork (Tetragon's
+	 * "execve clone"); not set for an exec replacing an earlier one */
+	VIGIL_EXEC_CLONE = 1 << 12,
+};
+
+/* What a set-user-id, set-group-id or file-capability exec changed, as
+ * Tetragon's binary_properties names it (vigil_exec_creds.secureexec). */
+enum vigil_secureexec {
+	VIGIL_SECEXEC_SETUID = 1 << 0,		/* euid differs from the real uid */
+	VIGIL_SECEXEC_SETGID = 1 << 1,
+	VIGIL_SECEXEC_FILE_CAPS = 1 << 2,	/* capabilities from the file's xattr */
+	VIGIL_SECEXEC_SETUID_ROOT = 1 << 3,	/* a non-root uid became euid 0 */
+	VIGIL_SECEXEC_SETGID_ROOT = 1 << 4,
+};
+
+/* Namespaces, in Tetragon's order (its Namespaces message). */
+enum vigil_ns {
+	VIGIL_NS_UTS, VIGIL_NS_IPC, VIGIL_NS_MNT, VIGIL_NS_PID, VIGIL_NS_PID_FOR_CHILDREN,
+	VIGIL_NS_NET, VIGIL_NS_TIME, VIGIL_NS_TIME_FOR_CHILDREN, VIGIL_NS_CGROUP, VIGIL_NS_USER,
+	VIGIL_NS_MAX,
+};
+
+/* Credentials, capabilities and namespaces right after the exec (the new
+ * program's): what Tetragon reports as process_credentials, cap, ns and
+ * binary_properties. Read at exec only: other events name the process's
+ * exec-time values, as Tetragon's process cache does. */
+struct vigil_exec_creds {
+	__u32 euid, egid, suid, sgid, fsuid, fsgid;
+	__u32 secureexec;	/* enum vigil_secureexec */
+	__u32 nspid;		/* pid in its own pid namespace; 0 in the initial one */
+	__u64 cap_permitted, cap_effective, cap_inheritable;
+	__u32 ns[VIGIL_NS_MAX];	/* inode numbers, enum vigil_ns */
+	__u32 ns_host;		/* bit (1 << enum vigil_ns) when that one is the host's */
+	__u32 pad;
 };
 
 #define VIGIL_PATH_MAX 4096	/* binary, cwd */
@@ -97,6 +131,7 @@ enum vigil_exec_flags {
 struct vigil_exec {
 	struct vigil_hdr hdr;
 	struct vigil_proc proc;
+	struct vigil_exec_creds creds;
 	__u32 flags;		/* enum vigil_exec_flags */
 	__u16 binary_len;
 	__u16 args_len;
@@ -178,7 +213,8 @@ enum vigil_counter {
 #define VIGIL_STATIC_ASSERT(c, m) _Static_assert(c, m)
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_hdr) == 24, "vigil_hdr layout");
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_proc) == 48, "vigil_proc layout");
-VIGIL_STATIC_ASSERT(sizeof(struct vigil_exec) == 104, "vigil_exec layout");
+VIGIL_STATIC_ASSERT(sizeof(struct vigil_exec_creds) == 104, "vigil_exec_creds layout");
+VIGIL_STATIC_ASSERT(sizeof(struct vigil_exec) == 208, "vigil_exec layout");
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_fork) == 72, "vigil_fork layout");
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_exit) == 80, "vigil_exit layout");
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_loss) == 48, "vigil_loss layout");

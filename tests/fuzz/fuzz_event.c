@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* libFuzzer target: the event checker and formatters (lib/event_format.c,
- * lib/format_net.c, lib/format_enforce.c). The input is records one after
+ * lib/format_net.c, lib/format_enforce.c, and lib/format_tetragon.c for
+ * inputs of odd length). The input is records one after
  * the other, each as long as its header's size says, so the process cache
  * carries state from one to the next (an exec, then its connect...). Every
  * record the checker takes is formatted to JSON and to the compact line;
@@ -35,6 +36,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (vigil_formatter_init(&f, "fuzz-node", 64))
 		return 0;
 	f.realtime_offset_ns = 1764754785LL * 1000000000LL;
+	f.opts.format = size & 1 ? VIGIL_EXPORT_TETRAGON : VIGIL_EXPORT_VIGIL;
+	f.opts.process_ns = f.opts.process_cred = size & 2;
 	while (p < size && size - p >= sizeof(struct vigil_hdr)) {
 		struct vigil_hdr h;
 		const char *why = NULL;

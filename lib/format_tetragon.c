@@ -1,0 +1,522 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Tetragon's form of vigil's records (see format_tetragon.h): only fields
+ * of Tetragon's schema, with Tetragon's meanings, written as protojson
+ * writes them (64-bit integers as strings, enums by name, timestamps in
+ * RFC 3339). Process events are process_exec and process_exit; connections
+ * are process_kprobe events of vigil's built-in network policy, their
+ * socket in a sock_arg and the rest in labelled arguments; losses are
+ * rate_limit_info. tests/tetragon_schema.t parses every line with
+ * Tetragon's own protos, unknown fields refused.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include "event_format.h"
+#include "ids.h"
+#include "json.h"
+#include "log.h"
+
+#define N(a) (sizeof(a) / sizeof(*(a)))
+
+int vigil_format_option(int code, int base, const char *arg, struct vigil_format_opts *o)
+{
+	if (code == base + 1) {
+		o->process_ns = true;
+	} else if (code == base + 2) {
+		o->process_cred = true;
+	} else if (!strcmp(arg, "vigil")) {
+		o->format = VIGIL_EXPORT_VIGIL;
+	} else if (!strcmp(arg, "tetragon")) {
+		o->format = VIGIL_EXPORT_TETRAGON;
+	} else {
+		return vlog_err(-EINVAL, "invalid value '%s' for --export-format (tetragon or vigil)",
+				arg);
+	}
+	return 0;
+}
+
+/* protojson writes 64-bit integers as strings. */
+static void jw_u64_str(struct jw *w, const char *key, uint64_t v)
+{
+	char s[24];
+
+	jw_str(w, key, s, vigil_u64_dec(s, v));
+}
+
+/* Tetragon's CapabilitiesType names, by capability number. */
+static const char *const cap_names[] = {
+	"CAP_CHOWN", "DAC_OVERRIDE", "CAP_DAC_READ_SEARCH", "CAP_FOWNER", "CAP_FSETID",
+	"CAP_KILL", "CAP_SETGID", "CAP_SETUID", "CAP_SETPCAP", "CAP_LINUX_IMMUTABLE",
+	"CAP_NET_BIND_SERVICE", "CAP_NET_BROADCAST", "CAP_NET_ADMIN", "CAP_NET_RAW",
+	"CAP_IPC_LOCK", "CAP_IPC_OWNER", "CAP_SYS_MODULE", "CAP_SYS_RAWIO", "CAP_SYS_CHROOT",
+	"CAP_SYS_PTRACE", "CAP_SYS_PACCT", "CAP_SYS_ADMIN", "CAP_SYS_BOOT", "CAP_SYS_NICE",
+	"CAP_SYS_RESOURCE", "CAP_SYS_TIME", "CAP_SYS_TTY_CONFIG", "CAP_MKNOD", "CAP_LEASE",
+	"CAP_AUDIT_WRITE", "CAP_AUDIT_CONTROL", "CAP_SETFCAP", "CAP_MAC_OVERRIDE",
+	"CAP_MAC_ADMIN", "CAP_SYSLOG", "CAP_WAKE_ALARM", "CAP_BLOCK_SUSPEND", "CAP_AUDIT_READ",
+	"CAP_PERFMON", "CAP_BPF", "CAP_CHECKPOINT_RESTORE",
+};
+
+/* A capability set as a list of names; a capability newer than the
+ * schema by its number, which protojson takes for an open enum. */
+static void caps_list(struct jw *w, const char *key, uint64_t set)
+{
+	jw_arr(w, key);
+	for (unsigned i = 0; i < 64; i++) {
+		if (!(set & (1ULL << i)))
+			continue;
+		if (i < N(cap_names)) {
+			jw_cstr(w, NULL, cap_names[i]);
+		} else {
+			jw_u64(w, NULL, i);
+		}
+	}
+	jw_arr_end(w);
+}
+
+static void caps_json(struct jw *w, const char *key, const struct vigil_exec_creds *c)
+{
+	jw_obj(w, key);
+	caps_list(w, "permitted", c->cap_permitted);
+	caps_list(w, "effective", c->cap_effective);
+	caps_list(w, "inheritable", c->cap_inheritable);
+	jw_end(w);
+}
+
+void vigil_json_process_creds(struct vigil_formatter *f, struct jw *w, const struct vigil_proc *p,
+			      const struct vigil_proc_entry *e)
+{
+	/* All from the exec when it is known, so the ids are of one moment. */
+	const struct vigil_proc *at = e ? &e->proc : p;
+
+	jw_obj(w, "process_credentials");
+	jw_u64(w, "uid", at->uid);
+	jw_u64(w, "gid", at->gid);
+	if (e) {
+		jw_u64(w, "euid", e->creds.euid);
+		jw_u64(w, "egid", e->creds.egid);
+		if (f->opts.process_cred) {
+			jw_u64(w, "suid", e->creds.suid);
+			jw_u64(w, "sgid", e->creds.sgid);
+			jw_u64(w, "fsuid", e->creds.fsuid);
+			jw_u64(w, "fsgid", e->creds.fsgid);
+			caps_json(w, "caps", &e->creds);
+		}
+	}
+	jw_end(w);
+}
+
+static const char *const ns_names[VIGIL_NS_MAX] = {
+	[VIGIL_NS_UTS] = "uts", [VIGIL_NS_IPC] = "ipc", [VIGIL_NS_MNT] = "mnt",
+	[VIGIL_NS_PID] = "pid", [VIGIL_NS_PID_FOR_CHILDREN] = "pid_for_children",
+	[VIGIL_NS_NET] = "net", [VIGIL_NS_TIME] = "time",
+	[VIGIL_NS_TIME_FOR_CHILDREN] = "time_for_children", [VIGIL_NS_CGROUP] = "cgroup",
+	[VIGIL_NS_USER] = "user",
+};
+
+static void ns_json(struct jw *w, const struct vigil_exec_creds *c)
+{
+	jw_obj(w, "ns");
+	for (unsigned i = 0; i < VIGIL_NS_MAX; i++) {
+		if (!c->ns[i])
+			continue;
+		jw_obj(w, ns_names[i]);
+		jw_u64(w, "inum", c->ns[i]);
+		if (c->ns_host & (1u << i))
+			jw_bool(w, "is_host", true);
+		jw_end(w);
+	}
+	jw_end(w);
+}
+
+/* Tetragon's binary_properties, from the exec event itself: what a
+ * set-id or file-capability exec changed, and for a binary that is not at
+ * a path, its file: the old path or anonymous name marked " (deleted)" as
+ * the kernel marks it, its inode number and link count (0: fileless). */
+static void binary_properties_json(struct vigil_formatter *f, struct jw *w,
+				   const struct vigil_exec *ex)
+{
+	const struct vigil_exec_creds *c = &ex->creds;
+	const char *file = ex->data + ex->binary_len + ex->args_len + ex->cwd_len + ex->cgroup_len;
+	uint32_t s = c->secureexec;
+	bool unlinked = ex->flags & VIGIL_EXEC_UNLINKED;
+
+	if (!(s & (VIGIL_SECEXEC_SETUID | VIGIL_SECEXEC_SETGID | VIGIL_SECEXEC_FILE_CAPS)) &&
+	    !unlinked)
+		return;
+	jw_obj(w, "binary_properties");
+	if (s & VIGIL_SECEXEC_SETUID)
+		jw_u64(w, "setuid", c->euid);
+	if (s & VIGIL_SECEXEC_SETGID)
+		jw_u64(w, "setgid", c->egid);
+	if (s & (VIGIL_SECEXEC_FILE_CAPS | VIGIL_SECEXEC_SETUID_ROOT | VIGIL_SECEXEC_SETGID_ROOT)) {
+		jw_arr(w, "privileges_changed");
+		if (s & VIGIL_SECEXEC_FILE_CAPS)
+			jw_cstr(w, NULL, "PRIVILEGES_RAISED_EXEC_FILE_CAP");
+		if (s & VIGIL_SECEXEC_SETUID_ROOT)
+			jw_cstr(w, NULL, "PRIVILEGES_RAISED_EXEC_FILE_SETUID");
+		if (s & VIGIL_SECEXEC_SETGID_ROOT)
+			jw_cstr(w, NULL, "PRIVILEGES_RAISED_EXEC_FILE_SETGID");
+		jw_arr_end(w);
+	}
+	if (unlinked) {
+		f->tmp.len = 0;
+		vbuf_put(&f->tmp, file, ex->file_len);
+		vbuf_puts(&f->tmp, " (deleted)");
+		jw_obj(w, "file");
+		jw_obj(w, "inode");
+		jw_u64(w, "number", ex->ino);
+		jw_u64(w, "links", ex->nlink);
+		jw_end(w);
+		jw_str(w, "path", f->tmp.p, f->tmp.len);
+		jw_end(w);
+	}
+	jw_end(w);
+}
+
+void vigil_json_process_extras(struct vigil_formatter *f, struct jw *w,
+			       const struct vigil_proc_entry *e, const struct vigil_exec *ex)
+{
+	jw_bool(w, "in_init_tree", e && (e->flags & VIGIL_PROC_IN_INIT_TREE));
+	if (ex)
+		binary_properties_json(f, w, ex);
+	if (!e)
+		return;
+	if (f->opts.process_cred)
+		caps_json(w, "cap", &e->creds);
+	if (f->opts.process_ns)
+		ns_json(w, &e->creds);
+}
+
+/* Tetragon's flag words, in its order. Cut paths (truncFilename, truncCWD)
+ * have no word there: Tetragon never writes them. */
+static void flags_text(struct vigil_buf *b, uint32_t fl)
+{
+	static const struct {
+		uint32_t bit;
+		const char *word;
+	} words[] = {
+		{ VIGIL_EXEC_PROCFS, "procFS" },
+		{ VIGIL_EXEC_TRUNC_ARGS, "truncArgs" },
+		{ VIGIL_EXEC_NO_ARGS, "errorArgs" },
+		{ VIGIL_EXEC_ROOT_CWD, "rootcwd" },
+		{ VIGIL_EXEC_NO_CWD, "errorCWD" },
+		{ VIGIL_EXEC_CLONE | VIGIL_PROC_CLONE, "clone" },
+		{ VIGIL_PROC_IN_INIT_TREE, "inInitTree" },
+	};
+
+	b->len = 0;
+	if (!(fl & VIGIL_EXEC_PROCFS))
+		vbuf_puts(b, "execve");
+	for (size_t i = 0; i < N(words); i++) {
+		if (!(fl & words[i].bit))
+			continue;
+		if (b->len)
+			vbuf_putc(b, ' ');
+		vbuf_puts(b, words[i].word);
+	}
+}
+
+/* A process object. e is its cache entry (NULL: unknown to this output,
+ * flag "unknown" and only what the event itself says). */
+static void process_json(struct vigil_formatter *f, struct jw *w, const char *key,
+			 const struct vigil_proc *p, const struct vigil_proc_entry *e,
+			 const struct vigil_exec *ex)
+{
+	char id[VIGIL_EXEC_ID_MAX], t[VIGIL_TIME_MAX], cid[VIGIL_CONTAINER_ID_MAX];
+
+	jw_obj(w, key);
+	vigil_exec_id(id, sizeof(id), f->node_name, p->exec_ktime, p->pid);
+	jw_cstr(w, "exec_id", id);
+	jw_u64(w, "pid", p->pid);
+	if (e) {
+		jw_u64(w, "uid", e->creds.euid);	/* Tetragon's uid is the effective one */
+		jw_str(w, "cwd", e->cwd, e->cwd_len);
+		jw_str(w, "binary", e->binary, e->binary_len);
+		vigil_args_text(&f->tmp, e->args, e->args_len);
+		if (f->tmp.len)
+			jw_str(w, "arguments", f->tmp.p, f->tmp.len);
+		flags_text(&f->tmp, e->flags);
+		jw_str(w, "flags", f->tmp.p, f->tmp.len);
+	} else {
+		jw_cstr(w, "flags", "unknown");
+	}
+	vigil_rfc3339(t, sizeof(t), p->exec_ktime, f->realtime_offset_ns);
+	jw_cstr(w, "start_time", t);
+	jw_u64(w, "auid", p->auid);
+	/* Tetragon keeps the container id's first 31 characters. */
+	if (e && vigil_container_id(e->cgroup, e->cgroup_len, cid, sizeof(cid)))
+		jw_str(w, "docker", cid, strnlen(cid, 31));
+	if (p->parent_exec_ktime) {
+		vigil_exec_id(id, sizeof(id), f->node_name, p->parent_exec_ktime, p->ppid);
+		jw_cstr(w, "parent_exec_id", id);
+	}
+	jw_u64(w, "tid", p->tid);
+	vigil_json_process_creds(f, w, p, e);
+	vigil_json_process_extras(f, w, e, ex);
+	jw_end(w);
+}
+
+static void parent_json(struct vigil_formatter *f, struct jw *w, const struct vigil_proc *p)
+{
+	const struct vigil_proc_entry *e;
+
+	if (!p->parent_exec_ktime)
+		return;
+	e = vigil_proc_cache_find(&f->cache, p->ppid, p->parent_exec_ktime);
+	if (e)
+		process_json(f, w, "parent", &e->proc, e, NULL);
+}
+
+static void begin(struct jw *w, struct vigil_buf *json, const char *kind)
+{
+	jw_begin(w, json);
+	jw_obj(w, NULL);
+	jw_obj(w, kind);
+}
+
+/* Closes the kind's object and the line: node and time, no seq. */
+static void end(struct vigil_formatter *f, struct jw *w, uint64_t ktime)
+{
+	char t[VIGIL_TIME_MAX];
+
+	jw_end(w);
+	jw_cstr(w, "node_name", f->node_name);
+	vigil_rfc3339(t, sizeof(t), ktime, f->realtime_offset_ns);
+	jw_cstr(w, "time", t);
+	jw_end(w);
+	vbuf_putc(w->b, '\n');
+}
+
+static void exec_line(struct vigil_formatter *f, const struct vigil_exec *ev, struct vigil_buf *json)
+{
+	const struct vigil_proc_entry *e =
+		vigil_proc_cache_find(&f->cache, ev->proc.pid, ev->proc.exec_ktime);
+	struct jw w;
+
+	begin(&w, json, "process_exec");
+	process_json(f, &w, "process", &ev->proc, e, ev);
+	parent_json(f, &w, &ev->proc);
+	end(f, &w, ev->hdr.ktime);
+}
+
+static void exit_line(struct vigil_formatter *f, const struct vigil_exit *ev, struct vigil_buf *json)
+{
+	const struct vigil_proc_entry *e =
+		vigil_proc_cache_find(&f->cache, ev->proc.pid, ev->proc.exec_ktime);
+	int status = (ev->exit_code >> 8) & 0xff, sig = ev->exit_code & 0x7f;
+	char sigbuf[32], t[VIGIL_TIME_MAX];
+	const char *signame = vigil_signal_name(sig, sigbuf, sizeof(sigbuf));
+	struct vigil_proc p = ev->proc;
+	struct jw w;
+
+	if (e) {	/* the parent at exec, as Tetragon names it */
+		p.ppid = e->proc.ppid;
+		p.parent_exec_ktime = e->proc.parent_exec_ktime;
+	}
+	begin(&w, json, "process_exit");
+	process_json(f, &w, "process", &p, e, NULL);
+	parent_json(f, &w, &p);
+	if (signame)
+		jw_cstr(&w, "signal", signame);
+	if (status)
+		jw_u64(&w, "status", status);
+	vigil_rfc3339(t, sizeof(t), ev->hdr.ktime, f->realtime_offset_ns);
+	jw_cstr(&w, "time", t);
+	end(f, &w, ev->hdr.ktime);
+}
+
+void vigil_tetragon_lost_line(struct vigil_formatter *f, struct vigil_buf *json, uint64_t ktime,
+			      uint64_t n)
+{
+	struct jw w;
+
+	begin(&w, json, "rate_limit_info");
+	jw_u64_str(&w, "number_of_dropped_process_events", n);
+	end(f, &w, ktime);
+}
+
+/* vigil_loss carries all-time counts: the line says what is new since the
+ * last one this output wrote (the first: all so far). */
+static void loss_line(struct vigil_formatter *f, const struct vigil_loss *ev, struct vigil_buf *json)
+{
+	uint64_t total = ev->ring_full + ev->recursion_misses;
+
+	if (total <= f->lost_said)
+		return;
+	vigil_tetragon_lost_line(f, json, ev->hdr.ktime, total - f->lost_said);
+	f->lost_said = total;
+}
+
+/* The owner of a socket; an unknown owner is still a process object, as
+ * Tetragon's tools expect one in every process_kprobe. */
+static void owner_json(struct vigil_formatter *f, struct jw *w, const struct vigil_proc *p,
+		       uint32_t flags)
+{
+	if (!(flags & VIGIL_CONN_NO_OWNER)) {
+		const struct vigil_proc_entry *e =
+			vigil_proc_cache_find(&f->cache, p->pid, p->exec_ktime);
+
+		process_json(f, w, "process", p, e, NULL);
+		parent_json(f, w, p);
+		return;
+	}
+	jw_obj(w, "process");
+	jw_u64(w, "pid", 0);
+	if (flags & VIGIL_CONN_PREEXISTING)
+		jw_u64(w, "uid", p->uid);	/* the socket's, from the iterator */
+	jw_cstr(w, "flags", "unknown");
+	jw_bool(w, "in_init_tree", false);
+	jw_end(w);
+}
+
+static void sock_arg(struct jw *w, const struct vigil_tuple *t, const char *state)
+{
+	char a[INET6_ADDRSTRLEN];
+
+	jw_obj(w, NULL);
+	jw_obj(w, "sock_arg");
+	jw_cstr(w, "family", t->family == AF_INET6 ? "AF_INET6" : "AF_INET");
+	jw_cstr(w, "type", "SOCK_STREAM");
+	jw_cstr(w, "protocol", "IPPROTO_TCP");
+	jw_cstr(w, "saddr", vigil_addr_text(a, t->family, t->saddr));
+	jw_cstr(w, "daddr", vigil_addr_text(a, t->family, t->daddr));
+	jw_u64(w, "sport", t->sport);
+	jw_u64(w, "dport", t->dport);
+	if (state)
+		jw_cstr(w, "state", state);
+	jw_end(w);
+	jw_end(w);
+}
+
+static void size_arg(struct jw *w, const char *label, uint64_t v)
+{
+	jw_obj(w, NULL);
+	jw_u64_str(w, "size_arg", v);
+	jw_cstr(w, "label", label);
+	jw_end(w);
+}
+
+static void string_arg(struct jw *w, const char *label, const char *v)
+{
+	jw_obj(w, NULL);
+	jw_cstr(w, "string_arg", v);
+	jw_cstr(w, "label", label);
+	jw_end(w);
+}
+
+static void error_arg(struct jw *w, uint32_t err)
+{
+	const char *name = err < 4096 ? strerrorname_np(err) : NULL;
+
+	if (name)
+		string_arg(w, "error", name);
+	else if (err)
+		size_arg(w, "error", err);
+}
+
+/* Opens a process_kprobe of the network policy, up to its first argument. */
+static void kprobe_begin(struct vigil_formatter *f, struct jw *w, struct vigil_buf *json,
+			 const struct vigil_proc *p, uint32_t flags, const char *function,
+			 const struct vigil_tuple *t, const char *state)
+{
+	begin(w, json, "process_kprobe");
+	owner_json(f, w, p, flags);
+	jw_cstr(w, "function_name", function);
+	jw_arr(w, "args");
+	sock_arg(w, t, state);
+	size_arg(w, "netns", t->netns);
+	if (flags & VIGIL_CONN_PREEXISTING)
+		string_arg(w, "owner", "preexisting");
+	if (flags & VIGIL_CONN_REFINED)
+		string_arg(w, "owner", "refined");
+}
+
+static void kprobe_end(struct vigil_formatter *f, struct jw *w, uint64_t ktime)
+{
+	jw_arr_end(w);
+	jw_cstr(w, "action", "KPROBE_ACTION_POST");
+	jw_cstr(w, "policy_name", VIGIL_TETRAGON_NET_POLICY);
+	end(f, w, ktime);
+}
+
+static void conn_line(struct vigil_formatter *f, const struct vigil_conn *ev, struct vigil_buf *json)
+{
+	static const char *const functions[] = {
+		[VIGIL_EV_CONNECT - VIGIL_EV_NET_FIRST] = "tcp_connect",
+		[VIGIL_EV_ACCEPT - VIGIL_EV_NET_FIRST] = "inet_csk_accept",
+		[VIGIL_EV_LISTEN - VIGIL_EV_NET_FIRST] = "inet_listen",
+	};
+	const char *state = ev->hdr.type == VIGIL_EV_LISTEN ? "TCP_LISTEN" :
+			    ev->error ? "TCP_CLOSE" : "TCP_ESTABLISHED";
+	struct jw w;
+
+	kprobe_begin(f, &w, json, &ev->proc, ev->flags, functions[ev->hdr.type - VIGIL_EV_NET_FIRST],
+		     &ev->tuple, state);
+	if (ev->latency_ns)
+		size_arg(&w, "latency_ns", ev->latency_ns);
+	error_arg(&w, ev->error);
+	kprobe_end(f, &w, ev->hdr.ktime);
+}
+
+static void close_line(struct vigil_formatter *f, const struct vigil_close *ev, struct vigil_buf *json)
+{
+	struct jw w;
+
+	kprobe_begin(f, &w, json, &ev->proc, ev->flags, "tcp_close", &ev->tuple,
+		     vigil_tcp_state_name(ev->state));
+	string_arg(&w, "direction", vigil_conn_dir_name(ev->direction));
+	string_arg(&w, "closed_by", vigil_close_reason_name(ev->reason));
+	size_arg(&w, "bytes_sent", ev->bytes_sent);
+	size_arg(&w, "bytes_received", ev->bytes_received);
+	size_arg(&w, "retransmits", ev->retransmits);
+	if (ev->duration_ns)
+		size_arg(&w, "duration_ns", ev->duration_ns);
+	error_arg(&w, ev->error);
+	kprobe_end(f, &w, ev->hdr.ktime);
+}
+
+/* A RST sent is tcp_send_reset's, one received tcp_reset's (the kernel
+ * functions that handle them). */
+static void reset_line(struct vigil_formatter *f, const struct vigil_reset *ev, struct vigil_buf *json)
+{
+	bool sent = ev->direction == VIGIL_RESET_SENT;
+	struct jw w;
+
+	kprobe_begin(f, &w, json, &ev->proc, ev->flags, sent ? "tcp_send_reset" : "tcp_reset",
+		     &ev->tuple, ev->state ? vigil_tcp_state_name(ev->state) : NULL);
+	string_arg(&w, "direction", sent ? "sent" : "received");
+	if (ev->reason)
+		size_arg(&w, "reason_code", ev->reason);
+	kprobe_end(f, &w, ev->hdr.ktime);
+}
+
+void vigil_format_tetragon(struct vigil_formatter *f, const void *rec, struct vigil_buf *json)
+{
+	switch (((const struct vigil_hdr *)rec)->type) {
+	case VIGIL_EV_EXEC:
+		exec_line(f, rec, json);
+		break;
+	case VIGIL_EV_EXIT:
+		exit_line(f, rec, json);
+		break;
+	case VIGIL_EV_LOSS:
+		loss_line(f, rec, json);
+		break;
+	case VIGIL_EV_CONNECT:
+	case VIGIL_EV_ACCEPT:
+	case VIGIL_EV_LISTEN:
+		conn_line(f, rec, json);
+		break;
+	case VIGIL_EV_CLOSE:
+		close_line(f, rec, json);
+		break;
+	case VIGIL_EV_RESET:
+		reset_line(f, rec, json);
+		break;
+	/* No Tetragon form: forks (cache only, as natively), reports and
+	 * enforcement decisions (docs/events.md). */
+	}
+}

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The export formats: vigil's own JSON (every field vigil has: seq, ppid,
+ * cgroups, its network kinds and reports) and Tetragon's, exactly its
+ * schema (api/v1/tetragon: GetEventsResponse as protojson), for consumers
+ * built for Tetragon. docs/events.md lists what the Tetragon form leaves
+ * out. The pieces both forms share (credentials, capabilities, namespaces,
+ * binary properties, in_init_tree) are written here, with Tetragon's names.
+ */
+#ifndef VIGIL_FORMAT_TETRAGON_H
+#define VIGIL_FORMAT_TETRAGON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "buf.h"
+
+enum vigil_export_format {
+	VIGIL_EXPORT_VIGIL = 0,		/* the default: vigil's own superset */
+	VIGIL_EXPORT_TETRAGON,
+};
+
+struct vigil_format_opts {
+	enum vigil_export_format format;
+	bool process_ns;	/* --enable-process-ns: "ns" in process objects */
+	bool process_cred;	/* --enable-process-cred: saved and fs ids, capabilities */
+};
+
+/* Tetragon's policy_name for vigil's built-in network observation. */
+#define VIGIL_TETRAGON_NET_POLICY "vigil-network"
+
+/* The three options (--export-format, --enable-process-ns,
+ * --enable-process-cred) for a getopt_long table, with codes base to
+ * base + 2; vigil_format_option takes one of them and its argument, and
+ * logs and returns -EINVAL for a bad value. */
+#define VIGIL_FORMAT_LONGOPTS(base)                                        \
+	{ "export-format", required_argument, NULL, (base) },              \
+	{ "enable-process-ns", no_argument, NULL, (base) + 1 },            \
+	{ "enable-process-cred", no_argument, NULL, (base) + 2 }
+int vigil_format_option(int code, int base, const char *arg, struct vigil_format_opts *o);
+
+struct vigil_formatter;
+struct vigil_proc;
+struct vigil_exec;
+struct vigil_proc_entry;
+struct jw;
+
+/* The JSON line of a checked record in Tetragon's form, after the record
+ * went through the native formatter (which keeps the process cache);
+ * records with no Tetragon form append nothing. */
+void vigil_format_tetragon(struct vigil_formatter *f, const void *rec, struct vigil_buf *json);
+/* A rate_limit_info line: n records this output lost, stamped at ktime. */
+void vigil_tetragon_lost_line(struct vigil_formatter *f, struct vigil_buf *json, uint64_t ktime,
+			      uint64_t n);
+
+/* Members of a process object that both forms write: process_credentials
+ * (real ids from p; effective and the rest from e, the cache entry, when
+ * known), in_init_tree, binary_properties (exec events only: ex, the
+ * event), cap, ns. */
+void vigil_json_process_creds(struct vigil_formatter *f, struct jw *w, const struct vigil_proc *p,
+			      const struct vigil_proc_entry *e);
+void vigil_json_process_extras(struct vigil_formatter *f, struct jw *w,
+			       const struct vigil_proc_entry *e, const struct vigil_exec *ex);
+
+#endif

@@ -1,0 +1,192 @@
+#!/usr/bin/env bash
+# --export-format tetragon read as Tetragon's own consumers read it: every
+# line of a real run (the agent's export, the collector's, vigil drain's)
+# parsed with Tetragon's protos (json_format.Parse, unknown fields refused),
+# and the fields Tetragon users rely on present with Tetragon's meanings.
+# The protos are Tetragon's, used where they are (TETRAGON_API, default
+# ../shared/tetragon-api beside the repo), never copied into the tree.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/net_lib.sh"
+. "$(dirname "$0")/stream_lib.sh"
+
+TETRAGON_API=${TETRAGON_API:-$TOP/../shared/tetragon-api}
+PY=/usr/bin/python3
+[ -f "$TETRAGON_API/tetragon/events.proto" ] ||
+	skip_all "Tetragon's protos are not at $TETRAGON_API (set TETRAGON_API)"
+command -v protoc >/dev/null && "$PY" -c 'import google.protobuf' 2>/dev/null ||
+	skip_all "protoc or python3-protobuf missing (scripts/install-deps.sh test)"
+plan 50
+
+PB="$T_DIR/pb"
+mkdir -p "$PB"
+protoc -I "$TETRAGON_API" -I /usr/include --python_out="$PB" "$TETRAGON_API"/tetragon/*.proto
+ok $? "Tetragon's protos compile"
+CHECK() { "$PY" "$TOP/tests/tetragon_check.py" "$PB" "$@"; }
+echo '{"process_exec":{"process":{"pid":1}},"seq":3}' >"$T_DIR/unknown.json"
+CHECK "$T_DIR/unknown.json" | grep 'no field named "seq"' >/dev/null
+ok $? "the check refuses an unknown field (seq)"
+
+EV="$T_DIR/events.json"
+COLL="$T_DIR/collector.json"
+FMT=(--export-format tetragon --enable-process-ns --enable-process-cred)
+net_pair || { diag "cannot create the namespaces"; exit 1; }
+NETNS_C=$(stat -L -c %i "/run/netns/$NS_C")
+start_collector coll "" --listen tcp://127.0.0.1:0 -o "$COLL" "${FMT[@]}" || exit 1
+start_agent -o "$EV" "${FMT[@]}" --poll-ms 20 --send "tcp://127.0.0.1:$COLL_PORT" || exit 1
+
+# 1. Odd arguments, from a directory with a space.
+mkdir -p "$T_DIR/odd dir"
+(cd "$T_DIR/odd dir" && exec /usr/bin/printf '%s' 'a b' '' 'q"uote' $'tab\tnl\n' $'\xff\xfe\e[2J' >/dev/null) &
+P1=$!
+wait $P1
+
+# 2. A set-user-id and set-group-id root binary run by nobody; setpriv
+# execs it in place (an exec with no fork before it).
+chmod 711 "$T_DIR"
+mkdir -m 755 "$T_DIR/suid"
+cp /usr/bin/id "$T_DIR/suid/sid" && chmod 6755 "$T_DIR/suid/sid"
+setpriv --reuid=65534 --regid=65534 --clear-groups "$T_DIR/suid/sid" -u >"$T_DIR/sid.out" &
+P2=$!
+wait $P2
+is "$(cat "$T_DIR/sid.out")" 0 "the set-user-id binary ran with euid 0"
+
+# 3. A SIGKILL.
+sleep 30 &
+P3=$!
+sleep 0.1
+kill -9 $P3
+wait $P3 2>/dev/null
+
+# 4. The init of a new pid namespace and its child.
+unshare --pid --fork /bin/sh -c '/bin/true tetra-init-tree'
+
+# 5. TCP: a normal exchange, a reset, a refused connect.
+net_run fin client_fin 100 200
+CF=$(pid_of fin client); SF=$(pid_of fin server)
+net_run rst client_rst 100 200
+CR=$(pid_of rst client)
+PORT=8001 net_client refused refused 0 0
+CX=$(pid_of refused client)
+
+wait_for 10 grep -q "\"pid\":$CX,.*\"function_name\":\"tcp_connect\"" "$EV"
+wait_for 10 grep -q "\"pid\":$P3,.*SIGKILL" "$EV"
+wait_for 10 grep -q "\"pid\":$CX,.*\"function_name\":\"tcp_connect\"" "$COLL"
+stop_agent
+kill -TERM $COLL_PID
+wait $COLL_PID
+ok $? "the collector stops cleanly (a sanitizer report would fail it)"
+
+# Every line of both outputs parses as a Tetragon GetEventsResponse.
+R=$(CHECK "$EV")
+ok $? "every line of the agent's export parses with Tetragon's protos ($(tail -1 <<<"$R"))"
+grep '^bad' <<<"$R" | head -5 | sed 's/^/# /'
+R=$(CHECK "$COLL")
+ok $? "every line of the collector's export parses with Tetragon's protos ($(tail -1 <<<"$R"))"
+grep '^bad' <<<"$R" | head -5 | sed 's/^/# /'
+! grep -q '"seq":\|"ppid":\|"cgroup_id":\|"truncFilename\|"truncCWD' "$EV"
+ok $? "no seq, ppid, cgroup_id or cut-path flags"
+jq -e -s '[.[] | .. | objects | select(has("exec_id")) | has("in_init_tree")] | all' "$EV" >/dev/null
+ok $? "every known process object has in_init_tree"
+jq -e -s '[.[] | .process_kprobe? | select(.) | has("process")] | all' "$EV" >/dev/null
+ok $? "every process_kprobe has a process object, even with no known owner"
+
+# jq over one kind of event of one pid
+ev() { jq -c --argjson pid "$2" "select(.$1.process.pid == \$pid)${3:+ | select($3)}" "$EV"; }
+E=$(ev process_exec $P1)
+is "$(jq -r .process_exec.process.binary <<<"$E")" /usr/bin/printf "exec: binary"
+is "$(jq -r .process_exec.process.cwd <<<"$E")" "$T_DIR/odd dir" "exec: cwd with a space"
+is "$(jq -r .process_exec.process.arguments <<<"$E" | head -c 21)" '%s "a b" "" "q\"uote"' "exec: odd arguments quoted"
+is "$(jq -r .process_exec.process.flags <<<"$E")" "execve clone" "exec after a fork: flags 'execve clone'"
+is "$(jq -c '.process_exec.process | [.uid, .process_credentials.uid, .process_credentials.euid]' <<<"$E")" "[0,0,0]" \
+	"root's exec: uid, real and effective ids"
+is "$(jq -r .process_exec.process.in_init_tree <<<"$E")" false "a host process is not in an init tree"
+is "$(jq -r .process_exec.parent.pid <<<"$E")" $$ "exec: parent is the test shell"
+is "$(jq -r .process_exec.process.ns.net.inum <<<"$E")" "$(stat -L -c %i /proc/self/ns/net)" "ns: the net namespace's inode"
+is "$(jq -r .process_exec.process.ns.mnt.is_host <<<"$E")" true "ns: is_host for a host namespace"
+jq -e '.process_exec.process.cap.effective | index("CAP_SYS_ADMIN")' <<<"$E" >/dev/null
+ok $? "cap: root's effective set names CAP_SYS_ADMIN"
+is "$(jq -r .process_exit.status <<<"$(ev process_exit $P1)")" null "exit status 0 is left out"
+
+S=$(ev process_exec $P2 '.process_exec.process.binary | endswith("/sid")')
+is "$(jq -r .process_exec.process.uid <<<"$S")" 0 "setuid exec: uid is the effective uid"
+is "$(jq -c '.process_exec.process.process_credentials | [.uid, .gid, .euid, .egid]' <<<"$S")" "[65534,65534,0,0]" \
+	"setuid exec: real and effective ids in process_credentials"
+is "$(jq -c '.process_exec.process.binary_properties | [.setuid, .setgid]' <<<"$S")" "[0,0]" \
+	"binary_properties: setuid and setgid"
+is "$(jq -c '.process_exec.process.binary_properties.privileges_changed' <<<"$S")" \
+	'["PRIVILEGES_RAISED_EXEC_FILE_SETUID","PRIVILEGES_RAISED_EXEC_FILE_SETGID"]' "binary_properties: privileges_changed"
+is "$(jq -r .process_exec.process.flags <<<"$S")" execve "an exec replacing a program: no clone"
+is "$(jq -r .process_exec.process.flags <<<"$(ev process_exec $P2 '.process_exec.process.binary | endswith("setpriv")')")" \
+	"execve clone" "the setpriv it replaced had 'execve clone'"
+is "$(jq -r '.process_exit.process.uid' <<<"$(ev process_exit $P2)")" 0 "its exit names the effective uid"
+
+K=$(ev process_exit $P3)
+is "$(jq -r .process_exit.signal <<<"$K")" SIGKILL "SIGKILL exit: signal"
+[ "$(jq -r .process_exit.time <<<"$K")" = "$(jq -r .time <<<"$K")" ]
+ok $? "process_exit carries its time"
+
+I=$(jq -c 'select(.process_exec.process.arguments == "tetra-init-tree")' "$EV")
+is "$(jq -r .process_exec.process.in_init_tree <<<"$I")" true "a pid namespace's init's child is in_init_tree"
+is "$(jq -r .process_exec.parent.in_init_tree <<<"$I")" true "and so is the init (nspid 1)"
+jq -e '.process_exec.process.flags | split(" ") | index("inInitTree")' <<<"$I" >/dev/null
+ok $? "flag inInitTree"
+
+C=$(ev process_kprobe $CF '.process_kprobe.function_name == "tcp_connect"')
+is "$(jq -c '.process_kprobe.args[0].sock_arg | [.family, .type, .protocol, .saddr, .daddr, .dport, .state]' <<<"$C")" \
+	"[\"AF_INET\",\"SOCK_STREAM\",\"IPPROTO_TCP\",\"$NET_C\",\"$NET_S\",8000,\"TCP_ESTABLISHED\"]" "tcp_connect: its sock_arg"
+is "$(jq -r .process_kprobe.policy_name <<<"$C")" vigil-network "policy_name names vigil's network policy"
+is "$(jq -r .process_kprobe.process.ns.net.inum <<<"$C")" "$NETNS_C" "the client's net namespace"
+is "$(ev process_kprobe $SF '.process_kprobe.function_name == "inet_csk_accept"' | wc -l)" 1 "the server's accept"
+X=$(ev process_kprobe $CF '.process_kprobe.function_name == "tcp_close"')
+is "$(jq -r '.process_kprobe.args[] | select(.label == "bytes_sent") | .size_arg' <<<"$X")" 100 \
+	"tcp_close: bytes_sent as a labelled size_arg"
+is "$(jq -r '.process_kprobe.args[] | select(.label == "closed_by") | .string_arg' <<<"$X")" local_fin \
+	"tcp_close: closed_by as a labelled string_arg"
+is "$(ev process_kprobe $CR '.process_kprobe.function_name == "tcp_send_reset"' | wc -l)" 1 "reset: the client's RST sent"
+R=$(ev process_kprobe $CX '.process_kprobe.function_name == "tcp_connect"')
+is "$(jq -c '[(.process_kprobe.args[] | select(.label == "error") | .string_arg), .process_kprobe.args[0].sock_arg.state]' <<<"$R")" \
+	'["ECONNREFUSED","TCP_CLOSE"]' "refused connect: error and state"
+is "$(ev process_kprobe $CX '.process_kprobe.function_name == "tcp_reset"' | wc -l)" 1 "refused connect: the RST received"
+jq -e -s --arg p 8001 '[.[] | select(.process_kprobe.function_name == "tcp_send_reset" and
+	.process_kprobe.process.flags == "unknown" and .process_kprobe.args[0].sock_arg.sport == 8001)] | length == 1' "$EV" >/dev/null
+ok $? "the refusing side's RST, with no owner, still has a process object"
+
+# 6. vigil drain --export-format tetragon: records left in the pinned ring
+# after the agent stopped.
+/bin/echo tetra-drained >/dev/null
+"$VIGIL" --pin-dir "$T_PIN" drain --export-format tetragon -o "$T_DIR/drained.json" >/dev/null
+ok $? "vigil drain --export-format tetragon"
+R=$(CHECK "$T_DIR/drained.json")
+ok $? "every drained line parses with Tetragon's protos ($(tail -1 <<<"$R"))"
+grep -q '"arguments":"tetra-drained"' "$T_DIR/drained.json"
+ok $? "the drained lines hold the exec run after the agent stopped"
+
+# 7. vigil's own form keeps its fields and has the new ones.
+setpriv --reuid=65534 --regid=65534 --clear-groups "$T_DIR/suid/sid" -u >/dev/null &
+P4=$!
+wait $P4
+"$VIGIL" --pin-dir "$T_PIN" drain --export-format vigil --enable-process-ns -o "$T_DIR/native.json" >/dev/null
+ok $? "vigil drain --export-format vigil"
+N=$(jq -c --argjson pid $P4 'select(.process_exec.process.pid == $pid and
+	(.process_exec.process.binary | endswith("/sid")))' "$T_DIR/native.json")
+is "$(jq -c '.process_exec.process | [.uid, .process_credentials.euid, .binary_properties.setuid, .in_init_tree,
+	.ns.net.is_host]' <<<"$N")" "[65534,0,0,false,true]" \
+	"vigil form: the real uid as uid, and euid, binary_properties, in_init_tree, ns"
+jq -e '.seq and .process_exec.process.cgroup_id and (.process_exec.process | has("ppid"))' <<<"$N" >/dev/null
+ok $? "vigil form: seq, ppid and cgroup_id stay"
+
+# 8. Losses: a ring far too small (as tests/loss.t) in the Tetragon form.
+"$VIGIL" --pin-dir "$T_PIN" unpin >/dev/null
+LV="$T_DIR/loss.json"
+start_agent -o "$LV" --export-format tetragon --ring-size 4096 --poll-ms 300 --wakeup-bytes 1048576 \
+	--no-procfs || exit 1
+for _ in $(seq 400); do /bin/true; done
+sleep 1.5
+stop_agent
+LOST=$(sed -n 's/.*counted \([0-9]*\) ring-full.*/\1/p' "$T_DIR/agent.err")
+SAID=$(jq -s '[.[] | .rate_limit_info.number_of_dropped_process_events // empty | tonumber] | add // 0' "$LV")
+[ "${LOST:-0}" -gt 0 ] && [ "$SAID" -gt 0 ] && [ "$SAID" -le "$LOST" ]
+ok $? "losses are rate_limit_info lines ($SAID said, $LOST counted by BPF)"
+R=$(CHECK "$LV")
+ok $? "and every line still parses ($(tail -1 <<<"$R"))"
+done_testing
