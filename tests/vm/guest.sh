@@ -29,7 +29,7 @@ finish() {
 }
 
 # shellcheck source=/dev/null
-. /vm-out/env || finish 3
+set -a; . /vm-out/env || finish 3; set +a
 exec >/dev/hvc0 2>&1 || finish 3
 modprobe -a veth tls sch_ingress cls_bpf nf_tables 2>&1 | sed 's/^/# vm: /'
 echo "# vm: kernel $(uname -r), booted in $(cut -d' ' -f1 /proc/uptime) s"
