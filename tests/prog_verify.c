@@ -17,6 +17,7 @@
 #define LOG_SIZE (16u << 20)
 
 static char *log_buf;
+static char libbpf_said[512];	/* libbpf's first warning of a load */
 
 /* The verifier's count on this kernel: "processed N insns" in its log. */
 static long processed(const char *log)
@@ -115,21 +116,30 @@ static int verify_one(const char *path, int n)
 	if (!obj)
 		return -1;
 	log_buf[0] = 0;
+	libbpf_said[0] = 0;
 	bpf_program__set_log_buf(want, log_buf, LOG_SIZE);
 	bpf_program__set_log_level(want, 1);
 	err = bpf_object__load(obj);
 	last_words(log_buf, words, sizeof(words));
 	printf("%s\t%s\tREFUSED (%s)\t%ld\t%s\n", path, bpf_program__name(want), strerror(-err),
-	       processed(log_buf), words[0] ? words : "(no verifier log: refused before the verifier)");
+	       processed(log_buf), words[0] ? words : libbpf_said[0] ? libbpf_said : "(no log)");
 	bpf_object__close(obj);
 	return 1;
 }
 
-static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
+/* Keeps libbpf's first warning: why a program was refused before the
+ * verifier saw it (a kfunc or tracepoint this kernel lacks). */
+static int keep_first_warning(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	if (level != LIBBPF_WARN || getenv("PROG_VERIFY_VERBOSE") == NULL)
+	char *nl;
+
+	if (level != LIBBPF_WARN || libbpf_said[0])
 		return 0;
-	return vfprintf(stderr, fmt, ap);
+	vsnprintf(libbpf_said, sizeof(libbpf_said), fmt, ap);
+	nl = strchr(libbpf_said, '\n');
+	if (nl)
+		*nl = 0;
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -140,7 +150,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: %s OBJECT.bpf.o...\n", argv[0]);
 		return 2;
 	}
-	libbpf_set_print(quiet);
+	libbpf_set_print(keep_first_warning);
 	log_buf = malloc(LOG_SIZE);
 	if (!log_buf)
 		return 1;

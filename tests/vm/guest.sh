@@ -40,7 +40,7 @@ if [ -n "${VM_CMD:-}" ]; then
 	bash -c "$VM_CMD" &
 else
 	# shellcheck disable=SC2086
-	T_KEEP=1 BUILD=$BUILD prove -v --timer --exec "timeout -k 10 $TEST_TIMEOUT bash" $TESTS &
+	T_KEEP=1 BUILD=$BUILD prove -v --timer --nocolor --exec "timeout -k 10 $TEST_TIMEOUT bash" $TESTS &
 fi
 wait $!
 rc=$?
