@@ -14,6 +14,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <vigil/events.h>
+#include "kernel_features.h"
 #include "loader.h"
 #include "log.h"
 #include "net.h"
@@ -95,11 +96,23 @@ static int tracefs_prepare(void)
  * start cannot fail (vigil_net_detach_unwanted). */
 static int choose_owner_hooks(struct vigil_net *n, const struct vigil_net_opts *o)
 {
-	bpf_program__set_autoattach(n->net->progs.net_send, !o->no_io_hooks);
-	bpf_program__set_autoattach(n->net->progs.net_recv, !o->no_io_hooks);
-	bpf_program__set_autoattach(n->net->progs.net_accept4, o->no_io_hooks);
-	bpf_program__set_autoattach(n->net->progs.net_accept, o->no_io_hooks);
-	return o->no_io_hooks ? tracefs_prepare() : 0;
+	bool io_hooks = !o->no_io_hooks;
+
+	/* Before 6.3 the hooks' tracepoints do not exist: the pair is not
+	 * even loaded, and owners are named at accept() as with --no-io-hooks. */
+	if (io_hooks && !vigil_kernel_has_tracepoint("sock_send_length")) {
+		vlog_info("net: no hook at every send and receive: this kernel has no "
+			  "sock:sock_send_length tracepoint (6.3+); an accepted socket's owner "
+			  "is the process that accepted it (as --no-io-hooks)");
+		bpf_program__set_autoload(n->net->progs.net_send, false);
+		bpf_program__set_autoload(n->net->progs.net_recv, false);
+		io_hooks = false;
+	}
+	bpf_program__set_autoattach(n->net->progs.net_send, io_hooks);
+	bpf_program__set_autoattach(n->net->progs.net_recv, io_hooks);
+	bpf_program__set_autoattach(n->net->progs.net_accept4, !io_hooks);
+	bpf_program__set_autoattach(n->net->progs.net_accept, !io_hooks);
+	return io_hooks ? 0 : tracefs_prepare();
 }
 
 int vigil_net_detach_unwanted(struct vigil_net *n, const char *pin_dir)
