@@ -9,18 +9,30 @@
 #include "kernel_features.h"
 #include "log.h"
 
-bool vigil_kernel_has_tracepoint(const char *name)
+/* Is there a type NAME of KIND in vmlinux BTF? Unknown counts as yes. */
+static bool vmlinux_has(const char *name, int kind)
 {
 	struct btf *vmlinux = btf__load_vmlinux_btf();
-	char type[128];
 	bool found;
 
 	if (!vmlinux) {
-		vlog_debug("features: no vmlinux BTF to look for tracepoint %s", name);
+		vlog_debug("kernel features: no vmlinux BTF to look for %s", name);
 		return true;
 	}
-	snprintf(type, sizeof(type), "btf_trace_%s", name);
-	found = btf__find_by_name_kind(vmlinux, type, BTF_KIND_TYPEDEF) > 0;
+	found = btf__find_by_name_kind(vmlinux, name, kind) > 0;
 	btf__free(vmlinux);
 	return found;
+}
+
+bool vigil_kernel_has_tracepoint(const char *name)
+{
+	char type[128];
+
+	snprintf(type, sizeof(type), "btf_trace_%s", name);
+	return vmlinux_has(type, BTF_KIND_TYPEDEF);
+}
+
+bool vigil_kernel_has_kfunc(const char *name)
+{
+	return vmlinux_has(name, BTF_KIND_FUNC);
 }

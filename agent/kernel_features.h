@@ -14,4 +14,7 @@
  * load then says what is wrong. */
 bool vigil_kernel_has_tracepoint(const char *name);
 
+/* True when the kernel has the kfunc NAME (a BTF function of vmlinux). */
+bool vigil_kernel_has_kfunc(const char *name);
+
 #endif
