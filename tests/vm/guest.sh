@@ -8,6 +8,11 @@ mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mkdir -p /dev/pts /dev/shm /vm-out /lib/modules
 mount -t devpts -o newinstance,ptmxmode=0666 devpts /dev/pts
+# devtmpfs lacks what udev adds: bash's <(...) needs /dev/fd.
+ln -sf /proc/self/fd /dev/fd
+ln -sf /proc/self/fd/0 /dev/stdin
+ln -sf /proc/self/fd/1 /dev/stdout
+ln -sf /proc/self/fd/2 /dev/stderr
 mount -t tmpfs tmpfs /dev/shm
 mount -t tmpfs -o mode=1777 tmpfs /tmp
 mount -t tmpfs -o mode=755 tmpfs /run
