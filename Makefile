@@ -40,7 +40,7 @@ ifneq ($(COLL_OBJS),)
 BINS += $(BUILD)/vigil-collector
 endif
 
-.PHONY: all deps run test test-san bench install clean fuzz fuzz-build
+.PHONY: all deps run test test-san test-kernel bench install clean fuzz fuzz-build
 # Skeletons and BPF objects are intermediate files to make: keep them, or
 # every build regenerates them.
 .SECONDARY:
@@ -95,6 +95,12 @@ test: all fuzz-build
 # The same suite with AddressSanitizer and UndefinedBehaviorSanitizer.
 test-san:
 	$(MAKE) BUILD=build/san SAN=1 test
+
+# Test files inside another kernel under qemu, on this machine's user space
+# (docs/kernels.md): KERNEL_DEB=<linux-image package or .deb> (default:
+# Debian 12's current 6.1), TESTS="tests/a.t tests/b.t" (default: a smoke subset).
+test-kernel: all
+	BUILD=$(BUILD) KERNEL_DEB='$(KERNEL_DEB)' TESTS='$(TESTS)' ./tests/vm/run.sh
 
 # Fuzzing (docs/fuzzing.md): libFuzzer targets built with clang, whatever
 # BUILD and SAN say, with the library and collector code they reach.

@@ -14,6 +14,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <vigil/events.h>
+#include "kernel_features.h"
 #include "loader.h"
 #include "log.h"
 #include "net.h"
@@ -89,17 +90,33 @@ static int tracefs_prepare(void)
 	return 0;
 }
 
+/* Before 6.3 the send/receive hooks' tracepoints do not exist: the pair is
+ * not even loaded, and owners are named at accept() as with --no-io-hooks.
+ * Called before the load; false when the pair is out. */
+static bool io_hooks_exist(struct vigil_net *n, const struct vigil_net_opts *o)
+{
+	if (vigil_kernel_has_tracepoint("sock_send_length"))
+		return true;
+	if (!o->no_io_hooks)
+		vlog_info("net: no hook at every send and receive: this kernel has no "
+			  "sock:sock_send_length tracepoint (6.3+); an accepted socket's owner "
+			  "is the process that accepted it (as --no-io-hooks)");
+	bpf_program__set_autoload(n->net->progs.net_send, false);
+	bpf_program__set_autoload(n->net->progs.net_recv, false);
+	return false;
+}
+
 /* Owners are named at each socket's first send or receive (net_send,
  * net_recv), or, with --no-io-hooks, at accept() (net_accept4, net_accept):
  * one pair is attached, and a pair an earlier agent left is detached once the
  * start cannot fail (vigil_net_detach_unwanted). */
-static int choose_owner_hooks(struct vigil_net *n, const struct vigil_net_opts *o)
+static int choose_owner_hooks(struct vigil_net *n, bool io_hooks)
 {
-	bpf_program__set_autoattach(n->net->progs.net_send, !o->no_io_hooks);
-	bpf_program__set_autoattach(n->net->progs.net_recv, !o->no_io_hooks);
-	bpf_program__set_autoattach(n->net->progs.net_accept4, o->no_io_hooks);
-	bpf_program__set_autoattach(n->net->progs.net_accept, o->no_io_hooks);
-	return o->no_io_hooks ? tracefs_prepare() : 0;
+	bpf_program__set_autoattach(n->net->progs.net_send, io_hooks);
+	bpf_program__set_autoattach(n->net->progs.net_recv, io_hooks);
+	bpf_program__set_autoattach(n->net->progs.net_accept4, !io_hooks);
+	bpf_program__set_autoattach(n->net->progs.net_accept, !io_hooks);
+	return io_hooks ? 0 : tracefs_prepare();
 }
 
 int vigil_net_detach_unwanted(struct vigil_net *n, const char *pin_dir)
@@ -112,6 +129,7 @@ int vigil_net_detach_unwanted(struct vigil_net *n, const char *pin_dir)
 int vigil_net_load(struct vigil_net *n, const struct vigil_bpf *b, const struct vigil_net_opts *o)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .pin_root_path = b->pin_dir);
+	bool io_hooks;
 	int err;
 
 	memset(n, 0, sizeof(*n));
@@ -129,6 +147,7 @@ int vigil_net_load(struct vigil_net *n, const struct vigil_bpf *b, const struct 
 	if (err < 0)
 		return vlog_err(err, "cannot count the possible CPUs");
 	n->report->rodata->vigil_nr_cpus = err;
+	io_hooks = io_hooks_exist(n, o) && !o->no_io_hooks;
 	if ((err = net_bpf__load(n->net)))
 		return vlog_err(err, "cannot load BPF object net (run with -v for the verifier log)");
 	if ((err = report_bpf__load(n->report)))
@@ -136,7 +155,7 @@ int vigil_net_load(struct vigil_net *n, const struct vigil_bpf *b, const struct 
 	/* Settings first, so programs attached now never run on stale ones. */
 	if ((err = write_config(n, o)))
 		return err;
-	if ((err = choose_owner_hooks(n, o)) ||
+	if ((err = choose_owner_hooks(n, io_hooks)) ||
 	    (err = vigil_obj_attach(n->net->obj, b->pin_dir, &n->resumed)) ||
 	    (err = vigil_obj_attach(n->report->obj, b->pin_dir, &n->resumed)))
 		return err;

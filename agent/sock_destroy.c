@@ -13,6 +13,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "iter_drain.h"
+#include "kernel_features.h"
 #include "loader.h"
 #include "log.h"
 #include "netns.h"
@@ -66,6 +67,11 @@ int vigil_sock_destroy_rule(struct vigil_policy_state *s, const struct vigil_rul
 			  r->name);
 		return 0;
 	}
+	if (!s->sd) {	/* said once at start */
+		vlog_info("rule '%s': live local sockets are not destroyed (no bpf_sock_destroy)",
+			  r->name);
+		return 0;
+	}
 	for (unsigned i = 0; i < r->n_netns; i++) {
 		struct sd_job j = { .s = s, .rule_id = id };
 		/* One namespace at a time: sd_target holds one. */
@@ -85,6 +91,12 @@ int vigil_sock_destroy_init(struct vigil_policy_state *s, uint64_t ring_size)
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .pin_root_path = s->pin_dir);
 	int err;
 
+	/* Before 6.5: reset rules still reset flows by packets (docs/kernels.md). */
+	if (!vigil_kernel_has_kfunc("bpf_sock_destroy")) {
+		vlog_info("reset: live local sockets are not destroyed: this kernel has no "
+			  "bpf_sock_destroy (6.5+)");
+		return 0;
+	}
 	s->sd = enforce_sockdestroy_bpf__open_opts(&oo);
 	if (!s->sd)
 		return vlog_err(-errno, "cannot open BPF object enforce_sockdestroy");

@@ -55,6 +55,10 @@ static __always_inline __u32 append_path(struct exec_scratch *s, __u32 off, cons
 	__u32 start, len = vigil_path_build(s->path, p, root, &start, truncated);
 
 	len &= VIGIL_PATH_MASK;	/* at most VIGIL_PATH_BUF - 1 is kept */
+	/* Keeps the mask below in the program: clang drops it when it can
+	 * prove off small, and 6.1's verifier cannot follow that proof
+	 * ("R1 unbounded memory access"; docs/kernels.md). */
+	barrier_var(off);
 	bpf_probe_read_kernel(s->ev.data + (off & EXEC_OFF_MASK), len, s->path + start);
 	return len;
 }
@@ -64,6 +68,7 @@ static __always_inline __u32 append_cgroup(struct exec_scratch *s, __u32 off, st
 	__u32 start, len = vigil_cgroup_path(s->path, t, &start);
 
 	len &= VIGIL_CGROUP_MAX - 1;
+	barrier_var(off);	/* as in append_path */
 	bpf_probe_read_kernel(s->ev.data + (off & EXEC_OFF_MASK), len, s->path + start);
 	return len;
 }
@@ -177,6 +182,7 @@ static __always_inline int emit_exec(struct exec_scratch *s, struct task_struct 
 		ev->flags |= VIGIL_EXEC_TRUNC_ARGS;
 	}
 	len &= (VIGIL_ARGS_MAX * 2 - 1);
+	barrier_var(off);	/* as in append_path */
 	if (sleepable)
 		err = bpf_copy_from_user_task(s->ev.data + (off & EXEC_OFF_MASK), len,
 					      (void *)arg_start, t, 0);

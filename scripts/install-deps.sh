@@ -9,13 +9,17 @@ TEST_PKGS="jq perl iproute2 nftables tshark python3-scapy nats-server rsyslog
            protobuf-compiler libprotobuf-dev python3-protobuf
            procps util-linux psmisc netsniff-ng ethtool strace openssl curl"
 BENCH_PKGS="linux-perf"	# bench/net_perf.sh
+# tests/vm/run.sh: qemu, a static busybox and cpio for the initramfs, kmod
+# for the modules' order (and the guest's modprobe).
+VM_PKGS="qemu-system-x86 busybox-static cpio kmod"
 
 want="$BUILD_PKGS"
 case "${1:-all}" in
 	build) ;;
 	test) want="$BUILD_PKGS $TEST_PKGS" ;;
 	bench|all) want="$BUILD_PKGS $TEST_PKGS $BENCH_PKGS" ;;
-	*) echo "usage: $0 [build|test|bench|all]" >&2; exit 2 ;;
+	vm) want="$BUILD_PKGS $TEST_PKGS $VM_PKGS" ;;
+	*) echo "usage: $0 [build|test|bench|vm|all]" >&2; exit 2 ;;
 esac
 
 missing=()

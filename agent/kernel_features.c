@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Kernel feature probes from vmlinux BTF (agent/kernel_features.h). Each probe
+ * reads the BTF afresh: there are few, all at start.
+ */
+#include <stdio.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include "kernel_features.h"
+#include "log.h"
+
+/* Is there a type NAME of KIND in vmlinux BTF? Unknown counts as yes. */
+static bool vmlinux_has(const char *name, int kind)
+{
+	struct btf *vmlinux = btf__load_vmlinux_btf();
+	bool found;
+
+	if (!vmlinux) {
+		vlog_debug("kernel features: no vmlinux BTF to look for %s", name);
+		return true;
+	}
+	found = btf__find_by_name_kind(vmlinux, name, kind) > 0;
+	btf__free(vmlinux);
+	return found;
+}
+
+bool vigil_kernel_has_tracepoint(const char *name)
+{
+	char type[128];
+
+	snprintf(type, sizeof(type), "btf_trace_%s", name);
+	return vmlinux_has(type, BTF_KIND_TYPEDEF);
+}
+
+bool vigil_kernel_has_kfunc(const char *name)
+{
+	return vmlinux_has(name, BTF_KIND_FUNC);
+}

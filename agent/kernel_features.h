@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the running kernel offers that some of vigil's programs need, probed
+ * from its BTF at start, so that a missing piece turns one part off by name
+ * instead of failing the whole load (docs/kernels.md).
+ */
+#ifndef VIGIL_AGENT_KERNEL_FEATURES_H
+#define VIGIL_AGENT_KERNEL_FEATURES_H
+
+#include <stdbool.h>
+
+/* True when the kernel has the tracepoint NAME for tp_btf programs (its
+ * btf_trace_NAME type). Unknown (no vmlinux BTF) counts as present: the
+ * load then says what is wrong. */
+bool vigil_kernel_has_tracepoint(const char *name);
+
+/* True when the kernel has the kfunc NAME (a BTF function of vmlinux). */
+bool vigil_kernel_has_kfunc(const char *name);
+
+#endif
