@@ -41,8 +41,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from collector_hostile import EXEC_SIZE, event, exit_event, hello, record  # noqa: E402
+from collector_limits import wait_acked  # noqa: E402
 
-ACK = struct.Struct('<IIQ')
 DGRAM = struct.Struct('<IHH16sIIQ')
 DGRAM_MAGIC = 0x44474956
 
@@ -251,31 +251,11 @@ def crowd(port, n, secs):
         s.close()
 
 
-def read_acks(s, want, wait=5.0):
-    """Reads acks until one reaches want; returns the last offset acked."""
-    acked, buf = 0, b''
-    s.settimeout(wait)
-    try:
-        while acked < want:
-            b = s.recv(64)
-            if not b:
-                break
-            buf += b
-            while len(buf) >= ACK.size:
-                magic, _, off = ACK.unpack(buf[:ACK.size])
-                buf = buf[ACK.size:]
-                if magic == 0x4b434156:
-                    acked = off
-    except OSError:
-        pass
-    return acked
-
-
 def good(port, n, host):
     s = conn(port, host)
     stream = b''.join(record(exit_event(i + 1, 40000 + i)) for i in range(n))
     s.sendall(hello() + stream)
-    print('acked', read_acks(s, len(stream)))
+    print('acked', wait_acked(s, len(stream)))
 
 
 def exits(first, n):
@@ -305,11 +285,11 @@ def udp_vs_tcp(port, uport, boot):
     s = conn(port, '127.0.0.1')
     first = exits(1, 20)
     s.sendall(hello(boot=boot, ring=7, name=b'tcp-agent') + first)
-    read_acks(s, len(first))
+    wait_acked(s, len(first))
     udp_forgery(uport, boot, 7)
     second = exits(21, 20)
     s.sendall(second)
-    print('acked', read_acks(s, len(first) + len(second)))
+    print('acked', wait_acked(s, len(first) + len(second)))
     s.close()
 
 
@@ -320,7 +300,7 @@ def udp_resume(port, uport, boot):
     more = exits(41, 10)
     s = conn(port, '127.0.0.1')
     s.sendall(hello(boot=boot, ring=7, start=start, name=b'tcp-agent') + more)
-    print('acked', read_acks(s, start + len(more)))
+    print('acked', wait_acked(s, start + len(more)))
     s.close()
 
 
