@@ -223,17 +223,20 @@ struct vigil_proc_entry *vigil_proc_cache_fork(struct vigil_proc_cache *c,
 {
 	struct vigil_proc_entry *p = vigil_proc_cache_find(c, ev->proc.ppid,
 							   ev->proc.parent_exec_ktime), *e;
+	struct vigil_exec_creds creds;
 
 	if (!p) {
 		c->misses++;
 		return NULL;
 	}
-	/* p may be freed by put() only if it has the child's pid: it cannot. */
+	/* put() may free p to make room (an exited parent): what it does not
+	 * copy itself is copied first. */
+	creds = p->creds;
 	e = put(c, &ev->proc, (p->flags & ~(VIGIL_EXEC_PROCFS | VIGIL_EXEC_CLONE)) | VIGIL_PROC_CLONE,
 		p->binary, p->binary_len, p->args, p->args_len, p->cwd, p->cwd_len, p->cgroup,
 		p->cgroup_len);
 	if (e)
-		e->creds = p->creds;
+		e->creds = creds;
 	return e;
 }
 
