@@ -24,7 +24,7 @@ static const struct cmd cmds[] = {
 	{ "status", do_status, "show the ring, sequence and loss counters" },
 	{ "unpin", do_unpin, "remove vigil's pins: detach its programs, free its ring" },
 	{ "drain", do_drain, "read the events waiting in the pinned ring out to a file (-o FILE)" },
-	{ "policy", do_policy, "check, load or list policies (check FILE | load FILE | list)" },
+	{ "policy", do_policy, "check, load, unload, reload or list policies (check FILE... | load FILE... | unload FILE... | reload | list [--json])" },
 	{ "help", do_help, "this text" },
 	{ NULL, NULL, NULL },
 };

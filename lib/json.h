@@ -3,7 +3,7 @@
  * A small streaming JSON writer: objects, strings, numbers, nothing more.
  * Strings are escaped for any byte sequence: quotes, backslashes and control
  * bytes as escapes, invalid UTF-8 as U+FFFD, so every line a hostile process
- * name produces still parses. Tested against jq (tests/json.t).
+ * name produces still parses. Tested against jq (tests/json_strings.t).
  */
 #ifndef VIGIL_JSON_H
 #define VIGIL_JSON_H
