@@ -4,7 +4,7 @@
  * pkt_icmp.bpf.h) through BPF_PROG_TEST_RUN on crafted packets: the reply is
  * a pure function of the trigger, so every field of it is checked here
  * against what netfilter's nf_send_reset / icmp_send produce (the figures
- * measured in shared/notes/resets.md). Output: TAP, driven by rst_build.t.
+ * docs/resets.md describes). Output: TAP, driven by rst_build.t.
  *
  * Run as root (loading BPF); nothing is attached or pinned.
  */

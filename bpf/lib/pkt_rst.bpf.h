@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * TCP resets built in the trigger packet itself, as netfilter's
- * nf_send_reset / nf_send_reset6 build theirs (shared/notes/resets.md):
+ * nf_send_reset / nf_send_reset6 build theirs (docs/resets.md):
  *
  *   to the sender (reject; the reverse half of reset): addresses and ports
  *     swapped; trigger has ACK: seq = its ack_seq, flags RST; else seq 0,

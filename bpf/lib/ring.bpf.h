@@ -52,7 +52,7 @@ struct {
 
 /* Bytes waiting in the ring at which a commit wakes the agent, and again at
  * each further multiple (wakeup.bpf.h). Other commits wake no one: wakeups
- * cost more than the events (shared/notes/ringbuf.md), and the agent polls
+ * cost more than the events (docs/stream.md, "Wakeups"), and the agent polls
  * on its own timer. */
 const volatile __u64 vigil_wakeup_bytes = 1 << 20;
 
