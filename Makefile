@@ -14,6 +14,8 @@ ARCH     := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
 CFLAGS   ?= -O2 -g
 CFLAGS   += -Wall -Wextra -Wno-missing-field-initializers -std=gnu11 -D_GNU_SOURCE \
             -Iinclude -Ilib -I$(BUILD)
+# Each object's dependencies as the compiler saw them (build/**/*.d).
+DEPFLAGS  = -MMD -MP
 LDLIBS   += -lbpf -lelf -lz -luring -lyaml
 ifeq ($(SAN),1)
 CFLAGS   += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
@@ -32,8 +34,11 @@ COLL_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard collector/*.c))
 CLI_OBJS  := $(patsubst %.c,$(BUILD)/%.o,$(wildcard cli/*.c))
 BENCH_SRCS:= $(wildcard bench/*.c)
 BENCH_BINS:= $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
+# The benchmarks' own BPF programs, apart from production's.
+BENCH_SKELS:= $(patsubst bench/bpf/%.bpf.c,$(BUILD)/bench/bench_%.skel.h,$(wildcard bench/bpf/*.bpf.c))
 TEST_SRCS := $(wildcard tests/*.c)
 TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
+TEST_BPF  := $(patsubst tests/bpf/%.bpf.c,$(BUILD)/tests/%.bpf.o,$(wildcard tests/bpf/*.bpf.c))
 
 BINS := $(BUILD)/vigild $(BUILD)/vigil
 ifneq ($(COLL_OBJS),)
@@ -44,7 +49,7 @@ endif
 # Skeletons and BPF objects are intermediate files to make: keep them, or
 # every build regenerates them.
 .SECONDARY:
-all: deps $(BINS) $(TEST_BINS) $(BENCH_BINS)
+all: deps $(BINS) $(TEST_BINS) $(TEST_BPF) $(BENCH_BINS)
 
 # Installs missing Debian packages (no-op when all are present).
 deps:
@@ -52,20 +57,36 @@ deps:
 
 # deps is order-only: under -j it must finish (bpftool, headers) before
 # anything is built, but it never makes a target out of date.
-$(BUILD)/vmlinux.h: | deps
+# vmlinux.h follows the running kernel: a stamp named after its BTF's hash,
+# so another kernel's BTF makes it again, and the same one never does.
+BTF_ID := $(shell sha1sum /sys/kernel/btf/vmlinux 2>/dev/null | cut -c1-16)
+$(BUILD)/btf-$(BTF_ID).stamp:
+	@mkdir -p $(@D)
+	rm -f $(BUILD)/btf-*.stamp && touch $@
+$(BUILD)/vmlinux.h: $(BUILD)/btf-$(BTF_ID).stamp | deps
 	@mkdir -p $(@D)
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/%.bpf.o: bpf/%.bpf.c $(BUILD)/vmlinux.h $(wildcard bpf/lib/*.bpf.h include/vigil/*.h)
+$(BUILD)/%.bpf.o: bpf/%.bpf.c $(BUILD)/vmlinux.h
 	@mkdir -p $(@D)
-	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+	$(CLANG) $(BPF_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@.tmp && mv $@.tmp $@
-
-$(BUILD)/%.o: %.c $(SKELS) $(wildcard include/vigil/*.h lib/*.h agent/*.h collector/*.h cli/*.h) | deps
+$(patsubst $(BUILD)/bench/bench_%.skel.h,$(BUILD)/bench/%.bpf.o,$(BENCH_SKELS)): $(BUILD)/bench/%.bpf.o: bench/bpf/%.bpf.c $(BUILD)/vmlinux.h
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(CLANG) $(BPF_CFLAGS) $(DEPFLAGS) -c $< -o $@
+$(TEST_BPF): $(BUILD)/tests/%.bpf.o: tests/bpf/%.bpf.c $(BUILD)/vmlinux.h
+	@mkdir -p $(@D)
+	$(CLANG) $(BPF_CFLAGS) $(DEPFLAGS) -c $< -o $@
+$(BENCH_SKELS): $(BUILD)/bench/bench_%.skel.h: $(BUILD)/bench/%.bpf.o
+	$(BPFTOOL) gen skeleton $< name bench_$*_bpf > $@.tmp && mv $@.tmp $@
+
+# Skeletons are made before any object (order-only); after that an object
+# depends on the headers and skeletons it includes, from its .d file.
+$(BUILD)/%.o: %.c | deps $(SKELS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(BUILD)/vigild: $(AGENT_OBJS) $(LIB_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -75,8 +96,14 @@ $(BUILD)/vigil-collector: $(COLL_OBJS) $(LIB_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 $(BUILD)/vigil: $(CLI_OBJS) $(LIB_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(BENCH_BINS:%=%.o): $(BUILD)/bench/%.o: bench/%.c | deps $(SKELS) $(BENCH_SKELS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Iagent -I$(BUILD)/bench $(DEPFLAGS) -c $< -o $@
 $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIB_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+# The stream benchmark runs the agent's own sinks.
+$(BUILD)/bench/stream_consumers: $(filter-out $(BUILD)/agent/main.o,$(AGENT_OBJS))
+$(BUILD)/bench/stream_consumers: LDLIBS += -lpthread
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIB_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
@@ -117,9 +144,9 @@ FUZZ_CFLAGS  := -g -O1 -fno-omit-frame-pointer -Wall -Wextra -Wno-missing-field-
 FUZZ_OBJS    := $(patsubst %.c,$(FUZZ)/%.o,$(LIB_SRCS) $(filter-out collector/main.c,$(wildcard collector/*.c)))
 FUZZ_BINS    := $(patsubst tests/fuzz/%.c,$(FUZZ)/%,$(wildcard tests/fuzz/fuzz_*.c))
 
-$(FUZZ)/%.o: %.c $(wildcard include/vigil/*.h lib/*.h collector/*.h)
+$(FUZZ)/%.o: %.c
 	@mkdir -p $(@D)
-	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+	$(CLANG) $(FUZZ_CFLAGS) $(DEPFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 $(FUZZ)/fuzz_%: tests/fuzz/fuzz_%.c $(wildcard tests/fuzz/*.h) $(FUZZ_OBJS)
 	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJS) $(LDLIBS) -lnats
 $(FUZZ)/make_seeds: tests/fuzz/make_seeds.c $(FUZZ_OBJS)
@@ -147,3 +174,7 @@ install: $(BINS)
 
 clean:
 	rm -rf build
+
+DEP_FILES := $(sort $(shell find $(BUILD) $(FUZZ) -name '*.d' 2>/dev/null))
+$(DEP_FILES): ;
+-include $(DEP_FILES)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The stream benchmark (docs/stream.md, "Stream benchmark"): one BPF producer
-# (bpf/bench_producer.bpf.c, on getppid from the harness only, bursts of 128
-# with bpf_loop) and consumers a-f side by side (bench/stream/consumers.c),
+# (bench/bpf/producer.bpf.c, on getppid from the harness only, bursts of 128
+# with bpf_loop) and consumers a-f side by side (bench/stream_consumers.c),
 # then the collector's own speed. Prints each run and the ratios. Run on a
 # shared 2-vCPU machine: figures are indicative; compare ratios, not values.
 set -u
@@ -9,12 +9,7 @@ cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 SECS=${SECS:-2}
 B="$BUILD/bench/stream_consumers"
-mkdir -p "$BUILD/bench"
-[ -f "$BUILD/bench_producer.skel.h" ] || make "$BUILD/bench_producer.skel.h" >/dev/null || exit 1
-cc -O2 -g -Wall -Wextra -Wno-missing-field-initializers -std=gnu11 -D_GNU_SOURCE \
-	-Iinclude -Ilib -Iagent -I"$BUILD" -o "$B" bench/stream/consumers.c \
-	"$BUILD"/agent/{pump,sink_stream,sink_stream_udp,spool,stream_tx,uring_tx}.o \
-	"$BUILD"/lib/*.o -lbpf -lelf -lz -luring -lyaml -lpthread || exit 1
+make -s BUILD="$BUILD" "$B" >/dev/null || exit 1
 
 run() { "$B" "$@" 2>/dev/null; }
 val() { sed -n "s/.*\\b$1=\\([^ ]*\\).*/\\1/p" <<<"$2"; }

@@ -2,7 +2,7 @@
 /*
  * The stream benchmark's harness (run by bench/stream.sh, built there: it
  * links the agent's own pump and stream sink, which the programs in bench/ do
- * not). One BPF producer (bpf/bench_producer.bpf.c) for every consumer:
+ * not). One BPF producer (bench/bpf/producer.bpf.c) for every consumer:
  *
  *   a  ceiling: walks record headers and advances the consumer position
  *   b  libbpf ring_buffer__poll, a callback that write()s each event to a socket

@@ -2,7 +2,7 @@
 /*
  * A paced stream of TCP SYNs out of a veth, for bench/reject.sh, from the
  * kernel's own XDP packet generator: BPF_PROG_TEST_RUN with
- * BPF_F_TEST_XDP_LIVE_FRAMES runs bpf/bench_syn_pacer.bpf.c on every frame,
+ * BPF_F_TEST_XDP_LIVE_FRAMES runs bench/bpf/syn_pacer.bpf.c on every frame,
  * which waits for the frame's slot (PPS a second, evenly spaced) and
  * redirects it to IFNAME, so the frames leave as xdp_frames with full
  * headroom. The sending

@@ -23,7 +23,7 @@ missing_feature() {
 	esac
 }
 
-"$TOP/$BUILD/tests/prog_verify" "$TOP/$BUILD"/*.bpf.o >"$T_DIR/verify.tsv"
+"$TOP/$BUILD/tests/prog_verify" "$TOP/$BUILD"/*.bpf.o "$TOP/$BUILD"/bench/*.bpf.o "$TOP/$BUILD"/tests/*.bpf.o >"$T_DIR/verify.tsv"
 plan "$(wc -l <"$T_DIR/verify.tsv")"
 diag "kernel $(uname -r)"
 while IFS=$'\t' read -r obj prog status insns words; do

@@ -75,7 +75,7 @@ check "event: egress reject" -- ev '"action":"reject","reply":"rst_to_sender","d
 # does not act on: vigil's programs hand it on (TCX_NEXT), they never pass
 # a packet over the others' heads.
 tc -n "$NS_s" qdisc add dev vs clsact &&
-	tc -n "$NS_s" filter add dev vs ingress bpf obj "$TOP/$BUILD/test_tc_drop.bpf.o" sec tc da
+	tc -n "$NS_s" filter add dev vs ingress bpf obj "$TOP/$BUILD/tests/tc_drop.bpf.o" sec tc da
 r=$(cl connect 10.77.0.2 8000 1); is "$r" timeout "another tool's filter after vigil's program drops port 8000"
 r=$(cl connect 10.77.0.2 8080 2); check "vigil's reject still answers before it ($r)" -- fast "$r"
 tc -n "$NS_s" qdisc del dev vs clsact
