@@ -57,12 +57,16 @@ static int check_schema(const char *dir)
 		int err = bpf_map_lookup_elem(fd, &key, &version);
 
 		close(fd);
-		if (!err && version && version != VIGIL_SCHEMA_VERSION)
+		/* Same major and a minor not newer: every record in it is one
+		 * this build reads. */
+		if (!err && version && (VIGIL_SCHEMA_MAJOR_OF(version) != VIGIL_SCHEMA_MAJOR ||
+					VIGIL_SCHEMA_MINOR_OF(version) > VIGIL_SCHEMA_MINOR))
 			return vlog_err(-EPROTO,
-					"%s holds a ring of event schema %u; this vigild writes schema %u. "
-					"Drain it with 'vigil drain --pin-dir %s' or remove it with "
+					"%s holds a ring of event schema %u.%u; this vigild writes schema "
+					"%u.%u. Drain it with 'vigil drain --pin-dir %s' or remove it with "
 					"'vigil unpin --pin-dir %s'",
-					dir, version, VIGIL_SCHEMA_VERSION, dir, dir);
+					dir, VIGIL_SCHEMA_MAJOR_OF(version), VIGIL_SCHEMA_MINOR_OF(version),
+					VIGIL_SCHEMA_MAJOR, VIGIL_SCHEMA_MINOR, dir, dir);
 	}
 	return 0;
 }

@@ -368,7 +368,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case 'v': vlog_verbose = 1; break;
 		case 'h': fputs(usage_text, stdout); exit(0);
 		case 'V':
-			printf("vigild %s (event schema %u)\n", VIGIL_VERSION, VIGIL_SCHEMA_VERSION);
+			printf("vigild %s (event schema %u.%u)\n", VIGIL_VERSION, VIGIL_SCHEMA_MAJOR,
+			       VIGIL_SCHEMA_MINOR);
 			exit(0);
 		default:
 			fputs("Try 'vigild --help'.\n", stderr);

@@ -53,7 +53,7 @@ static void drain_hello(struct vigil_buf *b, const struct vigil_ring *r, uint32_
 	vigil_boot_id(boot);
 	vigil_stream_hello_build(b, host, boot, ring_id, r->size, start, vigil_realtime_offset());
 	h = (struct vigil_stream_hello *)b->p;
-	if (schema && schema != VIGIL_SCHEMA_VERSION) {
+	if (schema && VIGIL_SCHEMA_MAJOR_OF(schema) != VIGIL_SCHEMA_MAJOR) {
 		size_t table = h->ntypes * sizeof(struct vigil_stream_type);
 
 		h->schema_version = schema;
@@ -70,7 +70,7 @@ static void drain_hello(struct vigil_buf *b, const struct vigil_ring *r, uint32_
 struct drain_json {
 	struct vigil_formatter fmt;
 	struct vigil_buf out;
-	uint64_t records, bad;
+	uint64_t records, bad, unknown;
 };
 
 static int take_json(void *ctx, const void *rec, uint32_t len, uint64_t pos)
@@ -79,6 +79,14 @@ static int take_json(void *ctx, const void *rec, uint32_t len, uint64_t pos)
 	const char *why;
 
 	(void)pos;
+	if (len >= sizeof(struct vigil_hdr) &&
+	    !vigil_stream_type_known(((const struct vigil_hdr *)rec)->type)) {
+		if (!d->unknown++)	/* a newer minor version's kind */
+			vlog_info("skipping records of event type %u, a kind this vigil's schema "
+				  "%u.%u does not have", ((const struct vigil_hdr *)rec)->type,
+				  VIGIL_SCHEMA_MAJOR, VIGIL_SCHEMA_MINOR);
+		return 0;
+	}
 	if (vigil_event_check(rec, len, &why)) {
 		if (!d->bad++)
 			vlog_info("skipping a malformed ring record (%s)", why);
@@ -164,10 +172,11 @@ int do_drain(int argc, char **argv)
 	}
 	/* Only this build's records can be decoded; a ring of another schema
 	 * goes out in the stream format, its hello naming it. */
-	if (json && schema && schema != VIGIL_SCHEMA_VERSION) {
-		err = vlog_err(-EPROTO, "the ring at %s holds schema %u records; this vigil "
-			       "formats schema %u: drain it without --export-format",
-			       cli_pin_dir, schema, VIGIL_SCHEMA_VERSION);
+	if (json && schema && VIGIL_SCHEMA_MAJOR_OF(schema) != VIGIL_SCHEMA_MAJOR) {
+		err = vlog_err(-EPROTO, "the ring at %s holds schema %u.%u records; this vigil "
+			       "formats schema %u.%u: drain it without --export-format",
+			       cli_pin_dir, VIGIL_SCHEMA_MAJOR_OF(schema), VIGIL_SCHEMA_MINOR_OF(schema),
+			       VIGIL_SCHEMA_MAJOR, VIGIL_SCHEMA_MINOR);
 		goto out;
 	}
 	fd = open(out, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
@@ -211,8 +220,9 @@ out_write:
 	if (err)
 		vlog_err(err, "cannot write %s", out);
 	else
-		printf("drained %llu records (schema %u) from %s to %s\n",
-		       (unsigned long long)records, schema, cli_pin_dir, out);
+		printf("drained %llu records (schema %u.%u) from %s to %s\n",
+		       (unsigned long long)records, VIGIL_SCHEMA_MAJOR_OF(schema),
+		       VIGIL_SCHEMA_MINOR_OF(schema), cli_pin_dir, out);
 out:
 	if (fd >= 0)
 		close(fd);

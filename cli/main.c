@@ -60,7 +60,8 @@ int main(int argc, char **argv)
 		case 'p': cli_pin_dir = optarg; break;
 		case 'h': return do_help(0, NULL);
 		case 'V':
-			printf("vigil %s (event schema %u)\n", VIGIL_VERSION, VIGIL_SCHEMA_VERSION);
+			printf("vigil %s (event schema %u.%u)\n", VIGIL_VERSION, VIGIL_SCHEMA_MAJOR,
+			       VIGIL_SCHEMA_MINOR);
 			return 0;
 		default:
 			fputs("Try 'vigil help'.\n", stderr);

@@ -160,6 +160,17 @@ void collector_agent_record(struct collector *c, struct agent *a, const void *ev
 	}
 	if (gaps)
 		gap_event(c, a, h, gaps);
+	if (!vigil_stream_type_known(h->type)) {
+		/* A newer minor version's kind: its number is in the window (no
+		 * false gap), its content is skipped, counted and said once. */
+		if (!a->unknown_kinds++)
+			vlog_info("agent %s (boot %s, ring %u) sends event type %u, a kind this "
+				  "collector's schema %u.%u does not have: records of kinds it does not "
+				  "know are counted and skipped (upgrade the collector to keep them)",
+				  a->fmt.node_name, a->boot_str, a->ring_id, h->type,
+				  VIGIL_SCHEMA_MAJOR, VIGIL_SCHEMA_MINOR);
+		return;
+	}
 	a->records++;
 	from = c->batch.len;
 	vigil_event_format(&a->fmt, event, &c->batch, NULL);
@@ -255,11 +266,12 @@ void collector_agent_report(const struct agent *a)
 {
 	vlog_info("agent %s (boot %s, ring %u): %llu records, %llu duplicates, %llu re-sent, "
 		  "%llu missing in sequence, %llu bytes lost on its side, %llu out of sequence "
-		  "window, %llu false offset jumps taken back",
+		  "window, %llu false offset jumps taken back, %llu of kinds unknown here skipped",
 		  a->fmt.node_name, a->boot_str, a->ring_id, (unsigned long long)a->records,
 		  (unsigned long long)a->win.dups, (unsigned long long)a->resent,
 		  (unsigned long long)a->win.gaps, (unsigned long long)a->lost_bytes,
-		  (unsigned long long)a->out_of_window, (unsigned long long)a->false_jumps);
+		  (unsigned long long)a->out_of_window, (unsigned long long)a->false_jumps,
+		  (unsigned long long)a->unknown_kinds);
 }
 
 void collector_agents_free(struct collector *c)

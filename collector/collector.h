@@ -52,6 +52,7 @@ struct agent {
 	} holes[AGENT_HOLES];
 	unsigned nholes;
 	uint64_t records, resent, gap_events, lost_bytes;
+	uint64_t unknown_kinds;		/* records of kinds this build does not know */
 	uint64_t out_of_window;		/* new offsets whose seq the window called old */
 	uint64_t false_jumps;		/* holes proven false and taken back */
 	bool udp;			/* heard over UDP: peer holds its hello */

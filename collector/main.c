@@ -250,8 +250,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case 'v': vlog_verbose = 1; break;
 		case 'h': fputs(usage_text, stdout); exit(0);
 		case 'V':
-			printf("vigil-collector %s (event schema %u, stream %u)\n", VIGIL_VERSION,
-			       VIGIL_SCHEMA_VERSION, VIGIL_STREAM_VERSION);
+			printf("vigil-collector %s (event schema %u.%u, stream %u)\n", VIGIL_VERSION,
+			       VIGIL_SCHEMA_MAJOR, VIGIL_SCHEMA_MINOR, VIGIL_STREAM_VERSION);
 			exit(0);
 		default:
 			fputs("Try 'vigil-collector --help'.\n", stderr);

@@ -33,6 +33,13 @@ static const struct vigil_stream_type schema[] = {
 };
 #define NSCHEMA (sizeof(schema) / sizeof(*schema))
 
+static const struct vigil_stream_type *schema_find(uint16_t type);
+
+bool vigil_stream_type_known(uint16_t type)
+{
+	return schema_find(type) != NULL;
+}
+
 static const struct vigil_stream_type *schema_find(uint16_t type)
 {
 	for (size_t i = 0; i < NSCHEMA; i++)
@@ -89,8 +96,15 @@ int vigil_stream_hello_parse(const void *p, size_t n, struct vigil_stream_peer *
 		return *why = "unknown stream version", -EPROTO;
 	if (!(h->flags & VIGIL_STREAM_LE))
 		return *why = "records not little-endian", -EPROTO;
-	if (h->schema_version != VIGIL_SCHEMA_VERSION)
-		return *why = "event schema version differs from the collector's", -EPROTO;
+	if (VIGIL_SCHEMA_MAJOR_OF(h->schema_version) != VIGIL_SCHEMA_MAJOR) {
+		static __thread char text[96];
+
+		snprintf(text, sizeof(text), "event schema %u.%u, another major version than "
+			 "this build's %u.%u", VIGIL_SCHEMA_MAJOR_OF(h->schema_version),
+			 VIGIL_SCHEMA_MINOR_OF(h->schema_version), VIGIL_SCHEMA_MAJOR,
+			 VIGIL_SCHEMA_MINOR);
+		return *why = text, -EPROTO;
+	}
 	if (h->ntypes > VIGIL_STREAM_TYPES_MAX || h->node_name_len > VIGIL_STREAM_NAME_MAX ||
 	    !h->node_name_len)
 		return *why = "hello counts out of range", -EPROTO;
@@ -209,6 +223,14 @@ int vigil_stream_rec_parse(const struct vigil_stream_peer *peer, const void *p, 
 		return *why = "event type not in the hello's schema", -EPROTO;
 	if (peer->type_variable[h->type] ? len < want : len != want)
 		return *why = "event size does not match the hello's schema", -EPROTO;
+	/* A kind of a newer minor version: its size is the hello's, its
+	 * content is not ours to check or read. */
+	if (!vigil_stream_type_known(h->type)) {
+		if (h->size != len || (len & 7))
+			return *why = "event size disagrees with the record length", -EPROTO;
+		out->event = h;
+		return 1;
+	}
 	if (vigil_event_check(h, len, why))
 		return -EPROTO;
 	out->event = h;

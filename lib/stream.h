@@ -130,6 +130,10 @@ struct vigil_stream_rec {
 /* Parses the record at p[0..n): 1 with *out set, 0 when incomplete, -EPROTO
  * with *why when the record is malformed or disagrees with the schema the
  * peer announced (the connection must be closed). */
+/* True when type is a kind of this build's schema. A record of a kind it
+ * does not know (a newer minor version's) is parsed with event set, to be
+ * counted and skipped by the caller. */
+bool vigil_stream_type_known(uint16_t type);
 int vigil_stream_rec_parse(const struct vigil_stream_peer *peer, const void *p, size_t n,
 			   struct vigil_stream_rec *out, const char **why);
 

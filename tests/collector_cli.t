@@ -29,7 +29,7 @@ ok $? "a --forget-after without a known unit is refused, naming the forms taken"
 [ $? -eq 2 ] && "$COLLECTOR" --listen tcp://127.0.0.1:0 --peer-timeout 1 >/dev/null 2>&1
 [ $? -eq 2 ]
 ok $? "--max-conns-per-addr 0 and --peer-timeout 1 are refused"
-"$COLLECTOR" -V | grep -q 'event schema [0-9]*, stream [0-9]*'
+"$COLLECTOR" -V | grep -q 'event schema [0-9]*\.[0-9]*, stream [0-9]*'
 ok $? "--version names the event schema and the stream version"
 missing=$("$COLLECTOR" --help | grep -o -- '--[a-z][a-z0-9-]*' | sort -u | while read -r opt; do
 	grep -q -- "${opt//-/\\\\-}\|$opt" "$TOP/man/vigil-collector.8" || echo "$opt"; done)

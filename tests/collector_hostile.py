@@ -17,7 +17,8 @@ HELLO = struct.Struct('<8sHHI16sIIQQqIIIHH')
 # The schema and the exec record's fixed size, as this tree's events.h says.
 _H = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'include', 'vigil',
                        'events.h')).read()
-SCHEMA = int(re.search(r'#define VIGIL_SCHEMA_VERSION (\d+)', _H).group(1))
+SCHEMA = (int(re.search(r'#define VIGIL_SCHEMA_MAJOR (\d+)', _H).group(1)) |
+          int(re.search(r'#define VIGIL_SCHEMA_MINOR (\d+)', _H).group(1)) << 16)
 EXEC_SIZE = int(re.search(r'sizeof\(struct vigil_exec\) == (\d+)', _H).group(1))
 TYPES = [(1, 1, EXEC_SIZE), (2, 0, 80), (3, 0, 72), (64, 0, 48)]  # exec (variable), exit, fork, loss
 
@@ -74,11 +75,16 @@ def closed_after(s, data, wait=3.0):
     return False
 
 
-def good(port, n):
-    """A well-behaved agent: n exit events; prints the last offset acked."""
+def good(port, n, first=None):
+    """A well-behaved agent: n exit events (after `first`, a hello and
+    records of the caller's); prints the last offset acked."""
     s = connect(port)
     stream = b''.join(record(exit_event(i + 1, 40000 + i)) for i in range(n))
-    s.sendall(hello() + stream)
+    if first is not None:
+        h, stream = first
+    else:
+        h = hello()
+    s.sendall(h + stream)
     want, acked, buf = len(stream), 0, b''
     s.settimeout(5)
     while acked < want:
@@ -101,6 +107,15 @@ def main():
     ok_rec = record(exit_event(1, 4242))
     if case == 'good':
         return good(port, int(sys.argv[3]))
+    if case == 'newer_minor':
+        # An agent of the next minor version: one more kind (type 15, 32
+        # bytes) in its table, its records between exits, seq numbers in
+        # one run across both: 1 exit, 2 new kind, 3 exit, ...
+        n = int(sys.argv[3])
+        h = hello(schema=SCHEMA + (1 << 16), types=TYPES + [(15, 0, 32)])
+        recs = b''.join(record(exit_event(s, 41000 + s) if s % 2 else event(15, 32, s))
+                        for s in range(1, 2 * n))
+        return good(port, 0, (h, recs))
     if case == 'slow':
         # Many connections, each with a hello and most of a record, never
         # finished; held open for argv[4] seconds.
@@ -116,6 +131,7 @@ def main():
         'garbage': os.urandom(4096),
         'bad_version': hello(version=9),
         'bad_schema': hello(schema=99),
+        'newer_major': hello(schema=SCHEMA + 1),
         'hello_len_huge': hello(hello_len=60000),
         'type_size_mismatch': hello(types=[(2, 0, 88)]),
         'oversized_len': hello() + struct.pack('<II', 1 << 29, 0) + b'\0' * 64,

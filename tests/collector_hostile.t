@@ -6,7 +6,7 @@
 . "$(dirname "$0")/stream_lib.sh"
 H=/usr/bin/python3
 HOSTILE="$TOP/tests/collector_hostile.py"
-CASES="garbage bad_version bad_schema hello_len_huge type_size_mismatch oversized_len
+CASES="garbage bad_version bad_schema newer_major hello_len_huge type_size_mismatch oversized_len
        len_past_limit busy_record unknown_type size_mismatch short_event no_hello"
 plan $(( $(echo $CASES | wc -w) + 11 ))
 OUT="$T_DIR/out.json"

@@ -14,7 +14,7 @@ pending() { "$VIGIL" --pin-dir "$T_PIN" status | awk '/ring_pending/ {print $2}'
 BEFORE=$(pending)
 "$VIGIL" --pin-dir "$T_PIN" drain -o "$T_DIR/ring.stream" >"$T_DIR/drain.out" 2>&1
 ok $? "vigil drain reads the pinned ring out"
-SCHEMA=$("$VIGILD" --version | sed -n 's/.*event schema \([0-9]*\).*/\1/p')
+SCHEMA=$("$VIGILD" --version | sed -n 's/.*event schema \([0-9.]*\).*/\1/p')
 grep -q "drained [1-9][0-9]* records (schema $SCHEMA)" "$T_DIR/drain.out"
 ok $? "it says how many records, of which schema"
 AFTER=$(pending)	# the programs still run: drain's and status's own events

@@ -6,7 +6,8 @@
  * little-endian (the node's byte order, announced in the stream hello),
  * explicitly padded: the static asserts below keep the layout honest.
  *
- * Changing a struct here changes the wire format: bump VIGIL_SCHEMA_VERSION.
+ * Changing a struct here changes the wire format: bump VIGIL_SCHEMA_MAJOR;
+ * adding an event kind bumps VIGIL_SCHEMA_MINOR.
  */
 #ifndef VIGIL_EVENTS_H
 #define VIGIL_EVENTS_H
@@ -15,7 +16,17 @@
 #include <linux/types.h>
 #endif
 
-#define VIGIL_SCHEMA_VERSION 2	/* 2: exec gained credentials, namespaces, file_len, ino, nlink */
+/* The event schema, MAJOR.MINOR (docs/stream.md, "Schema versions"). A new
+ * minor only adds event kinds: readers of the same major skip (and count)
+ * the kinds they do not know. Any change to an existing kind's layout is a
+ * new major, which readers refuse. On the wire and in the pinned
+ * vigil_schema map: MAJOR | MINOR << 16.
+ * 2.0: exec gained credentials, namespaces, file_len, ino, nlink. */
+#define VIGIL_SCHEMA_MAJOR 2
+#define VIGIL_SCHEMA_MINOR 0
+#define VIGIL_SCHEMA_VERSION (VIGIL_SCHEMA_MAJOR | VIGIL_SCHEMA_MINOR << 16)
+#define VIGIL_SCHEMA_MAJOR_OF(v) ((v) & 0xffff)
+#define VIGIL_SCHEMA_MINOR_OF(v) ((v) >> 16)
 
 /* Type ids. Ranges leave room per part: 1-15 process, 16-31 network
  * observation, 32-47 enforcement, 48-63 reports, 64-79 agent-injected. */
