@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <vigil/event_kinds.h>
 #include "event_format.h"
 #include "ids.h"
 #include "json.h"
@@ -20,11 +21,14 @@ void vigil_formatter_free(struct vigil_formatter *f)
 	vbuf_free(&f->tmp);
 }
 
-static const uint16_t fixed_size[VIGIL_EV_TYPE_MAX + 1] = {
-	[VIGIL_EV_FORK] = sizeof(struct vigil_fork),
-	[VIGIL_EV_EXIT] = sizeof(struct vigil_exit),
-	[VIGIL_EV_LOSS] = sizeof(struct vigil_loss),
-	[VIGIL_EV_THROTTLE] = sizeof(struct vigil_throttle),
+/* Each kind's size, or minimum size when variable, from the catalogue. */
+static const struct {
+	uint16_t size;
+	bool variable;
+} kinds[VIGIL_EV_TYPE_MAX + 1] = {
+#define KIND_SIZE(id, st, var) [id] = { sizeof(struct st), var },
+	VIGIL_EVENT_KINDS(KIND_SIZE)
+#undef KIND_SIZE
 };
 
 int vigil_event_check(const void *rec, uint32_t len, const char **why)
@@ -37,11 +41,12 @@ int vigil_event_check(const void *rec, uint32_t len, const char **why)
 		return *why = "record shorter than the event header", -EINVAL;
 	if (h->size != len || (len & 7))
 		return *why = "event size disagrees with the record length", -EINVAL;
-	if (h->type > VIGIL_EV_TYPE_MAX)
+	if (h->type > VIGIL_EV_TYPE_MAX || !kinds[h->type].size)
 		return *why = "unknown event type", -EINVAL;
+	if (kinds[h->type].variable ? len < kinds[h->type].size : len != kinds[h->type].size)
+		return *why = "event size does not match its type", -EINVAL;
+	/* What each kind's content must hold. */
 	if (h->type == VIGIL_EV_EXEC) {
-		if (len < sizeof(*ex))
-			return *why = "exec event shorter than its fixed part", -EINVAL;
 		strings = (uint32_t)ex->binary_len + ex->args_len + ex->cwd_len + ex->cgroup_len +
 			  ex->file_len;
 		if (sizeof(*ex) + strings > len || len - sizeof(*ex) - strings >= 8)
@@ -54,10 +59,6 @@ int vigil_event_check(const void *rec, uint32_t len, const char **why)
 		return vigil_check_net(rec, len, why);
 	if (h->type >= VIGIL_EV_ENFORCE_FIRST && h->type <= VIGIL_EV_ENFORCE_LAST)
 		return vigil_check_enforce(rec, len, why);
-	if (!fixed_size[h->type])
-		return *why = "unknown event type", -EINVAL;
-	if (len != fixed_size[h->type])
-		return *why = "event size does not match its type", -EINVAL;
 	return 0;
 }
 

@@ -31,8 +31,10 @@ void vigil_formatter_free(struct vigil_formatter *f);
  * names what is wrong. */
 int vigil_event_check(const void *rec, uint32_t len, const char **why);
 
-/* Each part checks and formats its own type range (lib/format_<part>.c);
- * the JSON writer and process lookups below are theirs to use. */
+/* Each part checks the content of its own kinds, whose type and size
+ * vigil_event_check has checked against the catalogue (vigil/event_kinds.h),
+ * and formats them (lib/format_<part>.c); the JSON writer and process
+ * lookups below are theirs to use. */
 struct jw;
 int vigil_check_net(const void *rec, uint32_t len, const char **why);
 int vigil_check_enforce(const void *rec, uint32_t len, const char **why);

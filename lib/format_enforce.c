@@ -63,10 +63,7 @@ int vigil_check_enforce(const void *rec, uint32_t len, const char **why)
 {
 	const struct vigil_enforce *ev = rec;
 
-	if (ev->hdr.type != VIGIL_EV_ENFORCE)
-		return *why = "unknown event type", -EINVAL;
-	if (len != sizeof(*ev))
-		return *why = "event size does not match its type", -EINVAL;
+	(void)len;	/* type and size checked against the catalogue already */
 	if (ev->family != AF_INET && ev->family != AF_INET6)
 		return *why = "enforce event of an unknown address family", -EINVAL;
 	if (ev->rule_id >= VIGIL_RULES_MAX)

@@ -6,31 +6,19 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <vigil/event_kinds.h>
 #include "event_format.h"
 #include "ring.h"
 #include "stream.h"
 
 /*
- * The schema this build writes and reads: type ids and their sizes. Each
- * part that adds an event type adds its line here, so senders announce it
- * and receivers can refuse a sender whose layout differs from theirs.
+ * The schema this build writes and reads: type ids and their sizes, from
+ * the catalogue (vigil/event_kinds.h), so senders announce every kind and
+ * receivers can refuse a sender whose layout differs from theirs.
  */
-static const struct vigil_stream_type schema[] = {
-	{ VIGIL_EV_EXEC, VIGIL_STREAM_TYPE_VARIABLE, sizeof(struct vigil_exec) },
-	{ VIGIL_EV_EXIT, 0, sizeof(struct vigil_exit) },
-	{ VIGIL_EV_FORK, 0, sizeof(struct vigil_fork) },
-	{ VIGIL_EV_THROTTLE, 0, sizeof(struct vigil_throttle) },
-	{ VIGIL_EV_LOSS, 0, sizeof(struct vigil_loss) },
-	{ VIGIL_EV_CONNECT, 0, sizeof(struct vigil_conn) },
-	{ VIGIL_EV_ACCEPT, 0, sizeof(struct vigil_conn) },
-	{ VIGIL_EV_LISTEN, 0, sizeof(struct vigil_conn) },
-	{ VIGIL_EV_CLOSE, 0, sizeof(struct vigil_close) },
-	{ VIGIL_EV_RESET, 0, sizeof(struct vigil_reset) },
-	{ VIGIL_EV_REPORT_PROC, 0, sizeof(struct vigil_report_proc) },
-	{ VIGIL_EV_REPORT_REMOTE, 0, sizeof(struct vigil_report_remote) },
-	{ VIGIL_EV_REPORT_END, 0, sizeof(struct vigil_report_end) },
-	{ VIGIL_EV_ENFORCE, 0, sizeof(struct vigil_enforce) },
-};
+#define SCHEMA_ENTRY(id, st, variable) \
+	{ id, (variable) ? VIGIL_STREAM_TYPE_VARIABLE : 0, sizeof(struct st) },
+static const struct vigil_stream_type schema[] = { VIGIL_EVENT_KINDS(SCHEMA_ENTRY) };
 #define NSCHEMA (sizeof(schema) / sizeof(*schema))
 
 static const struct vigil_stream_type *schema_find(uint16_t type);

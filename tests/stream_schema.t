@@ -1,15 +1,22 @@
 #!/usr/bin/env bash
-# Every event type a part declares is announced in the stream's hello
-# (lib/stream.c): a collector refuses, and the agent would re-send forever, a
-# record whose type the hello did not announce.
+# One event catalogue (include/vigil/event_kinds.h): every VIGIL_EV_* type a
+# part declares is in it, so the stream's hello announces it (a collector
+# refuses, and the agent would re-send forever, a record whose type the
+# hello did not announce); and docs/stream.md's table of kinds is exactly
+# the catalogue, ids, structs and sizes.
 . "$(dirname "$0")/lib.sh"
-plan 2
+plan 3
 types=$(grep -hoE '^[[:space:]]+VIGIL_EV_[A-Z0-9_]+' "$TOP"/include/vigil/*.h | tr -d '[:space:]\n' | sed 's/VIGIL_EV_/ VIGIL_EV_/g')
 missing=$(for t in $types; do
 	[ "$t" = VIGIL_EV_TYPE_MAX ] && continue
-	sed -n '/^static const struct vigil_stream_type schema/,/^};/p' "$TOP/lib/stream.c" | grep -q "{ $t," || echo "$t"
+	grep -q "X($t," "$TOP/include/vigil/event_kinds.h" || echo "$t"
 done)
-is "$(echo $missing)" "" "every VIGIL_EV_* type of include/vigil is in the stream schema"
+is "$(echo $missing)" "" "every VIGIL_EV_* type of include/vigil is in the catalogue"
 [ "$(echo $types | wc -w)" -ge 5 ]
 ok $? "the check found the event types ($(echo $types | wc -w))"
+"$TOP/$BUILD/tests/event_kinds" | sort >"$T_DIR/catalogue"
+grep -E '^\| [0-9]+ \| `struct ' "$TOP/docs/stream.md" | sed -E 's/^(\|[^|]*\|[^|]*\|[^|]*\|).*/\1/' | sort >"$T_DIR/docs"
+diff "$T_DIR/catalogue" "$T_DIR/docs" >"$T_DIR/diff"
+ok $? "docs/stream.md lists exactly the catalogue's kinds, structs and sizes"
+[ -s "$T_DIR/diff" ] && sed 's/^/#   /' "$T_DIR/diff"
 done_testing
