@@ -67,6 +67,8 @@ $(BUILD)/%.o: %.c $(SKELS) $(wildcard include/vigil/*.h lib/*.h agent/*.h collec
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c $< -o $@
 
+# libssl: vigild --send tls://.
+$(BUILD)/vigild: LDLIBS += -lssl -lcrypto
 $(BUILD)/vigild: $(AGENT_OBJS) $(LIB_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 # libnats: the collector publishes to JetStream, and a test reads it back.

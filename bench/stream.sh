@@ -13,8 +13,8 @@ mkdir -p "$BUILD/bench"
 [ -f "$BUILD/bench_producer.skel.h" ] || make "$BUILD/bench_producer.skel.h" >/dev/null || exit 1
 cc -O2 -g -Wall -Wextra -Wno-missing-field-initializers -std=gnu11 -D_GNU_SOURCE \
 	-Iinclude -Ilib -Iagent -I"$BUILD" -o "$B" bench/stream/consumers.c \
-	"$BUILD"/agent/{pump,sink_stream,sink_stream_udp,spool,stream_tx,uring_tx}.o \
-	"$BUILD"/lib/*.o -lbpf -lelf -lz -luring -lyaml -lpthread || exit 1
+	"$BUILD"/agent/{pump,sink_stream,sink_stream_udp,spool,stream_tls,stream_tx,uring_tx}.o \
+	"$BUILD"/lib/*.o -lbpf -lelf -lz -luring -lyaml -lssl -lcrypto -lpthread || exit 1
 
 run() { "$B" "$@" 2>/dev/null; }
 val() { sed -n "s/.*\\b$1=\\([^ ]*\\).*/\\1/p" <<<"$2"; }
