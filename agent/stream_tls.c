@@ -138,6 +138,8 @@ int vigil_tls_start(struct vigil_tls *t, struct vigil_tx *tx, int fd)
 	else if (ok)
 		ok = SSL_set1_host(ssl, t->server_name) &&
 		     SSL_set_tlsext_host_name(ssl, t->server_name);
+	/* The name in a subject alternative name, never the subject's CN. */
+	SSL_set_hostflags(ssl, X509_CHECK_FLAG_NEVER_CHECK_SUBJECT);
 	if (ok && t->session)
 		ok = SSL_set_session(ssl, t->session);
 	if (!ok) {
