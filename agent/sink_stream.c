@@ -43,9 +43,15 @@ static void watch(struct vigil_sink_stream *s, int fd)
 
 static void down(struct vigil_sink_stream *s, int err, const char *what)
 {
-	if ((s->state == STREAM_UP && s->proven) || !s->failures++)
-		vlog_info("stream %s: %s (%s); retrying, events wait in the ring", s->o.url, what,
-			  strerror(-err));
+	char line[sizeof(s->said)];
+
+	/* Once per episode and reason: a retry that fails the same way says
+	 * nothing, one that fails another way (the collector back, but with
+	 * a certificate we refuse) says so. */
+	snprintf(line, sizeof(line), "%s (%s)", what, strerror(-err));
+	if ((s->state == STREAM_UP && s->proven) || !s->failures++ || strcmp(line, s->said))
+		vlog_info("stream %s: %s; retrying, events wait in the ring", s->o.url, line);
+	snprintf(s->said, sizeof(s->said), "%s", line);
 	if (s->tx.ssl)
 		vigil_tls_close(&s->tx);
 	if (s->fd >= 0) {

@@ -51,6 +51,7 @@ struct vigil_sink_stream {
 	bool proven;			/* this connection works (plain: at once; TLS: a
 					 * ticket, an ack, or a while without refusal) */
 	char why[384];			/* a TLS failure, for the log */
+	char said[448];			/* the last failure logged */
 	bool started;
 	uint64_t acked;			/* collector has written out up to here */
 	double next_try;		/* CLOCK_MONOTONIC s */
