@@ -63,12 +63,14 @@ struct options {
 
 static volatile sig_atomic_t stop;
 static volatile sig_atomic_t hup;	/* re-read the policy files */
+static volatile sig_atomic_t hups;	/* SIGHUPs so far: tls:// re-reads its files */
 static struct vigil_control control = { .fd = -1 };
 
 static void on_hup(int sig)
 {
 	(void)sig;
 	hup = 1;
+	hups++;
 }
 
 static void on_signal(int sig)
@@ -508,6 +510,8 @@ int main(int argc, char **argv)
 	 * that is not there: each stops the start before anything is loaded. */
 	if (o.npolicy && vigil_control_check(o.policy, o.npolicy))
 		return 1;
+	o.stream.tls.node_name = o.node_name;
+	o.stream.hups = &hups;
 	for (int i = 0; i < o.nsend; i++) {
 		struct sockaddr_storage addr;
 		unsigned addrlen;

@@ -357,6 +357,15 @@ static int offer(struct vigil_sink *sk, const struct vigil_ring *r, uint64_t end
 		s->started = true;
 		s->acked = s->spool.nseg ? vigil_spool_first(&s->spool) : sk->pos;
 	}
+	if (s->tls_on && s->o.hups && *s->o.hups != s->hups_seen) {
+		s->hups_seen = *s->o.hups;
+		if (vigil_tls_reload(&s->tls, &s->o.tls, s->o.url))
+			vlog_info("stream %s: SIGHUP: the TLS files are refused, the ones read before "
+				  "stay in force", s->o.url);
+		else
+			vlog_info("stream %s: SIGHUP: --tls-cert, --tls-key and --tls-ca read again: "
+				  "the next connection uses them", s->o.url);
+	}
 	if (s->state == STREAM_DOWN && vigil_stream_now() >= s->next_try &&
 	    vigil_tx_can_connect(&s->tx))
 		start_connect(s);
@@ -449,6 +458,7 @@ int vigil_sink_stream_init(struct vigil_sink_stream *s, const struct vigil_strea
 		if ((err = vigil_tls_init(&s->tls, &o->tls, o->url)))
 			return err;
 		s->tls_on = true;
+		s->hups_seen = o->hups ? *o->hups : 0;
 	}
 	if (!s->o.high_water || s->o.high_water > s->ring_size / 2)
 		s->o.high_water = s->ring_size / 2;

@@ -12,6 +12,7 @@
 #define VIGIL_SINK_STREAM_H
 
 #include <stdbool.h>
+#include <signal.h>
 #include <stdint.h>
 #include <sys/socket.h>
 #include <linux/types.h>
@@ -31,6 +32,8 @@ struct vigil_stream_opts {
 	uint64_t high_water;		/* backlog bytes past which the spool takes it;
 					 * 0: half the ring */
 	struct vigil_tls_opts tls;	/* tls:// only */
+	volatile sig_atomic_t *hups;	/* SIGHUPs so far: a new one re-reads the TLS
+					 * files (NULL: never) */
 };
 
 struct vigil_sink_stream {
@@ -52,6 +55,7 @@ struct vigil_sink_stream {
 					 * ticket, an ack, or a while without refusal) */
 	char why[384];			/* a TLS failure, for the log */
 	char said[448];			/* the last failure logged */
+	sig_atomic_t hups_seen;
 	bool started;
 	uint64_t acked;			/* collector has written out up to here */
 	double next_try;		/* CLOCK_MONOTONIC s */

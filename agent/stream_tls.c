@@ -54,17 +54,54 @@ static int new_session(SSL *ssl, SSL_SESSION *sess)
 	return 1;	/* ours now */
 }
 
-int vigil_tls_init(struct vigil_tls *t, const struct vigil_tls_opts *o, const char *url)
+/* What the collector will make of our certificate, said at start and at
+ * each reload: it takes the node's identity from the first DNS subject
+ * alternative name and compares it with the hello's node name, and refuses
+ * a certificate out of its validity period. */
+static void check_identity(SSL_CTX *ctx, const struct vigil_tls_opts *o)
+{
+	X509 *cert = SSL_CTX_get0_certificate(ctx);
+	GENERAL_NAMES *sans = X509_get_ext_d2i(cert, NID_subject_alt_name, NULL, NULL);
+	const char *dns = NULL;
+	int dns_len = 0;
+
+	for (int i = 0; sans && i < sk_GENERAL_NAME_num(sans) && !dns; i++) {
+		GENERAL_NAME *g = sk_GENERAL_NAME_value(sans, i);
+
+		if (g->type == GEN_DNS) {
+			dns = (const char *)ASN1_STRING_get0_data(g->d.dNSName);
+			dns_len = ASN1_STRING_length(g->d.dNSName);
+		}
+	}
+	if (!dns)
+		vlog_info("warning: --tls-cert %s has no DNS subject alternative name: a collector "
+			  "takes the node's identity from it", o->cert);
+	else if (o->node_name && ((int)strlen(o->node_name) != dns_len ||
+				  memcmp(o->node_name, dns, dns_len)))
+		vlog_info("warning: --tls-cert %s is for node '%.*s', this agent's node name is '%s' "
+			  "(--node-name): a collector refuses a hello that claims another node",
+			  o->cert, dns_len, dns, o->node_name);
+	GENERAL_NAMES_free(sans);
+	if (X509_cmp_current_time(X509_get0_notAfter(cert)) < 0)
+		vlog_info("warning: --tls-cert %s has expired: a collector refuses it", o->cert);
+	else if (X509_cmp_current_time(X509_get0_notBefore(cert)) > 0)
+		vlog_info("warning: --tls-cert %s is not valid yet: a collector refuses it", o->cert);
+}
+
+/* The context for o: every file checked, each failure logged naming its
+ * option. */
+static SSL_CTX *make_ctx(const struct vigil_tls_opts *o, const char *url, bool warn, int *errp)
 {
 	SSL_CTX *ctx;
 	int err;
 
 	if ((err = readable("--tls-cert", o->cert, url)) || (err = readable("--tls-key", o->key, url)) ||
 	    (err = readable("--tls-ca", o->ca, url)))
-		return err;
+		return *errp = err, NULL;
 	ctx = SSL_CTX_new(TLS_client_method());
 	if (!ctx)
-		return vlog_err(-ENOMEM, "--send %s: cannot make a TLS context: %s", url, ssl_reason());
+		return *errp = vlog_err(-ENOMEM, "--send %s: cannot make a TLS context: %s", url,
+					ssl_reason()), NULL;
 	ERR_clear_error();
 	err = -EINVAL;
 	if (!SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION))
@@ -82,38 +119,65 @@ int vigil_tls_init(struct vigil_tls *t, const struct vigil_tls_opts *o, const ch
 	else
 		err = 0;
 	ERR_clear_error();
-	if (err || !t) {
+	if (err) {
+		SSL_CTX_free(ctx);
+		return *errp = err, NULL;
+	}
+	if (warn)
+		check_identity(ctx, o);
+	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+	/* The kernel encrypts when it can (CONFIG_TLS); else SSL_write from the
+	 * ring's pages, on a non-blocking socket: a write may take part of a
+	 * range, and one that must be retried is retried from the same ring
+	 * bytes, at another address when the ring's mapping wraps. A
+	 * collector gone without close_notify is a connection lost, as on
+	 * tcp://: acks are framed, a truncation cannot fake one. */
+	SSL_CTX_set_options(ctx, SSL_OP_ENABLE_KTLS | SSL_OP_IGNORE_UNEXPECTED_EOF);
+	SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+	SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
+	SSL_CTX_sess_set_new_cb(ctx, new_session);
+	return ctx;
+}
+
+int vigil_tls_init(struct vigil_tls *t, const struct vigil_tls_opts *o, const char *url)
+{
+	unsigned char ip[16];
+	SSL_CTX *ctx;
+	int err = 0;
+
+	ctx = make_ctx(o, url, !t, &err);
+	if (!ctx || !t) {
 		SSL_CTX_free(ctx);
 		return err;
 	}
 	*t = (struct vigil_tls){ .ctx = ctx };
 	if (o->server_name)
 		snprintf(t->server_name, sizeof(t->server_name), "%s", o->server_name);
-	else if ((err = vigil_stream_url_host(url, t->server_name, sizeof(t->server_name))))
-		goto fail;
-	{
-		unsigned char ip[16];
-
-		t->name_is_ip = inet_pton(AF_INET, t->server_name, ip) == 1 ||
-				inet_pton(AF_INET6, t->server_name, ip) == 1;
+	else if ((err = vigil_stream_url_host(url, t->server_name, sizeof(t->server_name)))) {
+		vigil_tls_free(t);
+		return err;
 	}
-	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
-	/* The kernel encrypts when it can (CONFIG_TLS); else SSL_write from the
-	 * ring's pages, on a non-blocking socket: a write may take part of a
-	 * range, and one that must be retried is retried from the same ring
-	 * bytes, at another address when the ring's mapping wraps. */
-	/* A collector gone without close_notify is a connection lost, as on
-	 * tcp://: acks are framed, a truncation cannot fake one. */
-	SSL_CTX_set_options(ctx, SSL_OP_ENABLE_KTLS | SSL_OP_IGNORE_UNEXPECTED_EOF);
-	SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
-	SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
-	SSL_CTX_sess_set_new_cb(ctx, new_session);
+	t->name_is_ip = inet_pton(AF_INET, t->server_name, ip) == 1 ||
+			inet_pton(AF_INET6, t->server_name, ip) == 1;
 	SSL_CTX_set_app_data(ctx, t);
 	return 0;
-fail:
-	SSL_CTX_free(ctx);
-	t->ctx = NULL;
-	return err;
+}
+
+int vigil_tls_reload(struct vigil_tls *t, const struct vigil_tls_opts *o, const char *url)
+{
+	int err = 0;
+	SSL_CTX *ctx = make_ctx(o, url, true, &err);
+
+	if (!ctx)
+		return err;
+	/* A connection's session holds its own reference to the old one. */
+	SSL_CTX_free(t->ctx);
+	t->ctx = ctx;
+	SSL_CTX_set_app_data(ctx, t);
+	if (t->session)
+		SSL_SESSION_free(t->session);	/* resumed, it would be the old identity's */
+	t->session = NULL;
+	return 0;
 }
 
 void vigil_tls_free(struct vigil_tls *t)

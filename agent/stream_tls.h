@@ -23,6 +23,7 @@ struct vigil_tx;
 struct vigil_tls_opts {
 	const char *cert, *key, *ca;	/* PEM files */
 	const char *server_name;	/* NULL: the URL's host */
+	const char *node_name;		/* warned about when the certificate is for another */
 };
 
 struct vigil_tls {
@@ -39,9 +40,13 @@ bool vigil_tls_url(const char *url);
 /* Checks the options for URL (all three files given, readable, the key
  * matching the certificate, the CA file holding certificates) and builds the
  * context; each failure is logged naming the option. t may be NULL (a check
- * at start only). */
+ * at start only, which also warns when the certificate is not for o->node_name
+ * or out of its validity period). */
 int vigil_tls_init(struct vigil_tls *t, const struct vigil_tls_opts *o, const char *url);
 void vigil_tls_free(struct vigil_tls *t);
+/* Reads the files again (SIGHUP): new connections use them, the one up
+ * keeps its session. On error (logged) the context in force stays. */
+int vigil_tls_reload(struct vigil_tls *t, const struct vigil_tls_opts *o, const char *url);
 
 /* A new session on connected socket fd, kept in tx->ssl. */
 int vigil_tls_start(struct vigil_tls *t, struct vigil_tx *tx, int fd);

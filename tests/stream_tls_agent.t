@@ -11,7 +11,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/stream_lib.sh"
 command -v openssl >/dev/null || skip_all "openssl is not installed"
-plan 26
+plan 31
 P="$T_DIR/pki"
 mkdir -p "$P"
 PEER="$TOP/tests/tls_peer.py"
@@ -142,20 +142,45 @@ stop_peer
 peer good3 ca server "$PORT" || exit 1
 wait_for 20 has_marker "$T_DIR/good3.out" "$TAG-90"
 check "then delivered to a good peer" -- in_order "$T_DIR/good3.out" "$TAG" 81 90
+
+# 6. SIGHUP re-reads the files: a key that is not the certificate's is
+# refused and the files in force stay; a rotated certificate is presented at
+# the next connection.
+cp "$P/agent.key" "$P/agent.key.good"
+cp "$P/server.key" "$P/agent.key"
+kill -HUP "$AGENT_PID"
+wait_for 10 grep -q 'SIGHUP: the TLS files are refused' "$T_DIR/agent.err" &&
+	grep -q 'does not match --tls-cert' "$T_DIR/agent.err"
+ok $? "SIGHUP with a key that does not match: refused, naming it; the files in force stay"
+cert ca agent2 "rotated-$NODE" "DNS:$NODE" && cp "$P/agent2.pem" "$P/agent.pem" &&
+	cp "$P/agent2.key" "$P/agent.key"
+kill -HUP "$AGENT_PID"
+wait_for 10 grep -q 'SIGHUP: --tls-cert, --tls-key and --tls-ca read again' "$T_DIR/agent.err"
+ok $? "SIGHUP with a rotated certificate: read again"
+stop_peer
+peer good3b ca server "$PORT" || exit 1
+run_markers "$TAG" 91 95
+wait_for 20 has_marker "$T_DIR/good3b.out" "$TAG-95"
+grep -q "cn=rotated-$NODE" "$T_DIR/good3b.log"
+ok $? "the next connection presents the rotated certificate (a full handshake, no resumption)"
+check "events flow after the rotation" -- in_order "$T_DIR/good3b.out" "$TAG" 91 95
 stop_agent
 ok $? "the agent stops cleanly"
 stop_peer
 
-# 6. A name the collector's certificate does not carry.
+# 7. A name the collector's certificate does not carry; a node name that is
+# not the certificate's is warned about at start.
 peer good4 ca server "$PORT" || exit 1
 start_agent --send "tls://127.0.0.1:$PORT" "${TLS[@]}" --tls-server-name collector.example \
-	--node-name "$NODE" --no-procfs --poll-ms 20 || exit 1
+	--node-name "other$$" --no-procfs --poll-ms 20 || exit 1
+grep -q "is for node '$NODE', this agent's node name is 'other$$'" "$T_DIR/agent.err"
+ok $? "a node name that is not the certificate's DNS name is warned about at start"
 wait_for 10 grep -q 'check --tls-server-name' "$T_DIR/agent.err"
 ok $? "a collector certificate without the expected name is refused naming --tls-server-name"
 stop_agent
 stop_peer
 
-# 7. The spool over TLS: a peer away for longer than a 64 KiB ring holds;
+# 8. The spool over TLS: a peer away for longer than a 64 KiB ring holds;
 # the backlog goes to the spool, then reaches a good peer from there (a
 # plain buffer of ours, SSL_write as from the ring), each once, in order.
 "$VIGIL" --pin-dir "$T_PIN" unpin >/dev/null 2>&1

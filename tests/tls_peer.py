@@ -96,7 +96,9 @@ def main():
                 continue
             peer = conn.getpeercert()
             dns = [v for k, v in peer.get('subjectAltName', ()) if k == 'DNS']
-            log(f'accepted {conn.version()} client dns={dns[0] if dns else "-"}')
+            cn = [v for rdn in peer.get('subject', ()) for k, v in rdn if k == 'commonName']
+            log(f'accepted {conn.version()} client dns={dns[0] if dns else "-"} '
+                f'cn={cn[0] if cn else "-"}')
             try:
                 why = serve(conn, out, written)
             except (ssl.SSLError, OSError) as e:
