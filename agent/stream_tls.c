@@ -239,6 +239,11 @@ static int failed(const struct vigil_tls *t, SSL *ssl, int ret, const char *duri
 	    (v == X509_V_ERR_HOSTNAME_MISMATCH || v == X509_V_ERR_IP_ADDRESS_MISMATCH))
 		snprintf(why, n, "TLS %s: the collector's certificate is not for '%s' (%s): check "
 			 "--tls-server-name", during, t->server_name, X509_verify_cert_error_string(v));
+	else if (reason == SSL_R_CERTIFICATE_VERIFY_FAILED &&
+		 (v == X509_V_ERR_CERT_HAS_EXPIRED || v == X509_V_ERR_CERT_NOT_YET_VALID))
+		snprintf(why, n, "TLS %s: the collector's certificate is out of its validity period "
+			 "(%s): the collector's certificate must be renewed", during,
+			 X509_verify_cert_error_string(v));
 	else if (reason == SSL_R_CERTIFICATE_VERIFY_FAILED)
 		snprintf(why, n, "TLS %s: the collector's certificate is refused (%s): check --tls-ca "
 			 "(the CA that signed the collector's certificate)", during,
@@ -255,8 +260,9 @@ static int failed(const struct vigil_tls *t, SSL *ssl, int ret, const char *duri
 			 ERR_reason_error_string(le));
 	else if ((e == SSL_ERROR_SYSCALL || e == SSL_ERROR_ZERO_RETURN) && !le) {
 		err = -ECONNRESET;
-		snprintf(why, n, "TLS %s: the collector closed the connection%s", during,
-			 ret == 0 || e == SSL_ERROR_ZERO_RETURN ? "" : " (reset)");
+		snprintf(why, n, "TLS %s: the collector closed the connection%s%s", during,
+			 ret == 0 || e == SSL_ERROR_ZERO_RETURN ? "" : " (reset)",
+			 strcmp(during, "handshake") ? "" : " (is it listening with tls://?)");
 	} else {
 		err = -EPROTO;
 		snprintf(why, n, "TLS %s failed: %s%s", during, le ? ssl_reason() : "no reason given",

@@ -7,11 +7,13 @@
 # certificate refused by the peer is logged naming --tls-cert; a wrong name
 # names --tls-server-name; bad options stop the start naming the option; the
 # log names the user-space path where the kernel has no TLS; a backlog past
-# half a small ring goes to the spool and is sent over TLS from there.
+# half a small ring goes to the spool and is sent over TLS from there; TLS
+# to a plaintext collector, a collector that stalls the handshake, and an
+# expired collector certificate are each refused with a message saying so.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/stream_lib.sh"
 command -v openssl >/dev/null || skip_all "openssl is not installed"
-plan 31
+plan 36
 P="$T_DIR/pki"
 mkdir -p "$P"
 PEER="$TOP/tests/tls_peer.py"
@@ -199,5 +201,46 @@ ok $? "the spool is emptied as the peer acknowledges"
 stop_agent
 grep -q 'BPF counted 0 ring-full losses' "$T_DIR/agent.err"
 ok $? "BPF dropped nothing: the ring never filled"
+stop_peer
+
+# 9. One agent, three broken collectors: the real vigil-collector listening
+# in clear (it gets a ClientHello where it wants a hello and closes), a peer
+# that accepts and never answers (the handshake is cut after 10 s), a peer
+# with an expired certificate.
+"$VIGIL" --pin-dir "$T_PIN" unpin >/dev/null 2>&1
+start_collector plain "" --listen tcp://127.0.0.1:0 -o "$T_DIR/plain.json" || exit 1
+PLAIN=$COLL_PORT
+/usr/bin/python3 -c '
+import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(4)
+print(s.getsockname()[1], flush=True)
+conns = []
+while True:
+    conns.append(s.accept()[0])
+' >"$T_DIR/stall.port" &
+STALL_PID=$!
+on_exit "kill -9 $STALL_PID 2>/dev/null; wait $STALL_PID 2>/dev/null"
+wait_for 10 test -s "$T_DIR/stall.port"
+STALL=$(cat "$T_DIR/stall.port")
+openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj /CN=expired \
+	-keyout "$P/expired.key" -out "$P/expired.csr" 2>/dev/null &&
+	openssl x509 -req -in "$P/expired.csr" -CA "$P/ca.pem" -CAkey "$P/ca.key" -CAcreateserial \
+	-days 0 -extfile <(printf 'subjectAltName=IP:127.0.0.1\n') -out "$P/expired.pem" 2>/dev/null
+sleep 1.1	# -days 0: it expires now
+peer expired ca expired || exit 1
+start_agent --send "tls://127.0.0.1:$PLAIN" --send "tls://127.0.0.1:$STALL" --send "tls://127.0.0.1:$PORT" \
+	"${TLS[@]}" --node-name "$NODE" --no-procfs --poll-ms 20 || exit 1
+wait_for 10 grep -q "tls://127.0.0.1:$PLAIN: TLS handshake: the collector closed the connection (is it listening with tls://?)" \
+	"$T_DIR/agent.err"
+ok $? "TLS to a collector listening in clear: it closes, the log asks whether it listens with tls://"
+[ ! -s "$T_DIR/plain.json" ]
+ok $? "the plaintext collector wrote nothing"
+wait_for 10 grep -q "tls://127.0.0.1:$PORT: TLS handshake: the collector's certificate is out of its validity period (certificate has expired)" \
+	"$T_DIR/agent.err"
+ok $? "an expired collector certificate is refused, saying so"
+wait_for 15 grep -q "tls://127.0.0.1:$STALL: TLS handshake: the collector did not finish it in time" "$T_DIR/agent.err"
+ok $? "a handshake the collector stalls is cut after 10 s"
+stop_agent
+ok $? "the agent stops cleanly"
 stop_peer
 done_testing
