@@ -47,10 +47,14 @@ static int new_session(SSL *ssl, SSL_SESSION *sess)
 {
 	struct vigil_tls *t = SSL_CTX_get_app_data(SSL_get_SSL_CTX(ssl));
 
+	t->got_ticket = true;
+	/* A connection made before a SIGHUP re-read the files: its ticket
+	 * would resume the old identity. */
+	if (SSL_get_SSL_CTX(ssl) != t->ctx)
+		return 0;
 	if (t->session)
 		SSL_SESSION_free(t->session);
 	t->session = sess;
-	t->got_ticket = true;
 	return 1;	/* ours now */
 }
 
