@@ -28,7 +28,9 @@
 /* A TLS 1.3 server refuses a client's certificate only after the client's
  * handshake is done: a connection counts as working (backoff reset, the
  * "connected" line) once the collector sent a ticket or an ack, or this long
- * passed without a refusal. */
+ * passed without a refusal. Records wait until then: a collector that
+ * refuses us sends its alert and closes with our bytes unread, which resets
+ * the connection, and a send that met the reset first would hide the alert. */
 #define TLS_PROVEN_S 2.0
 
 static void watch(struct vigil_sink_stream *s, int fd)
@@ -378,14 +380,16 @@ static int offer(struct vigil_sink *sk, const struct vigil_ring *r, uint64_t end
 		if ((err = read_acks(s)))
 			down(s, err, s->why[0] ? s->why	/* TLS said why */
 				     : err == -EPROTO ? "bad ack from the collector" : "connection lost");
+		else if (!s->proven &&
+			 (s->tls.got_ticket || vigil_stream_now() - s->up_since >= TLS_PROVEN_S))
+			proven(s);
+		if (s->state != STREAM_UP || !s->proven)
+			;	/* TLS: records wait until the collector accepted us */
 		else if ((released = vigil_tx_poll(&s->tx)) < 0 || (err = send_next(s, r, end)) ||
 			 (released = vigil_tx_poll(&s->tx)) < 0)
 			down(s, released < 0 ? released : err,
 			     err == -ESTALE ? "the spool dropped what was due next" : "send failed");
 	}
-	if (s->state == STREAM_UP && !s->proven &&
-	    (s->tls.got_ticket || vigil_stream_now() - s->up_since >= TLS_PROVEN_S))
-		proven(s);
 	if (s->state == STREAM_UP && s->o.path == VIGIL_TX_AUTO && vigil_tx_copied_anyway(&s->tx))
 		vlog_info("stream %s: the kernel copied every zero-copy send to this destination "
 			  "(loopback does): sending with plain send() instead", s->o.url);

@@ -137,7 +137,8 @@ peer refuse other server "$PORT" || exit 1
 run_markers "$TAG" 81 90
 wait_for 10 grep -q 'refused our certificate' "$T_DIR/agent.err"
 grep 'refused our certificate' "$T_DIR/agent.err" | grep -q -- '--tls-cert'
-ok $? "the agent's certificate refused by the peer is logged naming --tls-cert"
+ok $? "the agent's certificate refused by the peer is logged naming --tls-cert" ||
+	{ tail -8 "$T_DIR/agent.err"; cat "$T_DIR/refuse.log"; } | sed 's/^/#   /' 
 sleep 2
 is "$(grep -c 'refused our certificate' "$T_DIR/agent.err")" 1 "logged once for the episode"
 stop_peer
