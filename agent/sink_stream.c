@@ -144,7 +144,7 @@ static void say_hello(struct vigil_sink_stream *s, const struct vigil_ring *r)
 	vigil_stream_hello_build(&s->hello, s->o.node_name, s->boot_id, s->ring_id,
 				 s->ring_size, at, s->o.realtime_offset_ns);
 	vigil_tx_connect(&s->tx, s->fd, at);
-	if (s->tx.path == VIGIL_TX_TLS || s->tx.ssl) {
+	if (s->tx.ssl) {
 		/* Through the session, also under kernel TLS (OpenSSL knows
 		 * the socket's mode). */
 		uint64_t sends = s->tx.sends, bytes = s->tx.bytes;
