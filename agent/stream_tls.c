@@ -52,10 +52,15 @@ static int new_session(SSL *ssl, SSL_SESSION *sess)
 	 * would resume the old identity. */
 	if (SSL_get_SSL_CTX(ssl) != t->ctx)
 		return 0;
+	/* A copy: the connection's own session is marked not resumable when
+	 * the connection is cut without close_notify, as ours are. */
+	sess = SSL_SESSION_dup(sess);
+	if (!sess)
+		return 0;
 	if (t->session)
 		SSL_SESSION_free(t->session);
 	t->session = sess;
-	return 1;	/* ours now */
+	return 0;	/* the original stays the connection's */	/* ours now */
 }
 
 /* What the collector will make of our certificate, said at start and at

@@ -9,11 +9,13 @@
 # log names the user-space path where the kernel has no TLS; a backlog past
 # half a small ring goes to the spool and is sent over TLS from there; TLS
 # to a plaintext collector, a collector that stalls the handshake, and an
-# expired collector certificate are each refused with a message saying so.
+# expired collector certificate are each refused with a message saying so;
+# a connection dropped mid-stream resumes the TLS session and loses and
+# doubles nothing.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/stream_lib.sh"
 command -v openssl >/dev/null || skip_all "openssl is not installed"
-plan 36
+plan 39
 P="$T_DIR/pki"
 mkdir -p "$P"
 PEER="$TOP/tests/tls_peer.py"
@@ -36,13 +38,13 @@ ca ca && ca other && cert ca server collector 'IP:127.0.0.1,DNS:localhost' &&
 	cert ca agent "$NODE" "DNS:$NODE"
 ok $? "test certificates made"
 
-# peer NAME CA-FOR-CLIENTS CERT [PORT]: a TLS peer writing to $T_DIR/NAME.out;
-# sets PEER_PID and PORT.
+# peer NAME CA-FOR-CLIENTS CERT [PORT [DROP]]: a TLS peer writing to
+# $T_DIR/NAME.out (DROP: tests/tls_peer.py); sets PEER_PID and PORT.
 peer() {
 	local name=$1 ca=$2 crt=$3 port=${4:-0}
 	: >"$T_DIR/$name.log"
 	/usr/bin/python3 "$PEER" "$port" "$P/$crt.pem" "$P/$crt.key" "$P/$ca.pem" "$T_DIR/$name.out" \
-		2>>"$T_DIR/$name.log" &
+		${5:-} 2>>"$T_DIR/$name.log" &
 	PEER_PID=$!
 	on_exit "kill -9 $PEER_PID 2>/dev/null; wait $PEER_PID 2>/dev/null"
 	wait_for 10 grep -q 'listening on' "$T_DIR/$name.log" ||
@@ -250,5 +252,23 @@ wait_for 15 grep -q "tls://127.0.0.1:$STALL: TLS handshake: the collector did no
 ok $? "a handshake the collector stalls is cut after 10 s"
 stop_agent
 ok $? "the agent stops cleanly"
+stop_peer
+
+# 10. A peer that drops the connection in the middle, with records written
+# but not acknowledged: the agent reconnects, resuming the TLS session, and
+# sends again from the acknowledged offset; each event is written once.
+peer drop ca server 0 25 || exit 1
+start_agent --send "tls://127.0.0.1:$PORT" "${TLS[@]}" --node-name "$NODE" --no-procfs --poll-ms 20 || exit 1
+wait_for 10 grep -q 'connected' "$T_DIR/agent.err"
+TAG="tdr$$"
+for ((i = 1; i <= 60; i += 10)); do run_markers "$TAG" $i $((i + 9)); sleep 0.05; done
+wait_for 20 has_marker "$T_DIR/drop.out" "$TAG-60"
+grep -q 'connection ended: dropped by the peer' "$T_DIR/drop.log"
+ok $? "the peer dropped the first connection"
+check "after the drop every event arrives once, in order" -- in_order "$T_DIR/drop.out" "$TAG" 1 60
+grep 'accepted' "$T_DIR/drop.log" | sed -n 2p | grep -q 'reused=True'
+ok $? "the reconnect resumed the TLS session with the peer's ticket" ||
+	sed 's/^/#   /' "$T_DIR/drop.log"
+stop_agent
 stop_peer
 done_testing

@@ -2,7 +2,7 @@
 """A private TLS peer for tests/stream_tls_agent.t: a minimal collector that
 speaks the stream of docs/stream.md inside mutual TLS 1.3.
 
-  tls_peer.py PORT CERT KEY CA OUT
+  tls_peer.py PORT CERT KEY CA OUT [DROP]
 
 Listens on 127.0.0.1:PORT (0: any; the port is printed as "listening on
 PORT"), requires a client certificate signed by CA, serves one connection
@@ -10,7 +10,9 @@ at a time, forever. For each connection it logs the client's first DNS SAN
 and the hello's node name and start offset; for each record it writes to OUT
 one line "OFFSET TYPE TEXT" (TEXT: the event's printable runs, so exec
 arguments show), skipping records below what it already wrote for that
-stream (a resend), and acks after each read what it wrote.
+stream (a resend), and acks after each read what it wrote. With DROP, the
+first connection is closed once DROP records were written, before their ack
+(the agent sends them again, and they are skipped as already written).
 """
 import os
 import re
@@ -30,7 +32,7 @@ def log(*a):
     print(*a, file=sys.stderr, flush=True)
 
 
-def serve(conn, out, written):
+def serve(conn, out, written, drop):
     buf = b''
     hello = None
     offset = 0
@@ -66,6 +68,12 @@ def serve(conn, out, written):
             offset += span
             written[hello] = max(written.get(hello, 0), offset)
             buf = buf[span:]
+            if drop and drop[0] and len(drop) == 1:
+                drop[0] -= 1
+                if not drop[0]:
+                    drop.append('done')
+                    out.flush()
+                    return 'dropped by the peer'
             acked = offset
         if acked is not None:
             out.flush()
@@ -74,6 +82,7 @@ def serve(conn, out, written):
 
 def main():
     port, cert, key, ca, out_path = sys.argv[1:6]
+    drop = [int(sys.argv[6])] if len(sys.argv) > 6 else None
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.minimum_version = ssl.TLSVersion.TLSv1_3
     ctx.load_cert_chain(cert, key)
@@ -98,9 +107,9 @@ def main():
             dns = [v for k, v in peer.get('subjectAltName', ()) if k == 'DNS']
             cn = [v for rdn in peer.get('subject', ()) for k, v in rdn if k == 'commonName']
             log(f'accepted {conn.version()} client dns={dns[0] if dns else "-"} '
-                f'cn={cn[0] if cn else "-"}')
+                f'cn={cn[0] if cn else "-"} reused={conn.session_reused}')
             try:
-                why = serve(conn, out, written)
+                why = serve(conn, out, written, drop)
             except (ssl.SSLError, OSError) as e:
                 why = str(e)
             log(f'connection ended: {why}')
