@@ -88,6 +88,8 @@ $(BUILD)/%.o: %.c | deps $(SKELS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
 
+# libssl: vigild --send tls://.
+$(BUILD)/vigild: LDLIBS += -lssl -lcrypto
 $(BUILD)/vigild: $(AGENT_OBJS) $(LIB_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 # libnats: the collector publishes to JetStream, and a test reads it back.
@@ -103,7 +105,7 @@ $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIB_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 # The stream benchmark runs the agent's own sinks.
 $(BUILD)/bench/stream_consumers: $(filter-out $(BUILD)/agent/main.o,$(AGENT_OBJS))
-$(BUILD)/bench/stream_consumers: LDLIBS += -lpthread
+$(BUILD)/bench/stream_consumers: LDLIBS += -lssl -lcrypto -lpthread
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIB_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 

@@ -63,12 +63,14 @@ struct options {
 
 static volatile sig_atomic_t stop;
 static volatile sig_atomic_t hup;	/* re-read the policy files */
+static volatile sig_atomic_t hups;	/* SIGHUPs so far: tls:// re-reads its files */
 static struct vigil_control control = { .fd = -1 };
 
 static void on_hup(int sig)
 {
 	(void)sig;
 	hup = 1;
+	hups++;
 }
 
 static void on_signal(int sig)
@@ -95,12 +97,19 @@ static const char usage_text[] =
 	"      --enable-process-ns          namespaces (\"ns\") in process objects\n"
 	"      --enable-process-cred        saved and fs ids and capabilities in process objects\n"
 	"      --node-name NAME             node name in events and exec ids (default: hostname)\n"
-	"      --send URL                   stream the ring to a collector, tcp://HOST:PORT\n"
+	"      --send URL                   stream the ring to a collector, tcp://HOST:PORT,\n"
+	"                                   tls://HOST:PORT (with --tls-*) or udp://HOST:PORT\n"
 	"                                   (repeatable; alone, it turns the terminal view off)\n"
 	"      --send-path PATH             auto (default), uring, zerocopy or send\n"
 	"      --spool-dir DIR              a collector away past half the ring: its backlog\n"
 	"                                   waits in DIR (default: in the ring only)\n"
 	"      --spool-max-mb N             the spool's bound, per --send (default 256)\n"
+	"      --tls-cert FILE              tls:// (mutual TLS 1.3): this node's certificate\n"
+	"                                   (PEM; its first DNS name is the node's identity)\n"
+	"      --tls-key FILE               its private key (PEM)\n"
+	"      --tls-ca FILE                the CA that signs the collector's certificate\n"
+	"      --tls-server-name NAME       the name the collector's certificate must carry\n"
+	"                                   (default: the URL's host; an IP as an IP SAN)\n"
 	"\n"
 	"Kernel side:\n"
 	"      --pin-dir DIR                where maps and links are pinned (default "
@@ -184,7 +193,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 {
 	enum { O_MAXSIZE = 256, O_BACKUPS, O_NODE, O_PIN, O_RING, O_WAKE, O_POLL, O_NOPROC, O_UNPIN, O_POLICY,
 	       O_REPORT_INTERVAL, O_REPORT_ONLY, O_NO_LISTEN, O_NO_LOOPBACK, O_MAX_SOCKETS, O_NO_IO_HOOKS,
-	       O_SEND, O_SENDPATH, O_SPOOL, O_SPOOLMAX, O_ENFORCE_ON, O_TRACK_FLOWS, O_MAXAGE,
+	       O_SEND, O_SENDPATH, O_SPOOL, O_SPOOLMAX, O_TLS_CERT, O_TLS_KEY, O_TLS_CA, O_TLS_NAME, O_ENFORCE_ON, O_TRACK_FLOWS, O_MAXAGE,
 	       O_PROC_BUDGET, O_PROC_BUDGET_BY, O_FORMAT, O_FORMAT_LAST = O_FORMAT + 2 };
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
@@ -216,6 +225,10 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "send-path", required_argument, NULL, O_SENDPATH },
 		{ "spool-dir", required_argument, NULL, O_SPOOL },
 		{ "spool-max-mb", required_argument, NULL, O_SPOOLMAX },
+		{ "tls-cert", required_argument, NULL, O_TLS_CERT },
+		{ "tls-key", required_argument, NULL, O_TLS_KEY },
+		{ "tls-ca", required_argument, NULL, O_TLS_CA },
+		{ "tls-server-name", required_argument, NULL, O_TLS_NAME },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -359,6 +372,10 @@ static int parse_options(int argc, char **argv, struct options *o)
 			    o->stream.spool_max > (1ull << 40))
 				return vlog_err(-EINVAL, "--spool-max-mb wants 0.0625 to 1048576");
 			break;
+		case O_TLS_CERT: o->stream.tls.cert = optarg; break;
+		case O_TLS_KEY: o->stream.tls.key = optarg; break;
+		case O_TLS_CA: o->stream.tls.ca = optarg; break;
+		case O_TLS_NAME: o->stream.tls.server_name = optarg; break;
 		case 'd':
 			errno = 0;
 			o->duration = strtod(optarg, &end);
@@ -386,6 +403,22 @@ static int parse_options(int argc, char **argv, struct options *o)
 		return vlog_err(-EINVAL, "--json writes JSON to stdout, --export-file to a file: choose one");
 	if (o->proc_budget.by != VIGIL_BUDGET_BY_CGROUP && !o->proc_budget.rate)
 		return vlog_err(-EINVAL, "--proc-budget-by says what --proc-budget counts by, which is not given");
+	{
+		const struct vigil_tls_opts *t = &o->stream.tls;
+		bool tls = false;
+
+		for (int i = 0; i < o->nsend; i++)
+			tls |= vigil_tls_url(o->send[i]);
+		if (!tls && (t->cert || t->key || t->ca || t->server_name))
+			return vlog_err(-EINVAL, "--tls-cert, --tls-key, --tls-ca and --tls-server-name "
+					"apply to --send tls://HOST:PORT, which is not given");
+		/* Under TLS the pages go out with send() through kernel TLS, or
+		 * SSL_write: no zero-copy path applies (docs/stream.md). */
+		if (tls && (o->stream.path == VIGIL_TX_URING_ZC || o->stream.path == VIGIL_TX_MSG_ZC))
+			return vlog_err(-EINVAL, "--send-path %s does not apply to tls://: it sends "
+					"through kernel TLS or SSL_write (use auto or send)",
+					o->stream.path == VIGIL_TX_URING_ZC ? "uring" : "zerocopy");
+	}
 	if (o->export_max_age && !o->export_file)
 		return vlog_err(-EINVAL, "--export-max-age applies to --export-file, which is not given");
 	/* PATH rotates every half age: one rotated file would be overwritten
@@ -478,12 +511,15 @@ int main(int argc, char **argv)
 	 * that is not there: each stops the start before anything is loaded. */
 	if (o.npolicy && vigil_control_check(o.policy, o.npolicy))
 		return 1;
+	o.stream.tls.node_name = o.node_name;
+	o.stream.hups = &hups;
 	for (int i = 0; i < o.nsend; i++) {
 		struct sockaddr_storage addr;
 		unsigned addrlen;
 		int socktype;
 
-		if (vigil_stream_url(o.send[i], &socktype, &addr, &addrlen))
+		if (vigil_stream_url(o.send[i], &socktype, &addr, &addrlen) ||
+		    (vigil_tls_url(o.send[i]) && vigil_tls_init(NULL, &o.stream.tls, o.send[i])))
 			return vlog_err(-EINVAL, "--send %s: refused, nothing started", o.send[i]), 1;
 	}
 	for (unsigned i = 0; i < o.nenforce; i++)

@@ -24,6 +24,14 @@
 #define HOLD_S 0.005
 #define BACKOFF_MIN_MS 100
 #define BACKOFF_MAX_MS 5000
+#define HANDSHAKE_S 10		/* a TLS handshake that takes longer is cut */
+/* A TLS 1.3 server refuses a client's certificate only after the client's
+ * handshake is done: a connection counts as working (backoff reset, the
+ * "connected" line) once the collector sent a ticket or an ack, or this long
+ * passed without a refusal. Records wait until then: a collector that
+ * refuses us sends its alert and closes with our bytes unread, which resets
+ * the connection, and a send that met the reset first would hide the alert. */
+#define TLS_PROVEN_S 2.0
 
 static void watch(struct vigil_sink_stream *s, int fd)
 {
@@ -37,9 +45,17 @@ static void watch(struct vigil_sink_stream *s, int fd)
 
 static void down(struct vigil_sink_stream *s, int err, const char *what)
 {
-	if (s->state == STREAM_UP || !s->failures++)
-		vlog_info("stream %s: %s (%s); retrying, events wait in the ring", s->o.url, what,
-			  strerror(-err));
+	char line[sizeof(s->said)];
+
+	/* Once per episode and reason: a retry that fails the same way says
+	 * nothing, one that fails another way (the collector back, but with
+	 * a certificate we refuse) says so. */
+	snprintf(line, sizeof(line), "%s (%s)", what, strerror(-err));
+	if ((s->state == STREAM_UP && s->proven) || !s->failures++ || strcmp(line, s->said))
+		vlog_info("stream %s: %s; retrying, events wait in the ring", s->o.url, line);
+	snprintf(s->said, sizeof(s->said), "%s", line);
+	if (s->tx.ssl)
+		vigil_tls_close(&s->tx);
 	if (s->fd >= 0) {
 		/* Abortive: what the socket still queues is sent again from
 		 * the acknowledged offset anyway, and an io_uring send blocked
@@ -96,41 +112,116 @@ static uint64_t resume_at(struct vigil_sink_stream *s, const struct vigil_ring *
 	return at;
 }
 
-/* Connected: say hello, starting where the collector last acknowledged. */
+/* The connection works: backoff from the start, and the log says so once
+ * per episode, with the path that runs. */
+static void proven(struct vigil_sink_stream *s)
+{
+	char tls[128] = "";
+
+	s->proven = true;
+	s->backoff_ms = BACKOFF_MIN_MS;
+	if (s->said_path && !s->failures)
+		return;
+	if (s->tls_on)
+		vigil_tls_describe(&s->tx, tls, sizeof(tls));
+	vlog_info("stream %s: connected, sending from ring position %llu with %s%s%s%s", s->o.url,
+		  (unsigned long long)s->acked,
+		  !s->tls_on ? vigil_tx_path_name(s->tx.path)
+		  : s->ktls ? "tls: kernel TLS (send from the ring)"
+			    : "tls: user-space TLS (SSL_write from the ring)",
+		  *tls ? " (" : "", tls, *tls ? ")" : "");
+	s->said_path = true;
+	s->failures = 0;
+}
+
+/* Say hello, starting where the collector last acknowledged. */
+static void say_hello(struct vigil_sink_stream *s, const struct vigil_ring *r)
+{
+	uint64_t at = resume_at(s, r);
+	ssize_t n;
+
+	s->hello.len = 0;
+	vigil_stream_hello_build(&s->hello, s->o.node_name, s->boot_id, s->ring_id,
+				 s->ring_size, at, s->o.realtime_offset_ns);
+	vigil_tx_connect(&s->tx, s->fd, at);
+	if (s->tx.ssl) {
+		/* Through the session, also under kernel TLS (OpenSSL knows
+		 * the socket's mode). */
+		uint64_t sends = s->tx.sends, bytes = s->tx.bytes;
+
+		n = vigil_tls_send(&s->tx, s->hello.p, s->hello.len) ? -1 : (ssize_t)(s->tx.sent - at);
+		s->tx.sent = at;	/* the hello is not ring bytes */
+		s->tx.sends = sends;
+		s->tx.bytes = bytes;
+		if (n != (ssize_t)s->hello.len)
+			errno = EAGAIN;
+	} else {
+		n = send(s->fd, s->hello.p, s->hello.len, MSG_DONTWAIT | MSG_NOSIGNAL);
+	}
+	if (n != (ssize_t)s->hello.len)
+		return down(s, n < 0 ? -errno : -EAGAIN, "cannot send the hello");
+	s->acked = at;
+	s->state = STREAM_UP;
+	s->connects++;
+	s->up_since = vigil_stream_now();
+	s->proven = false;
+	watch(s, s->fd);
+	if (!s->tls_on)
+		proven(s);
+}
+
+/* Connected: TLS first on tls://, else the hello. */
 static void finish_connect(struct vigil_sink_stream *s, const struct vigil_ring *r)
 {
 	struct pollfd p = { .fd = s->fd, .events = POLLOUT };
 	int err = 0;
 	socklen_t len = sizeof(err);
-	uint64_t at;
-	ssize_t n;
 
 	if (poll(&p, 1, 0) <= 0)
 		return;	/* still connecting */
 	if (getsockopt(s->fd, SOL_SOCKET, SO_ERROR, &err, &len) || err)
 		return down(s, -(err ? err : errno), "cannot connect");
+	if (s->tls_on) {
+		if ((err = vigil_tls_start(&s->tls, &s->tx, s->fd)))
+			return down(s, err, "cannot start TLS");
+		s->state = STREAM_HANDSHAKE;
+		s->deadline = vigil_stream_now() + HANDSHAKE_S;
+		watch(s, s->fd);
+		return;
+	}
 	/* io_uring sends on a blocking socket (its MSG_WAITALL retries);
 	 * our own calls pass MSG_DONTWAIT. */
 	fcntl(s->fd, F_SETFL, fcntl(s->fd, F_GETFL) & ~O_NONBLOCK);
-	at = resume_at(s, r);
-	s->hello.len = 0;
-	vigil_stream_hello_build(&s->hello, s->o.node_name, s->boot_id, s->ring_id,
-				 s->ring_size, at, s->o.realtime_offset_ns);
-	n = send(s->fd, s->hello.p, s->hello.len, MSG_DONTWAIT | MSG_NOSIGNAL);
-	if (n != (ssize_t)s->hello.len)
-		return down(s, n < 0 ? -errno : -EAGAIN, "cannot send the hello");
-	s->acked = at;
-	vigil_tx_connect(&s->tx, s->fd, at);
-	s->state = STREAM_UP;
-	s->connects++;
-	s->backoff_ms = BACKOFF_MIN_MS;
-	watch(s, s->fd);
-	if (!s->said_path || s->failures) {
-		vlog_info("stream %s: connected, sending from ring position %llu with %s", s->o.url,
-			  (unsigned long long)at, vigil_tx_path_name(s->tx.path));
-		s->said_path = true;
-		s->failures = 0;
+	say_hello(s, r);
+}
+
+/* tls://: the handshake, on the non-blocking socket; then the ring goes out
+ * through kernel TLS when OpenSSL could hand it the keys, else SSL_write. */
+static void handshake(struct vigil_sink_stream *s, const struct vigil_ring *r)
+{
+	int err = vigil_tls_handshake(&s->tls, &s->tx, s->why, sizeof(s->why));
+
+	if (err < 0)
+		return down(s, err, s->why);
+	if (!err) {
+		if (vigil_stream_now() > s->deadline)
+			down(s, -ETIMEDOUT, "TLS handshake: the collector did not finish it in time");
+		return;
 	}
+	s->ktls = vigil_tls_ktls_send(&s->tx);
+	s->tx.path = s->ktls ? VIGIL_TX_SEND : VIGIL_TX_TLS;
+	say_hello(s, r);
+}
+
+/* recv(), or SSL_read on tls://: bytes, 0 at the end, or -errno. */
+static ssize_t receive(struct vigil_sink_stream *s, void *buf, size_t len)
+{
+	ssize_t n;
+
+	if (s->tx.ssl)
+		return vigil_tls_read(&s->tls, &s->tx, buf, len, s->why, sizeof(s->why));
+	n = recv(s->fd, buf, len, MSG_DONTWAIT);
+	return n < 0 ? -errno : n;
 }
 
 /* Acks from the collector: hostile bytes like any other. */
@@ -138,12 +229,12 @@ static int read_acks(struct vigil_sink_stream *s)
 {
 	for (;;) {
 		struct vigil_stream_ack a;
-		ssize_t n = recv(s->fd, s->ack + s->ack_len, sizeof(s->ack) - s->ack_len, MSG_DONTWAIT);
+		ssize_t n = receive(s, s->ack + s->ack_len, sizeof(s->ack) - s->ack_len);
 
 		if (n == 0)
 			return -ECONNRESET;
 		if (n < 0)
-			return errno == EAGAIN || errno == EINTR ? 0 : -errno;
+			return n == -EAGAIN || n == -EINTR ? 0 : n;
 		s->ack_len += n;
 		if (s->ack_len < sizeof(a))
 			continue;
@@ -156,6 +247,8 @@ static int read_acks(struct vigil_sink_stream *s)
 			return -EPROTO;
 		s->acked = a.offset;
 		vigil_spool_trim(&s->spool, s->acked);
+		if (!s->proven)
+			proven(s);
 	}
 }
 
@@ -266,14 +359,32 @@ static int offer(struct vigil_sink *sk, const struct vigil_ring *r, uint64_t end
 		s->started = true;
 		s->acked = s->spool.nseg ? vigil_spool_first(&s->spool) : sk->pos;
 	}
+	if (s->tls_on && s->o.hups && *s->o.hups != s->hups_seen) {
+		s->hups_seen = *s->o.hups;
+		if (vigil_tls_reload(&s->tls, &s->o.tls, s->o.url))
+			vlog_info("stream %s: SIGHUP: the TLS files are refused, the ones read before "
+				  "stay in force", s->o.url);
+		else
+			vlog_info("stream %s: SIGHUP: --tls-cert, --tls-key and --tls-ca read again: "
+				  "the next connection uses them", s->o.url);
+	}
 	if (s->state == STREAM_DOWN && vigil_stream_now() >= s->next_try &&
 	    vigil_tx_can_connect(&s->tx))
 		start_connect(s);
 	if (s->state == STREAM_CONNECTING)
 		finish_connect(s, r);
+	if (s->state == STREAM_HANDSHAKE)
+		handshake(s, r);
 	if (s->state == STREAM_UP) {
+		s->why[0] = 0;
 		if ((err = read_acks(s)))
-			down(s, err, err == -EPROTO ? "bad ack from the collector" : "connection lost");
+			down(s, err, s->why[0] ? s->why	/* TLS said why */
+				     : err == -EPROTO ? "bad ack from the collector" : "connection lost");
+		else if (!s->proven &&
+			 (s->tls.got_ticket || vigil_stream_now() - s->up_since >= TLS_PROVEN_S))
+			proven(s);
+		if (s->state != STREAM_UP || !s->proven)
+			;	/* TLS: records wait until the collector accepted us */
 		else if ((released = vigil_tx_poll(&s->tx)) < 0 || (err = send_next(s, r, end)) ||
 			 (released = vigil_tx_poll(&s->tx)) < 0)
 			down(s, released < 0 ? released : err,
@@ -347,6 +458,12 @@ int vigil_sink_stream_init(struct vigil_sink_stream *s, const struct vigil_strea
 	s->ring_size = info.max_entries;
 	if (s->socktype == SOCK_DGRAM)
 		return vigil_sink_stream_udp_init(s);
+	if (vigil_tls_url(o->url)) {
+		if ((err = vigil_tls_init(&s->tls, &o->tls, o->url)))
+			return err;
+		s->tls_on = true;
+		s->hups_seen = o->hups ? *o->hups : 0;
+	}
 	if (!s->o.high_water || s->o.high_water > s->ring_size / 2)
 		s->o.high_water = s->ring_size / 2;
 	if (o->spool_dir) {
@@ -357,7 +474,9 @@ int vigil_sink_stream_init(struct vigil_sink_stream *s, const struct vigil_strea
 			return -ENOMEM;
 		s->spooling = true;
 	}
-	if ((err = vigil_tx_init(&s->tx, o->path)))
+	/* tls://: the path is chosen after each handshake (kernel TLS or
+	 * SSL_write); no io_uring. */
+	if ((err = vigil_tx_init(&s->tx, s->tls_on ? VIGIL_TX_SEND : o->path)))
 		return vlog_err(err, "--send %s: cannot set up %s", o->url, vigil_tx_path_name(o->path));
 	watch(s, s->tx.uring_fd);
 	return 0;
@@ -365,6 +484,9 @@ int vigil_sink_stream_init(struct vigil_sink_stream *s, const struct vigil_strea
 
 void vigil_sink_stream_free(struct vigil_sink_stream *s)
 {
+	if (s->tx.ssl)
+		vigil_tls_close(&s->tx);
+	vigil_tls_free(&s->tls);
 	if (s->fd >= 0)
 		close(s->fd);
 	s->fd = -1;

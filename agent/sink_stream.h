@@ -12,12 +12,14 @@
 #define VIGIL_SINK_STREAM_H
 
 #include <stdbool.h>
+#include <signal.h>
 #include <stdint.h>
 #include <sys/socket.h>
 #include <linux/types.h>
 #include "buf.h"
 #include "pump.h"
 #include "spool.h"
+#include "stream_tls.h"
 #include "stream_tx.h"
 
 struct vigil_stream_opts {
@@ -29,6 +31,9 @@ struct vigil_stream_opts {
 	uint64_t spool_max;		/* bytes */
 	uint64_t high_water;		/* backlog bytes past which the spool takes it;
 					 * 0: half the ring */
+	struct vigil_tls_opts tls;	/* tls:// only */
+	volatile sig_atomic_t *hups;	/* SIGHUPs so far: a new one re-reads the TLS
+					 * files (NULL: never) */
 };
 
 struct vigil_sink_stream {
@@ -39,8 +44,18 @@ struct vigil_sink_stream {
 	int socktype;
 	int fd;
 	int epfd;			/* the pump's: acks and completions wake it */
-	enum { STREAM_DOWN, STREAM_CONNECTING, STREAM_UP } state;
+	enum { STREAM_DOWN, STREAM_CONNECTING, STREAM_HANDSHAKE, STREAM_UP } state;
 	struct vigil_tx tx;
+	bool tls_on;			/* tls:// */
+	struct vigil_tls tls;
+	bool ktls;			/* this connection's TX keys are the kernel's */
+	double deadline;		/* a TLS handshake ends by then */
+	double up_since;
+	bool proven;			/* this connection works (plain: at once; TLS: a
+					 * ticket, an ack, or a while without refusal) */
+	char why[384];			/* a TLS failure, for the log */
+	char said[448];			/* the last failure logged */
+	sig_atomic_t hups_seen;
 	bool started;
 	uint64_t acked;			/* collector has written out up to here */
 	double next_try;		/* CLOCK_MONOTONIC s */

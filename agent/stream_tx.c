@@ -12,6 +12,7 @@
 #include <linux/errqueue.h>
 #include <netinet/in.h>
 #include "log.h"
+#include "stream_tls.h"
 #include "stream_tx.h"
 
 #ifndef SO_EE_ORIGIN_ZEROCOPY
@@ -26,11 +27,12 @@ static const char *const path_names[] = {
 	[VIGIL_TX_URING_ZC] = "io_uring SEND_ZC",
 	[VIGIL_TX_MSG_ZC] = "MSG_ZEROCOPY",
 	[VIGIL_TX_SEND] = "send",
+	[VIGIL_TX_TLS] = "SSL_write",
 };
 
 const char *vigil_tx_path_name(enum vigil_tx_path p)
 {
-	return p <= VIGIL_TX_SEND ? path_names[p] : "?";
+	return p <= VIGIL_TX_TLS ? path_names[p] : "?";
 }
 
 int vigil_tx_init(struct vigil_tx *t, enum vigil_tx_path want)
@@ -167,11 +169,15 @@ int vigil_tx_send(struct vigil_tx *t, const void *p, size_t len)
 {
 	if (t->path == VIGIL_TX_URING_ZC)
 		return vigil_uring_send(t, p, len);
+	if (t->path == VIGIL_TX_TLS)
+		return vigil_tls_send(t, p, len);
 	return send_plain(t, p, len, t->path == VIGIL_TX_MSG_ZC);
 }
 
 int vigil_tx_send_copy(struct vigil_tx *t, const void *p, size_t len)
 {
+	if (t->path == VIGIL_TX_TLS)
+		return vigil_tls_send(t, p, len);
 	return send_plain(t, p, len, false);
 }
 

@@ -2,7 +2,8 @@
 /*
  * How a stream sink puts ring ranges on its socket, straight from the ring's
  * pages: io_uring SEND_ZC (agent/uring_tx.c), else sendmsg(MSG_ZEROCOPY),
- * else plain send() (agent/stream_tx.c). Each path tells the sink how far
+ * else plain send() (agent/stream_tx.c); on tls:// plain send() through
+ * kernel TLS, else SSL_write (agent/stream_tls.c). Each path tells the sink how far
  * the kernel is done with the pages (released): with zero copy that is when
  * the notification for a send arrives, which may be long after the send.
  *
@@ -21,6 +22,9 @@ enum vigil_tx_path {
 	VIGIL_TX_URING_ZC,
 	VIGIL_TX_MSG_ZC,
 	VIGIL_TX_SEND,
+	VIGIL_TX_TLS,		/* tls:// without kernel TLS: SSL_write from the
+				 * ring's pages (agent/stream_tls.c); never asked
+				 * for with --send-path */
 };
 
 #define VIGIL_TX_ZC_MAX 256	/* zero-copy sends awaiting their notification */
@@ -32,6 +36,7 @@ struct vigil_tx_zc {
 };
 
 struct io_uring;
+struct ssl_st;
 
 struct vigil_tx {
 	enum vigil_tx_path path;
@@ -49,6 +54,8 @@ struct vigil_tx {
 	int uring_fd;		/* for the pump's epoll: completions wake it */
 	int drain_fd;		/* a dropped MSG_ZEROCOPY socket whose sends
 				 * are not all notified yet, or -1 */
+	struct ssl_st *ssl;	/* tls://: the connection's session */
+	size_t tls_pending;	/* an SSL_write to retry with this many bytes */
 	/* what the kernel did with zero-copy sends */
 	uint64_t zc_sends, zc_copied, sends, bytes;
 };

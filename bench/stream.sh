@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The stream benchmark (docs/stream.md, "Stream benchmark"): one BPF producer
 # (bench/bpf/producer.bpf.c, on getppid from the harness only, bursts of 128
-# with bpf_loop) and consumers a-f side by side (bench/stream_consumers.c),
+# with bpf_loop) and consumers a-g and t (tls://) side by side (bench/stream_consumers.c),
 # then the collector's own speed. Prints each run and the ratios. Run on a
 # shared 2-vCPU machine: figures are indicative; compare ratios, not values.
 set -u
@@ -13,6 +13,44 @@ make -s BUILD="$BUILD" "$B" >/dev/null || exit 1
 
 run() { "$B" "$@" 2>/dev/null; }
 val() { sed -n "s/.*\\b$1=\\([^ ]*\\).*/\\1/p" <<<"$2"; }
+ratio() { awk -v x="$1" -v y="$2" 'BEGIN { printf (y > 0 ? "%.2f" : "n/a"), x / y }'; }
+
+# TLS rows: t (tls://: kernel TLS where the kernel has it, else SSL_write from
+# the ring's pages) against f (tcp://, the default path) in the same run, at
+# 64 B and 512 B, lossless events/s, then the consumer's CPU at 1 M events/s.
+# Certificates (EC P-256) made here. STREAM_ROWS=tls runs only these rows.
+tls_rows() {
+	local d="$BUILD/bench/tls" r
+	declare -A TE TC
+	mkdir -p "$d"
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+		-subj /CN=bench-ca -keyout "$d/ca.key" -out "$d/ca.pem" 2>/dev/null || return 1
+	for c in "server IP:127.0.0.1" "client DNS:bench"; do
+		set -- $c
+		openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "/CN=$1" \
+			-keyout "$d/$1.key" -out "$d/$1.csr" 2>/dev/null &&
+		openssl x509 -req -in "$d/$1.csr" -CA "$d/ca.pem" -CAkey "$d/ca.key" -CAcreateserial \
+			-days 2 -extfile <(printf 'subjectAltName=%s\n' "$2") -out "$d/$1.pem" 2>/dev/null ||
+			return 1
+	done
+	export BENCH_TLS_DIR="$d"
+	for size in 64 512; do
+		for m in f t; do
+			r=$(run $m $size "$SECS" 0 nowake); echo "$r"; TE[$m$size]=$(val eps "$r")
+		done
+	done
+	for m in f t; do
+		r=$(run $m 64 "$SECS" 1000000 nowake); echo "$r"; TC[$m]=$(val cpu_pct "$r")
+		TC[ns$m]=$(val ns_per_event "$r")
+	done
+	echo "# TLS (t) over plain TCP (f), lossless events/s: 64 B $(ratio "${TE[t64]}" "${TE[f64]}")," \
+		"512 B $(ratio "${TE[t512]}" "${TE[f512]}"); CPU at 1 M/s, 64 B: f ${TC[f]} %" \
+		"(${TC[nsf]} ns/event), t ${TC[t]} % (${TC[nst]} ns/event)"
+}
+if [ "${STREAM_ROWS:-all}" = tls ]; then
+	tls_rows
+	exit
+fi
 declare -A EPS CPU
 for size in 64 512; do
 	for m in a b c d e f g; do
@@ -28,7 +66,7 @@ for m in a b c d e f g; do
 	CPU[$m]=$(val cpu_pct "$r")
 done
 
-ratio() { awk -v x="$1" -v y="$2" 'BEGIN { printf (y > 0 ? "%.2f" : "n/a"), x / y }'; }
+tls_rows
 for size in 64 512; do
 	echo "# ratios, ${size} B (d = SEND_ZC, e = send, f = default path, g = f with an edge-triggered ring):"
 	echo "#   d/a $(ratio "${EPS[d$size]}" "${EPS[a$size]}")  d/b $(ratio "${EPS[d$size]}" "${EPS[b$size]}")" \

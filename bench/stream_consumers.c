@@ -17,6 +17,9 @@
  *      holding unacknowledged records keeps epoll ready and the pump spins),
  *      and a sleep until a wakeup or the poll timer unless a batch (256 KiB)
  *      was waiting
+ *   t  f over tls:// (mutual TLS 1.3): kernel TLS where the kernel has it,
+ *      else SSL_write from the ring's pages; the reader is a TLS server
+ *      (certificates in $BENCH_TLS_DIR: ca.pem, server.pem/key, client.pem/key)
  *
  * Usage: consumers MODE SIZE SECONDS [RATE [WAKEUP]]
  *   SIZE 64 or 512; RATE events/s offered (0: as fast as the consumer
@@ -43,6 +46,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
+#include <openssl/ssl.h>
 #include <vigil/events.h>
 #include "bench_producer.skel.h"
 #include "json.h"
@@ -66,6 +70,8 @@ static struct {
 	atomic_ullong taken;		/* events the consumer took (a-c) */
 	atomic_ullong read_events, read_bytes, seq_errors;	/* by the reader */
 	uint64_t calls;
+	SSL_CTX *tls;			/* t: the reader's server context */
+	char tls_dir[200];
 } B;
 
 static double thread_cpu(void)
@@ -112,12 +118,32 @@ static void *reader(void *arg)
 	bool stream = (intptr_t)arg;
 	int fd = accept(B.lfd, NULL, NULL);
 	struct timeval tv = { 0, 100000 };
+	SSL *ssl = NULL;
 
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (B.tls && fd >= 0) {
+		ssl = SSL_new(B.tls);
+		SSL_set_fd(ssl, fd);
+		while (SSL_accept(ssl) != 1) {
+			if (SSL_get_error(ssl, -1) != SSL_ERROR_WANT_READ || B.stop_reader) {
+				fprintf(stderr, "reader: TLS handshake failed\n");
+				close(fd);
+				fd = -1;
+				break;
+			}
+		}
+	}
 	while (fd >= 0) {
-		ssize_t n = recv(fd, buf + len, cap - len, 0);
+		ssize_t n;
 		size_t p = 0;
 
+		if (ssl) {
+			n = SSL_read(ssl, buf + len, cap - len);
+			if (n <= 0 && SSL_get_error(ssl, n) == SSL_ERROR_WANT_READ)
+				n = -1, errno = EAGAIN;
+		} else {
+			n = recv(fd, buf + len, cap - len, 0);
+		}
 		if (n <= 0) {
 			if (n < 0 && errno == EAGAIN && !B.stop_reader)
 				continue;
@@ -162,9 +188,13 @@ static void *reader(void *arg)
 			struct vigil_stream_ack a;
 
 			vigil_stream_ack_build(&a, offset);
-			send(fd, &a, sizeof(a), MSG_NOSIGNAL);
+			if (ssl)
+				SSL_write(ssl, &a, sizeof(a));
+			else
+				send(fd, &a, sizeof(a), MSG_NOSIGNAL);
 		}
 	}
+	SSL_free(ssl);
 	if (fd >= 0)
 		close(fd);
 	free(buf);
@@ -289,8 +319,15 @@ static void run_vigil(double until, enum vigil_tx_path path, bool batch_wait)
 	struct vigil_sink_stream s;
 	struct vigil_stream_opts o = { .url = url, .node_name = "bench", .path = path };
 	int ring_fd = bpf_map__fd(B.skel->maps.bench_ring);
+	char cert[256], key[256], ca[256];
 
-	snprintf(url, sizeof(url), "tcp://127.0.0.1:%d", B.port);
+	snprintf(url, sizeof(url), "%s://127.0.0.1:%d", B.tls ? "tls" : "tcp", B.port);
+	if (B.tls) {
+		snprintf(cert, sizeof(cert), "%s/client.pem", B.tls_dir);
+		snprintf(key, sizeof(key), "%s/client.key", B.tls_dir);
+		snprintf(ca, sizeof(ca), "%s/ca.pem", B.tls_dir);
+		o.tls = (struct vigil_tls_opts){ .cert = cert, .key = key, .ca = ca };
+	}
 	int ep;
 
 	if (vigil_pump_init(&pump, ring_fd, B.poll_ms))
@@ -323,8 +360,8 @@ static void run_vigil(double until, enum vigil_tx_path path, bool batch_wait)
 		}
 	}
 	vigil_pump_flush(&pump);
-	fprintf(stderr, "path %s: sends %llu, zero-copy %llu, copied by the kernel %llu\n",
-		vigil_tx_path_name(s.tx.path), (unsigned long long)s.tx.sends,
+	fprintf(stderr, "path %s%s: sends %llu, zero-copy %llu, copied by the kernel %llu\n",
+		vigil_tx_path_name(s.tx.path), s.tls_on ? (s.ktls ? " (kernel TLS)" : " (user-space TLS)") : "", (unsigned long long)s.tx.sends,
 		(unsigned long long)s.tx.zc_sends, (unsigned long long)s.tx.zc_copied);
 	vigil_sink_stream_free(&s);
 	vigil_pump_close(&pump);
@@ -343,7 +380,7 @@ int main(int argc, char **argv)
 	int one = 1;
 
 	if (argc < 4) {
-		fprintf(stderr, "usage: %s a|b|c|d|e|f|g 64|512 SECONDS [RATE [nowake|default]]\n", argv[0]);
+		fprintf(stderr, "usage: %s a|b|c|d|e|f|g|t 64|512 SECONDS [RATE [nowake|default]]\n", argv[0]);
 		return 2;
 	}
 	B.mode = argv[1][0];
@@ -374,6 +411,23 @@ int main(int argc, char **argv)
 	    getsockname(B.lfd, (struct sockaddr *)&a, &al))
 		return 1;
 	B.port = ntohs(a.sin_port);
+	if (B.mode == 't') {
+		char cert[256], key[256], ca[256];
+
+		snprintf(B.tls_dir, sizeof(B.tls_dir), "%s",
+			 getenv("BENCH_TLS_DIR") ? getenv("BENCH_TLS_DIR") : ".");
+		snprintf(cert, sizeof(cert), "%s/server.pem", B.tls_dir);
+		snprintf(key, sizeof(key), "%s/server.key", B.tls_dir);
+		snprintf(ca, sizeof(ca), "%s/ca.pem", B.tls_dir);
+		B.tls = SSL_CTX_new(TLS_server_method());
+		if (!B.tls || SSL_CTX_use_certificate_chain_file(B.tls, cert) != 1 ||
+		    SSL_CTX_use_PrivateKey_file(B.tls, key, SSL_FILETYPE_PEM) != 1 ||
+		    SSL_CTX_load_verify_locations(B.tls, ca, NULL) != 1) {
+			fprintf(stderr, "cannot load the TLS certificates from %s\n", B.tls_dir);
+			return 1;
+		}
+		SSL_CTX_set_verify(B.tls, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, NULL);
+	}
 	if (B.mode != 'a')
 		pthread_create(&rd, NULL, reader, (void *)(intptr_t)(B.mode >= 'd'));
 

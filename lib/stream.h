@@ -141,12 +141,15 @@ void vigil_stream_ack_build(struct vigil_stream_ack *a, uint64_t offset);
 /* 0 when a is a well-formed ack, else -EPROTO. */
 int vigil_stream_ack_check(const struct vigil_stream_ack *a);
 
-/* "tcp://HOST:PORT" or "udp://HOST:PORT" (HOST a name, an IPv4 address or
- * an IPv6 address in brackets): the socket type (SOCK_STREAM, SOCK_DGRAM)
- * and the address; -EINVAL (logged) when url is not one of these. */
+/* "tcp://HOST:PORT", "tls://HOST:PORT" or "udp://HOST:PORT" (HOST a name,
+ * an IPv4 address or an IPv6 address in brackets): the socket type
+ * (SOCK_STREAM, SOCK_DGRAM) and the address; -EINVAL (logged) when url is
+ * not one of these. */
 struct sockaddr_storage;
 int vigil_stream_url(const char *url, int *socktype, struct sockaddr_storage *addr,
 		     unsigned *addrlen);
+/* The URL's HOST as written (no brackets), in host[0..n). */
+int vigil_stream_url_host(const char *url, char *host, size_t n);
 
 /* CLOCK_MONOTONIC in seconds: timeouts, backoff, holds. */
 double vigil_stream_now(void);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* Stream endpoints as users write them: tcp://HOST:PORT, udp://HOST:PORT. */
+/* Stream endpoints as users write them: tcp://HOST:PORT, udp://HOST:PORT,
+ * tls://HOST:PORT (TCP; the TLS is the agent's, agent/stream_tls.c). */
 #include <errno.h>
 #include <netdb.h>
 #include <string.h>
@@ -7,41 +8,58 @@
 #include "log.h"
 #include "stream.h"
 
-int vigil_stream_url(const char *url, int *socktype, struct sockaddr_storage *addr,
-		     unsigned *addrlen)
+/* Splits "SCHEME://HOST:PORT" (HOST maybe an IPv6 address in brackets). */
+static int url_split(const char *url, char *host, size_t n, const char **port)
 {
-	struct addrinfo hints = { .ai_family = AF_UNSPEC }, *res = NULL;
-	char host[256];
-	const char *h, *port;
+	const char *h = url + 6;
 	size_t hlen;
-	int err;
 
-	if (!strncmp(url, "tcp://", 6))
-		hints.ai_socktype = SOCK_STREAM;
-	else if (!strncmp(url, "udp://", 6))
-		hints.ai_socktype = SOCK_DGRAM;
-	else
-		return vlog_err(-EINVAL, "'%s': want tcp://HOST:PORT or udp://HOST:PORT", url);
-	h = url + 6;
 	if (*h == '[') {
 		const char *close = strchr(h, ']');
 
 		if (!close || close[1] != ':')
 			return vlog_err(-EINVAL, "'%s': unterminated IPv6 address", url);
 		hlen = close - h - 1;
-		port = close + 2;
+		*port = close + 2;
 		h++;
 	} else {
-		port = strrchr(h, ':');
-		if (!port)
+		*port = strrchr(h, ':');
+		if (!*port)
 			return vlog_err(-EINVAL, "'%s': no port", url);
-		hlen = port - h;
-		port++;
+		hlen = *port - h;
+		(*port)++;
 	}
-	if (!hlen || hlen >= sizeof(host) || !*port)
+	if (!hlen || hlen >= n || !**port)
 		return vlog_err(-EINVAL, "'%s': bad host or port", url);
 	memcpy(host, h, hlen);
 	host[hlen] = 0;
+	return 0;
+}
+
+int vigil_stream_url_host(const char *url, char *host, size_t n)
+{
+	const char *port;
+
+	return url_split(url, host, n, &port);
+}
+
+int vigil_stream_url(const char *url, int *socktype, struct sockaddr_storage *addr,
+		     unsigned *addrlen)
+{
+	struct addrinfo hints = { .ai_family = AF_UNSPEC }, *res = NULL;
+	char host[256];
+	const char *port;
+	int err;
+
+	if (!strncmp(url, "tcp://", 6) || !strncmp(url, "tls://", 6))
+		hints.ai_socktype = SOCK_STREAM;
+	else if (!strncmp(url, "udp://", 6))
+		hints.ai_socktype = SOCK_DGRAM;
+	else
+		return vlog_err(-EINVAL, "'%s': want tcp://HOST:PORT, tls://HOST:PORT or udp://HOST:PORT",
+				url);
+	if ((err = url_split(url, host, sizeof(host), &port)))
+		return err;
 	err = getaddrinfo(host, port, &hints, &res);
 	if (err || !res)
 		return vlog_err(-EINVAL, "'%s': %s", url, gai_strerror(err));
