@@ -68,6 +68,20 @@ static __always_inline void vigil_ns_host(struct vigil_exec_creds *c, struct tas
 			c->ns_host |= 1u << i;
 }
 
+/* Before Linux 6.3 a capability set was two 32-bit words. */
+struct kernel_cap_struct___old {
+	__u32 cap[2];
+};
+
+static __always_inline __u64 vigil_caps(const kernel_cap_t *k)
+{
+	const struct kernel_cap_struct___old *old = (const void *)k;
+
+	if (bpf_core_field_exists(k->val))
+		return BPF_CORE_READ(k, val);
+	return BPF_CORE_READ(old, cap[0]) | (__u64)BPF_CORE_READ(old, cap[1]) << 32;
+}
+
 static __always_inline void vigil_exec_creds_fill(struct vigil_exec_creds *c, struct task_struct *t)
 {
 	const struct cred *cred = t->real_cred;
@@ -79,9 +93,9 @@ static __always_inline void vigil_exec_creds_fill(struct vigil_exec_creds *c, st
 	c->sgid = cred->sgid.val;
 	c->fsuid = cred->fsuid.val;
 	c->fsgid = cred->fsgid.val;
-	c->cap_permitted = cred->cap_permitted.val;
-	c->cap_effective = cred->cap_effective.val;
-	c->cap_inheritable = cred->cap_inheritable.val;
+	c->cap_permitted = vigil_caps(&cred->cap_permitted);
+	c->cap_effective = vigil_caps(&cred->cap_effective);
+	c->cap_inheritable = vigil_caps(&cred->cap_inheritable);
 	c->ns[VIGIL_NS_USER] = cred->user_ns->ns.inum;
 	vigil_task_pidns(t, &c->nspid, &c->ns[VIGIL_NS_PID]);
 	c->secureexec = 0;
@@ -132,7 +146,7 @@ static __always_inline __u32 vigil_secureexec(const struct vigil_exec_creds *c,
 	}
 	/* Left: capabilities raised by the file itself (no set-id bit, no
 	 * ambient set, which would cancel file capabilities). */
-	if (!(mode & (S_ISUID | S_ISGID)) && c->cap_permitted && !t->real_cred->cap_ambient.val)
+	if (!(mode & (S_ISUID | S_ISGID)) && c->cap_permitted && !vigil_caps(&t->real_cred->cap_ambient))
 		s |= VIGIL_SECEXEC_FILE_CAPS;
 	return s;
 }
