@@ -23,6 +23,7 @@
 /* lib/control.h and agent/control.h share a name: take the lib one by path. */
 #include "../lib/control.h"
 #include "export_file.h"
+#include "opts.h"
 #include "enforce_tc.h"
 #include "loader.h"
 #include "log.h"
@@ -79,77 +80,100 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
-static const char usage_text[] =
+enum option_code {
+	O_MAXSIZE = 256, O_BACKUPS, O_NODE, O_PIN, O_RING, O_WAKE, O_POLL, O_NOPROC,
+	O_UNPIN, O_POLICY, O_REPORT_INTERVAL, O_REPORT_ONLY, O_NO_LISTEN, O_NO_LOOPBACK,
+	O_MAX_SOCKETS, O_NO_IO_HOOKS, O_SEND, O_SENDPATH, O_SPOOL, O_SPOOLMAX,
+	O_TLS_CERT, O_TLS_KEY, O_TLS_CA, O_TLS_NAME, O_ENFORCE_ON, O_TRACK_FLOWS,
+	O_MAXAGE, O_PROC_BUDGET, O_PROC_BUDGET_BY, O_FORMAT,
+	O_FORMAT_LAST = O_FORMAT + 2,
+};
+
+static const char usage_head[] =
 	"Usage: vigild [OPTION]...\n"
 	"Watch processes from BPF and write their events out.\n"
-	"With no output option, events are shown one line each (--compact).\n"
-	"\n"
-	"Output:\n"
-	"  -j, --json                       JSON lines (Tetragon's field names) on stdout\n"
-	"  -c, --compact                    one line per event on stdout\n"
-	"  -o, --export-file PATH           JSON lines appended to PATH, rotated by size\n"
-	"      --export-file-max-size-mb N  rotate PATH past N MiB (default 10; 0 never)\n"
-	"      --export-file-max-backups N  keep N rotated files (default 5)\n"
-	"      --export-max-age SECONDS     retention by age: no line kept past 1.5 x SECONDS,\n"
-	"                                   none removed by age before SECONDS (default 0)\n"
-	"      --export-format FORMAT       JSON as vigil (default: every field vigil has) or\n"
-	"                                   tetragon (exactly Tetragon's schema; docs/events.md)\n"
-	"      --enable-process-ns          namespaces (\"ns\") in process objects\n"
-	"      --enable-process-cred        saved and fs ids and capabilities in process objects\n"
-	"      --node-name NAME             node name in events and exec ids (default: hostname)\n"
-	"      --send URL                   stream the ring to a collector, tcp://HOST:PORT,\n"
-	"                                   tls://HOST:PORT (with --tls-*) or udp://HOST:PORT\n"
-	"                                   (repeatable; alone, it turns the terminal view off)\n"
-	"      --send-path PATH             auto (default), uring, zerocopy or send\n"
-	"      --spool-dir DIR              a collector away past half the ring: its backlog\n"
-	"                                   waits in DIR (default: in the ring only)\n"
-	"      --spool-max-mb N             the spool's bound, per --send (default 256)\n"
-	"      --tls-cert FILE              tls:// (mutual TLS 1.3): this node's certificate\n"
-	"                                   (PEM; its first DNS name is the node's identity)\n"
-	"      --tls-key FILE               its private key (PEM)\n"
-	"      --tls-ca FILE                the CA that signs the collector's certificate\n"
-	"      --tls-server-name NAME       the name the collector's certificate must carry\n"
-	"                                   (default: the URL's host; an IP as an IP SAN)\n"
-	"\n"
-	"Kernel side:\n"
-	"      --pin-dir DIR                where maps and links are pinned (default "
-	VIGIL_PIN_DIR_DEFAULT ")\n"
-	"      --ring-size BYTES            ring buffer size, a power of two (default 16 MiB;\n"
-	"                                   a ring already pinned keeps its size)\n"
-	"      --wakeup-bytes N             bytes waiting in the ring that wake the agent early\n"
-	"                                   (default: an eighth of the ring)\n"
-	"      --poll-ms N                  how often a quiet ring is checked (default 50)\n"
-	"      --no-procfs                  do not report processes running at start\n"
-	"      --proc-budget RATE[:BURST]   at most RATE process events a second per cgroup\n"
-	"                                   (bursts of BURST, default RATE); the rest are\n"
-	"                                   counted and reported per cgroup (default: none)\n"
-	"      --proc-budget-by cgroup|uid  the budget is per cgroup (default) or per uid\n"
-	"      --unpin-on-exit              remove the pins when stopping (default: keep them,\n"
-	"                                   so events wait in the ring for the next start)\n"
-	"\n"
-	"Network events and reports:\n"
-	"      --report-interval SECONDS    reports built in BPF every SECONDS (default 10; 0 none)\n"
-	"      --report-only                reports only: no per-connection events\n"
-	"      --no-listen-events           no events about listening sockets\n"
-	"      --no-loopback-events         no events for connections within loopback\n"
-	"      --max-sockets N              TCP sockets the socket table holds (default 131072,\n"
-	"                                   about 80 bytes each; a table already pinned keeps\n"
-	"                                   its size)\n"
-	"      --no-io-hooks                no hook at every send and receive: an accepted\n"
-	"                                   socket's owner is the process that accepted it\n"
-	"\n"
-	"Enforcement:\n"
-	"      --policy FILE                enforce the rules in FILE (repeatable; docs/policy.md);\n"
-	"                                   SIGHUP and 'vigil policy load' re-read them\n"
-	"      --enforce-on NETNS/IFNAME[:xdp]  network rules at TC (ingress and egress; with :xdp,\n"
-	"                                   XDP ingress) on IFNAME in NETNS (/run/netns name or\n"
-	"                                   path; the root namespace only as /proc/1/ns/net)\n"
-	"      --track-flows                keep TCP sequence state of forwarded flows (a router)\n"
-	"\n"
-	"  -d, --duration SECONDS           stop after SECONDS\n"
-	"  -v, --verbose                    libbpf and agent debug output on stderr\n"
-	"  -h, --help                       this text\n"
-	"  -V, --version                    version and event schema\n";
+	"With no output option, events are shown one line each (--compact).\n";
+
+static const struct vigil_opt options[] = {
+	{ .help = "Output:" },
+	{ "json", 'j', 'j', NULL, "JSON lines (Tetragon's field names) on stdout" },
+	{ "compact", 'c', 'c', NULL, "one line per event on stdout" },
+	{ "export-file", 'o', 'o', "PATH", "JSON lines appended to PATH, rotated by size" },
+	{ "export-file-max-size-mb", 0, O_MAXSIZE, "N",
+	  "rotate PATH past N MiB (default 10; 0 never)" },
+	{ "export-file-max-backups", 0, O_BACKUPS, "N", "keep N rotated files (default 5)" },
+	{ "export-max-age", 0, O_MAXAGE, "SECONDS",
+	  "retention by age: no line kept past 1.5 x SECONDS,\n"
+	  "none removed by age before SECONDS (default 0)" },
+	VIGIL_FORMAT_OPTS(O_FORMAT),
+	{ "node-name", 0, O_NODE, "NAME", "node name in events and exec ids (default: hostname)" },
+	{ "send", 0, O_SEND, "URL",
+	  "stream the ring to a collector, tcp://HOST:PORT,\n"
+	  "tls://HOST:PORT (with --tls-*) or udp://HOST:PORT\n"
+	  "(repeatable; alone, it turns the terminal view off)" },
+	{ "send-path", 0, O_SENDPATH, "PATH", "auto (default), uring, zerocopy or send" },
+	{ "spool-dir", 0, O_SPOOL, "DIR",
+	  "a collector away past half the ring: its backlog\n"
+	  "waits in DIR (default: in the ring only)" },
+	{ "spool-max-mb", 0, O_SPOOLMAX, "N", "the spool's bound, per --send (default 256)" },
+	{ "tls-cert", 0, O_TLS_CERT, "FILE",
+	  "tls:// (mutual TLS 1.3): this node's certificate\n"
+	  "(PEM; its first DNS name is the node's identity)" },
+	{ "tls-key", 0, O_TLS_KEY, "FILE", "its private key (PEM)" },
+	{ "tls-ca", 0, O_TLS_CA, "FILE", "the CA that signs the collector's certificate" },
+	{ "tls-server-name", 0, O_TLS_NAME, "NAME",
+	  "the name the collector's certificate must carry\n"
+	  "(default: the URL's host; an IP as an IP SAN)" },
+	{ .help = "Kernel side:" },
+	{ "pin-dir", 0, O_PIN, "DIR",
+	  "where maps and links are pinned (default " VIGIL_PIN_DIR_DEFAULT ")" },
+	{ "ring-size", 0, O_RING, "BYTES",
+	  "ring buffer size, a power of two (default 16 MiB;\n"
+	  "a ring already pinned keeps its size)" },
+	{ "wakeup-bytes", 0, O_WAKE, "N",
+	  "bytes waiting in the ring that wake the agent early\n"
+	  "(default: an eighth of the ring)" },
+	{ "poll-ms", 0, O_POLL, "N", "how often a quiet ring is checked (default 50)" },
+	{ "no-procfs", 0, O_NOPROC, NULL, "do not report processes running at start" },
+	{ "proc-budget", 0, O_PROC_BUDGET, "RATE[:BURST]",
+	  "at most RATE process events a second per cgroup\n"
+	  "(bursts of BURST, default RATE); the rest are\n"
+	  "counted and reported per cgroup (default: none)" },
+	{ "proc-budget-by", 0, O_PROC_BUDGET_BY, "cgroup|uid",
+	  "the budget is per cgroup (default) or per uid" },
+	{ "unpin-on-exit", 0, O_UNPIN, NULL,
+	  "remove the pins when stopping (default: keep them,\n"
+	  "so events wait in the ring for the next start)" },
+	{ .help = "Network events and reports:" },
+	{ "report-interval", 0, O_REPORT_INTERVAL, "SECONDS",
+	  "reports built in BPF every SECONDS (default 10; 0 none)" },
+	{ "report-only", 0, O_REPORT_ONLY, NULL, "reports only: no per-connection events" },
+	{ "no-listen-events", 0, O_NO_LISTEN, NULL, "no events about listening sockets" },
+	{ "no-loopback-events", 0, O_NO_LOOPBACK, NULL,
+	  "no events for connections within loopback" },
+	{ "max-sockets", 0, O_MAX_SOCKETS, "N",
+	  "TCP sockets the socket table holds (default 131072,\n"
+	  "about 80 bytes each; a table already pinned keeps\n"
+	  "its size)" },
+	{ "no-io-hooks", 0, O_NO_IO_HOOKS, NULL,
+	  "no hook at every send and receive: an accepted\n"
+	  "socket's owner is the process that accepted it" },
+	{ .help = "Enforcement:" },
+	{ "policy", 0, O_POLICY, "FILE",
+	  "enforce the rules in FILE (repeatable; docs/policy.md);\n"
+	  "SIGHUP and 'vigil policy load' re-read them" },
+	{ "enforce-on", 0, O_ENFORCE_ON, "NETNS/IFNAME[:xdp]",
+	  "network rules at TC (ingress and egress; with :xdp,\n"
+	  "XDP ingress) on IFNAME in NETNS (/run/netns name or\n"
+	  "path; the root namespace only as /proc/1/ns/net)" },
+	{ "track-flows", 0, O_TRACK_FLOWS, NULL,
+	  "keep TCP sequence state of forwarded flows (a router)" },
+	{ .help = "" },
+	{ "duration", 'd', 'd', "SECONDS", "stop after SECONDS" },
+	{ "verbose", 'v', 'v', NULL, "libbpf and agent debug output on stderr" },
+	{ "help", 'h', 'h', NULL, "this text" },
+	{ "version", 'V', 'V', NULL, "version and event schema" },
+};
 
 static int parse_u64(const char *opt, const char *s, uint64_t max, uint64_t *out)
 {
@@ -191,50 +215,7 @@ static int parse_budget(const char *s, struct vigil_proc_budget_cfg *out)
 
 static int parse_options(int argc, char **argv, struct options *o)
 {
-	enum { O_MAXSIZE = 256, O_BACKUPS, O_NODE, O_PIN, O_RING, O_WAKE, O_POLL, O_NOPROC, O_UNPIN, O_POLICY,
-	       O_REPORT_INTERVAL, O_REPORT_ONLY, O_NO_LISTEN, O_NO_LOOPBACK, O_MAX_SOCKETS, O_NO_IO_HOOKS,
-	       O_SEND, O_SENDPATH, O_SPOOL, O_SPOOLMAX, O_TLS_CERT, O_TLS_KEY, O_TLS_CA, O_TLS_NAME, O_ENFORCE_ON, O_TRACK_FLOWS, O_MAXAGE,
-	       O_PROC_BUDGET, O_PROC_BUDGET_BY, O_FORMAT, O_FORMAT_LAST = O_FORMAT + 2 };
-	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "compact", no_argument, NULL, 'c' },
-		{ "export-file", required_argument, NULL, 'o' },
-		{ "export-file-max-size-mb", required_argument, NULL, O_MAXSIZE },
-		{ "export-file-max-backups", required_argument, NULL, O_BACKUPS },
-		{ "export-max-age", required_argument, NULL, O_MAXAGE },
-		{ "proc-budget", required_argument, NULL, O_PROC_BUDGET },
-		{ "proc-budget-by", required_argument, NULL, O_PROC_BUDGET_BY },
-		VIGIL_FORMAT_LONGOPTS(O_FORMAT),
-		{ "node-name", required_argument, NULL, O_NODE },
-		{ "pin-dir", required_argument, NULL, O_PIN },
-		{ "ring-size", required_argument, NULL, O_RING },
-		{ "wakeup-bytes", required_argument, NULL, O_WAKE },
-		{ "poll-ms", required_argument, NULL, O_POLL },
-		{ "no-procfs", no_argument, NULL, O_NOPROC },
-		{ "unpin-on-exit", no_argument, NULL, O_UNPIN },
-		{ "policy", required_argument, NULL, O_POLICY },
-		{ "enforce-on", required_argument, NULL, O_ENFORCE_ON },
-		{ "track-flows", no_argument, NULL, O_TRACK_FLOWS },
-		{ "report-interval", required_argument, NULL, O_REPORT_INTERVAL },
-		{ "report-only", no_argument, NULL, O_REPORT_ONLY },
-		{ "no-listen-events", no_argument, NULL, O_NO_LISTEN },
-		{ "no-loopback-events", no_argument, NULL, O_NO_LOOPBACK },
-		{ "max-sockets", required_argument, NULL, O_MAX_SOCKETS },
-		{ "no-io-hooks", no_argument, NULL, O_NO_IO_HOOKS },
-		{ "send", required_argument, NULL, O_SEND },
-		{ "send-path", required_argument, NULL, O_SENDPATH },
-		{ "spool-dir", required_argument, NULL, O_SPOOL },
-		{ "spool-max-mb", required_argument, NULL, O_SPOOLMAX },
-		{ "tls-cert", required_argument, NULL, O_TLS_CERT },
-		{ "tls-key", required_argument, NULL, O_TLS_KEY },
-		{ "tls-ca", required_argument, NULL, O_TLS_CA },
-		{ "tls-server-name", required_argument, NULL, O_TLS_NAME },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{}
-	};
+	struct vigil_getopt g;
 	struct utsname un;
 	uint64_t v;
 	char *end;
@@ -251,7 +232,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 	};
 	if (!uname(&un))
 		snprintf(o->node_name, sizeof(o->node_name), "%s", un.nodename);
-	while ((c = getopt_long(argc, argv, "jco:d:vhV", longopts, NULL)) != -1) {
+	if (vigil_getopt_make(&g, options, VIGIL_OPTS_N(options), ""))
+		return vlog_err(-E2BIG, "too many options for one table");
+	while ((c = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
 		switch (c) {
 		case 'j': o->json = true; break;
 		case 'c': o->compact = true; break;
@@ -383,7 +366,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 				return vlog_err(-EINVAL, "invalid value '%s' for --duration", optarg);
 			break;
 		case 'v': vlog_verbose = 1; break;
-		case 'h': fputs(usage_text, stdout); exit(0);
+		case 'h': vigil_opts_usage(stdout, usage_head, options, VIGIL_OPTS_N(options)); exit(0);
 		case 'V':
 			printf("vigild %s (event schema %u.%u)\n", VIGIL_VERSION, VIGIL_SCHEMA_MAJOR,
 			       VIGIL_SCHEMA_MINOR);

@@ -21,6 +21,7 @@
 #include "cmd.h"
 #include "event_format.h"
 #include "ids.h"
+#include "opts.h"
 #include "log.h"
 #include "pins.h"
 #include "ring.h"
@@ -129,11 +130,11 @@ static int drain_json(int fd, struct vigil_ring *r, const struct vigil_format_op
 int do_drain(int argc, char **argv)
 {
 	enum { O_FORMAT = 256, O_FORMAT_LAST = O_FORMAT + 2 };
-	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		VIGIL_FORMAT_LONGOPTS(O_FORMAT),
-		{}
+	static const struct vigil_opt options[] = {
+		{ "output", 'o', 'o', "FILE", "where the records go" },
+		VIGIL_FORMAT_OPTS(O_FORMAT),
 	};
+	struct vigil_getopt g;
 	struct vigil_format_opts fmt = {};
 	bool json = false;
 	const char *out = NULL;
@@ -145,7 +146,9 @@ int do_drain(int argc, char **argv)
 	int c, fd = -1, ring_fd, schema_fd, err = 0;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:", longopts, NULL)) != -1) {
+	if (vigil_getopt_make(&g, options, VIGIL_OPTS_N(options), ""))
+		return -E2BIG;
+	while ((c = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o': out = optarg; break;
 		case O_FORMAT ... O_FORMAT_LAST:

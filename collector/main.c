@@ -16,6 +16,7 @@
 #include "collector.h"
 #include "listen.h"
 #include "log.h"
+#include "opts.h"
 #include "version.h"
 
 #define MAX_LISTEN 8
@@ -28,60 +29,84 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
-static const char usage_text[] =
+enum option_code {
+	O_MAXSIZE = 256, O_BACKUPS, O_AGENTS, O_CONNS, O_PER_ADDR, O_HELLO, O_FRAME,
+	O_PEER, O_FORGET, O_REBIND, O_FSYNC, O_PUB, O_PUB_SUBJ, O_PUB_STREAM,
+	O_PUB_CREDS, O_PUB_WAIT, O_PUB_CA, O_PUB_CERT, O_PUB_KEY, O_PUB_NAME, O_FORMAT,
+	O_FORMAT_LAST = O_FORMAT + 2,
+};
+
+static const char usage_head[] =
 	"Usage: vigil-collector --listen tcp://HOST:PORT [OPTION]...\n"
-	"Receive event streams from vigild agents (vigild --send) and write them as JSON lines.\n"
-	"\n"
-	"  -l, --listen URL                 where agents connect: tcp://HOST:PORT or\n"
-	"                                   udp://HOST:PORT (repeatable; port 0 picks one,\n"
-	"                                   printed on stderr)\n"
-	"  -o, --export-file PATH           JSON lines appended to PATH, rotated by size\n"
-	"                                   (default: stdout); PATH.state records what was\n"
-	"                                   written, so a restart neither loses nor doubles\n"
-	"      --export-file-max-size-mb N  rotate PATH past N MiB (default 10; 0 never)\n"
-	"      --export-file-max-backups N  keep N rotated files (default 5)\n"
-	"      --fsync                      write each batch and the state file through to\n"
-	"                                   disk before acknowledging (a power cut then\n"
-	"                                   loses nothing acknowledged)\n"
-	"      --export-format FORMAT       JSON as vigil (default: every field vigil has) or\n"
-	"                                   tetragon (exactly Tetragon's schema; docs/events.md)\n"
-	"      --enable-process-ns          namespaces (\"ns\") in process objects\n"
-	"      --enable-process-cred        saved and fs ids and capabilities in process objects\n"
-	"      --publish URL                also publish every line to NATS JetStream at URL\n"
-	"                                   (nats://HOST:PORT, comma-separated for a cluster);\n"
-	"                                   agents are acknowledged once JetStream has it. With\n"
-	"                                   no --export-file, nothing is written to stdout\n"
-	"      --publish-subject PREFIX     subjects PREFIX.NODE.KIND (default vigil)\n"
-	"      --publish-stream NAME        the stream, created for PREFIX.> if missing\n"
-	"                                   (default VIGIL)\n"
-	"      --publish-creds FILE         NATS credentials (user JWT and NKey seed)\n"
-	"      --publish-tls-ca FILE        TLS to NATS, trusting servers signed by this CA (PEM);\n"
-	"                                   a tls:// URL turns TLS on with the system's CAs\n"
-	"      --publish-tls-cert FILE      client certificate chain (PEM), with --publish-tls-key\n"
-	"      --publish-tls-key FILE       its private key (PEM)\n"
-	"      --publish-tls-name NAME      the name the server's certificate must carry\n"
-	"                                   (default: the URL's host)\n"
-	"      --publish-wait S             seconds an attempt waits for JetStream (default 5)\n"
-	"      --max-agents N               agent streams remembered (default 256)\n"
-	"      --max-conns N                connections at once (default 256; each costs 256 KiB);\n"
-	"                                   when full, a new one evicts the longest-idle\n"
-	"                                   connection of the address holding the most\n"
-	"      --max-conns-per-addr N       connections of one address (IPv6: one /64) at once\n"
-	"                                   (default 32); past it, a new one evicts that\n"
-	"                                   address's longest-idle connection\n"
-	"      --hello-timeout S            seconds a new connection has to say hello (default 5)\n"
-	"      --frame-timeout S            seconds a started record may stay unfinished (default 10)\n"
-	"      --rebind-after S             seconds an agent identity stays bound to the address\n"
-	"                                   that proved it, once its connection ends (default 0:\n"
-	"                                   only while it is connected)\n"
-	"      --peer-timeout S             seconds before a peer that stopped answering (host\n"
-	"                                   gone, link cut) is dropped: TCP keepalive and\n"
-	"                                   TCP_USER_TIMEOUT (default 60; 2 to 3600)\n"
-	"      --forget-after DURATION      forget the recorded offset of an agent stream not\n"
-	"                                   heard for DURATION: N[s|m|h|d] (default 7d)\n"
-	"  -v, --verbose                    debug output on stderr\n"
-	"  -h, --help                       this text\n"
-	"  -V, --version                    version and event schema\n";
+	"Receive event streams from vigild agents (vigild --send) and write them as JSON lines.\n";
+
+static const struct vigil_opt options[] = {
+	{ .help = "" },
+	{ "listen", 'l', 'l', "URL",
+	  "where agents connect: tcp://HOST:PORT or\n"
+	  "udp://HOST:PORT (repeatable; port 0 picks one,\n"
+	  "printed on stderr)" },
+	{ "export-file", 'o', 'o', "PATH",
+	  "JSON lines appended to PATH, rotated by size\n"
+	  "(default: stdout); PATH.state records what was\n"
+	  "written, so a restart neither loses nor doubles" },
+	{ "export-file-max-size-mb", 0, O_MAXSIZE, "N",
+	  "rotate PATH past N MiB (default 10; 0 never)" },
+	{ "export-file-max-backups", 0, O_BACKUPS, "N", "keep N rotated files (default 5)" },
+	{ "fsync", 0, O_FSYNC, NULL,
+	  "write each batch and the state file through to\n"
+	  "disk before acknowledging (a power cut then\n"
+	  "loses nothing acknowledged)" },
+	VIGIL_FORMAT_OPTS(O_FORMAT),
+	{ "publish", 0, O_PUB, "URL",
+	  "also publish every line to NATS JetStream at URL\n"
+	  "(nats://HOST:PORT, comma-separated for a cluster);\n"
+	  "agents are acknowledged once JetStream has it. With\n"
+	  "no --export-file, nothing is written to stdout" },
+	{ "publish-subject", 0, O_PUB_SUBJ, "PREFIX", "subjects PREFIX.NODE.KIND (default vigil)" },
+	{ "publish-stream", 0, O_PUB_STREAM, "NAME",
+	  "the stream, created for PREFIX.> if missing\n"
+	  "(default VIGIL)" },
+	{ "publish-creds", 0, O_PUB_CREDS, "FILE", "NATS credentials (user JWT and NKey seed)" },
+	{ "publish-tls-ca", 0, O_PUB_CA, "FILE",
+	  "TLS to NATS, trusting servers signed by this CA (PEM);\n"
+	  "a tls:// URL turns TLS on with the system's CAs" },
+	{ "publish-tls-cert", 0, O_PUB_CERT, "FILE",
+	  "client certificate chain (PEM), with --publish-tls-key" },
+	{ "publish-tls-key", 0, O_PUB_KEY, "FILE", "its private key (PEM)" },
+	{ "publish-tls-name", 0, O_PUB_NAME, "NAME",
+	  "the name the server's certificate must carry\n"
+	  "(default: the URL's host)" },
+	{ "publish-wait", 0, O_PUB_WAIT, "S",
+	  "seconds an attempt waits for JetStream (default 5)" },
+	{ "max-agents", 0, O_AGENTS, "N", "agent streams remembered (default 256)" },
+	{ "max-conns", 0, O_CONNS, "N",
+	  "connections at once (default 256; each costs 256 KiB);\n"
+	  "when full, a new one evicts the longest-idle\n"
+	  "connection of the address holding the most" },
+	{ "max-conns-per-addr", 0, O_PER_ADDR, "N",
+	  "connections of one address (IPv6: one /64) at once\n"
+	  "(default 32); past it, a new one evicts that\n"
+	  "address's longest-idle connection" },
+	{ "hello-timeout", 0, O_HELLO, "S",
+	  "seconds a new connection has to say hello (default 5)" },
+	{ "frame-timeout", 0, O_FRAME, "S",
+	  "seconds a started record may stay unfinished (default 10)" },
+	{ "rebind-after", 0, O_REBIND, "S",
+	  "seconds an agent identity stays bound to the address\n"
+	  "that proved it, once its connection ends (default 0:\n"
+	  "only while it is connected)" },
+	{ "peer-timeout", 0, O_PEER, "S",
+	  "seconds before a peer that stopped answering (host\n"
+	  "gone, link cut) is dropped: TCP keepalive and\n"
+	  "TCP_USER_TIMEOUT (default 60; 2 to 3600)" },
+	{ "forget-after", 0, O_FORGET, "DURATION",
+	  "forget the recorded offset of an agent stream not\n"
+	  "heard for DURATION: N[s|m|h|d] (default 7d)" },
+	{ "verbose", 'v', 'v', NULL, "debug output on stderr" },
+	{ "help", 'h', 'h', NULL, "this text" },
+	{ "version", 'V', 'V', NULL, "version and event schema" },
+};
 
 struct options {
 	const char *listen[MAX_LISTEN];
@@ -133,38 +158,7 @@ static int parse_duration(const char *opt, const char *s, double *out)
 
 static int parse_options(int argc, char **argv, struct options *o)
 {
-	enum { O_MAXSIZE = 256, O_BACKUPS, O_AGENTS, O_CONNS, O_PER_ADDR, O_HELLO, O_FRAME, O_PEER,
-	       O_FORGET, O_REBIND, O_FSYNC, O_PUB, O_PUB_SUBJ, O_PUB_STREAM, O_PUB_CREDS, O_PUB_WAIT,
-	       O_PUB_CA, O_PUB_CERT, O_PUB_KEY, O_PUB_NAME, O_FORMAT, O_FORMAT_LAST = O_FORMAT + 2 };
-	static const struct option longopts[] = {
-		{ "listen", required_argument, NULL, 'l' },
-		{ "export-file", required_argument, NULL, 'o' },
-		{ "export-file-max-size-mb", required_argument, NULL, O_MAXSIZE },
-		{ "export-file-max-backups", required_argument, NULL, O_BACKUPS },
-		VIGIL_FORMAT_LONGOPTS(O_FORMAT),
-		{ "max-agents", required_argument, NULL, O_AGENTS },
-		{ "max-conns", required_argument, NULL, O_CONNS },
-		{ "max-conns-per-addr", required_argument, NULL, O_PER_ADDR },
-		{ "hello-timeout", required_argument, NULL, O_HELLO },
-		{ "frame-timeout", required_argument, NULL, O_FRAME },
-		{ "rebind-after", required_argument, NULL, O_REBIND },
-		{ "fsync", no_argument, NULL, O_FSYNC },
-		{ "peer-timeout", required_argument, NULL, O_PEER },
-		{ "forget-after", required_argument, NULL, O_FORGET },
-		{ "publish", required_argument, NULL, O_PUB },
-		{ "publish-subject", required_argument, NULL, O_PUB_SUBJ },
-		{ "publish-stream", required_argument, NULL, O_PUB_STREAM },
-		{ "publish-creds", required_argument, NULL, O_PUB_CREDS },
-		{ "publish-tls-ca", required_argument, NULL, O_PUB_CA },
-		{ "publish-tls-cert", required_argument, NULL, O_PUB_CERT },
-		{ "publish-tls-key", required_argument, NULL, O_PUB_KEY },
-		{ "publish-tls-name", required_argument, NULL, O_PUB_NAME },
-		{ "publish-wait", required_argument, NULL, O_PUB_WAIT },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{}
-	};
+	struct vigil_getopt g;
 	const char *pub_opt = NULL;	/* a --publish-* option given */
 	double v;
 	int ch;
@@ -173,7 +167,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 			       .max_per_addr = 32, .hello_timeout = 5, .frame_timeout = 10,
 			       .rebind_after = 0, .peer_timeout = 60, .forget_after = 7 * 86400,
 			       .pub = { .prefix = "vigil", .stream = "VIGIL", .wait = 5, .stop = &stop } };
-	while ((ch = getopt_long(argc, argv, "l:o:vhV", longopts, NULL)) != -1) {
+	if (vigil_getopt_make(&g, options, VIGIL_OPTS_N(options), ""))
+		return vlog_err(-E2BIG, "too many options for one table");
+	while ((ch = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'l':
 			if (o->nlisten == MAX_LISTEN)
@@ -248,7 +244,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 			pub_opt = "--publish-wait";
 			break;
 		case 'v': vlog_verbose = 1; break;
-		case 'h': fputs(usage_text, stdout); exit(0);
+		case 'h': vigil_opts_usage(stdout, usage_head, options, VIGIL_OPTS_N(options)); exit(0);
 		case 'V':
 			printf("vigil-collector %s (event schema %u.%u, stream %u)\n", VIGIL_VERSION,
 			       VIGIL_SCHEMA_MAJOR, VIGIL_SCHEMA_MINOR, VIGIL_STREAM_VERSION);

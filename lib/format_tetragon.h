@@ -29,13 +29,17 @@ struct vigil_format_opts {
 #define VIGIL_TETRAGON_NET_POLICY "vigil-network"
 
 /* The three options (--export-format, --enable-process-ns,
- * --enable-process-cred) for a getopt_long table, with codes base to
+ * --enable-process-cred) for an option table (opts.h), with codes base to
  * base + 2; vigil_format_option takes one of them and its argument, and
  * logs and returns -EINVAL for a bad value. */
-#define VIGIL_FORMAT_LONGOPTS(base)                                        \
-	{ "export-format", required_argument, NULL, (base) },              \
-	{ "enable-process-ns", no_argument, NULL, (base) + 1 },            \
-	{ "enable-process-cred", no_argument, NULL, (base) + 2 }
+#define VIGIL_FORMAT_OPTS(base)								\
+	{ "export-format", 0, (base), "FORMAT",						\
+	  "JSON as vigil (default: every field vigil has) or\n"			\
+	  "tetragon (exactly Tetragon's schema; docs/events.md)" },			\
+	{ "enable-process-ns", 0, (base) + 1, NULL,					\
+	  "namespaces (\"ns\") in process objects" },					\
+	{ "enable-process-cred", 0, (base) + 2, NULL,					\
+	  "saved and fs ids and capabilities in process objects" }
 int vigil_format_option(int code, int base, const char *arg, struct vigil_format_opts *o);
 
 struct vigil_formatter;

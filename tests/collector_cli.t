@@ -8,7 +8,7 @@ plan 10
 [ $? -eq 2 ] && grep -q 'no --listen' "$T_DIR/err"
 ok $? "no --listen: refused, with exit status 2"
 "$COLLECTOR" --listen ftp://127.0.0.1:1 >/dev/null 2>"$T_DIR/err"
-[ $? -ne 0 ] && grep -q 'want tcp://HOST:PORT or udp://HOST:PORT' "$T_DIR/err"
+[ $? -ne 0 ] && grep -q 'want tcp://HOST:PORT.* or udp://HOST:PORT' "$T_DIR/err"
 ok $? "an unknown scheme is refused"
 "$COLLECTOR" --listen tcp://127.0.0.1:0 --max-conns 0 >/dev/null 2>"$T_DIR/err"
 [ $? -eq 2 ]
