@@ -29,7 +29,11 @@ BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(wildcard bpf/*.bpf.c))
 SKELS     := $(patsubst $(BUILD)/%.bpf.o,$(BUILD)/%.skel.h,$(BPF_OBJS))
 LIB_SRCS  := $(wildcard lib/*.c)
 LIB_OBJS  := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS))
-AGENT_OBJS:= $(patsubst %.c,$(BUILD)/%.o,$(wildcard agent/*.c))
+# agent/ holds one folder per capability: core, observe, sinks, stream,
+# enforce, control (docs/architecture.md); its files include each other
+# by name.
+AGENT_DIRS:= $(sort $(dir $(wildcard agent/*/*.c)))
+AGENT_OBJS:= $(patsubst %.c,$(BUILD)/%.o,$(wildcard agent/*/*.c))
 COLL_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard collector/*.c))
 CLI_OBJS  := $(patsubst %.c,$(BUILD)/%.o,$(wildcard cli/*.c))
 BENCH_SRCS:= $(wildcard bench/*.c)
@@ -90,6 +94,7 @@ $(BUILD)/%.o: %.c | deps $(SKELS)
 
 # libssl: vigild --send tls://.
 $(BUILD)/vigild: LDLIBS += -lssl -lcrypto
+$(AGENT_OBJS): CFLAGS += $(addprefix -I,$(AGENT_DIRS))
 $(BUILD)/vigild: $(AGENT_OBJS) $(LIB_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 # libnats: the collector publishes to JetStream, and a test reads it back.
@@ -100,11 +105,11 @@ $(BUILD)/vigil: $(CLI_OBJS) $(LIB_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 $(BENCH_BINS:%=%.o): $(BUILD)/bench/%.o: bench/%.c | deps $(SKELS) $(BENCH_SKELS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -Iagent -I$(BUILD)/bench $(DEPFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) $(addprefix -I,$(AGENT_DIRS)) -I$(BUILD)/bench $(DEPFLAGS) -c $< -o $@
 $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIB_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 # The stream benchmark runs the agent's own sinks.
-$(BUILD)/bench/stream_consumers: $(filter-out $(BUILD)/agent/main.o,$(AGENT_OBJS))
+$(BUILD)/bench/stream_consumers: $(filter-out $(BUILD)/agent/core/main.o,$(AGENT_OBJS))
 $(BUILD)/bench/stream_consumers: LDLIBS += -lssl -lcrypto -lpthread
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIB_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)

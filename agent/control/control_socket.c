@@ -14,12 +14,12 @@
 #include <unistd.h>
 #include "buf.h"
 #include "json.h"
-#include "control.h"
+#include "control_socket.h"
 #include "deny_carried.h"
 #include "log.h"
 #include "stream.h"
 /* lib/control.h and agent/control.h share a name: take the lib one by path. */
-#include "../lib/control.h"
+#include "control.h"
 
 static int open_socket(struct vigil_control *c, const char *pin_dir)
 {

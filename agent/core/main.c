@@ -19,9 +19,9 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include <vigil/events.h>
-#include "control.h"
+#include "control_socket.h"
 /* lib/control.h and agent/control.h share a name: take the lib one by path. */
-#include "../lib/control.h"
+#include "control.h"
 #include "export_file.h"
 #include "opts.h"
 #include "enforce_tc.h"
