@@ -4,7 +4,7 @@
  * names: drop, reject (RST or ICMP port unreachable back to the sender) and
  * reset (RST to both ends), each reply rate-limited and each decision
  * reported. The agent attaches vigil_tc_ingress / vigil_tc_egress from a
- * thread inside the intended network namespace (agent/enforce_tc.c).
+ * thread inside the intended network namespace (agent/enforce/enforce_tc.c).
  *
  * Where the reply goes: a trigger seen at ingress came from the wire, so its
  * RST goes back out the same interface; one seen at egress came from a local

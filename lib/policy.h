@@ -3,7 +3,7 @@
  * Network policy files (YAML, docs/policy.md) read into rules. This file
  * only reads and checks: a file is taken whole or refused whole, with the
  * file, line and column of the first thing wrong. Turning rules into BPF
- * maps is the agent's (agent/policy.c); nothing here touches the kernel.
+ * maps is the agent's (agent/enforce/policy.c); nothing here touches the kernel.
  */
 #ifndef VIGIL_POLICY_H
 #define VIGIL_POLICY_H

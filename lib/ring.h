@@ -5,7 +5,7 @@
  * any range up to the ring's size is contiguous. This file walks committed
  * records and moves the consumer position; it never copies a record, and it
  * never decides when a record may be released: the caller does (sinks hold
- * their own positions, see agent/pump.c).
+ * their own positions, see agent/core/pump.c).
  */
 #ifndef VIGIL_RING_H
 #define VIGIL_RING_H

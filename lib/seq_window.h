@@ -2,7 +2,7 @@
 /*
  * De-duplication and gap counting by sequence number, per agent boot: the
  * collector's per-agent window and the agent's own proof that nothing was
- * lost or doubled (agent/sink_local.c).
+ * lost or doubled (agent/sinks/sink_local.c).
  * Sequence numbers are taken in BPF with one atomic counter, so records
  * arrive near, not in, sequence order (CPUs commit to the ring out of
  * order): a bitmap window over the last VIGIL_SEQ_WINDOW numbers says

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Stream endpoints as users write them: tcp://HOST:PORT, udp://HOST:PORT,
- * tls://HOST:PORT (TCP; the TLS is the agent's, agent/stream_tls.c). */
+ * tls://HOST:PORT (TCP; the TLS is the agent's, agent/stream/stream_tls.c). */
 #include <errno.h>
 #include <netdb.h>
 #include <string.h>

@@ -18,7 +18,7 @@
 #include "deny_carried.h"
 #include "log.h"
 #include "stream.h"
-/* lib/control.h and agent/control.h share a name: take the lib one by path. */
+/* lib/control.h and agent/control/control_socket.h share a name: take the lib one by path. */
 #include "control.h"
 
 static int open_socket(struct vigil_control *c, const char *pin_dir)

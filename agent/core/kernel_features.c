@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Kernel feature probes from vmlinux BTF (agent/kernel_features.h). Each probe
+ * Kernel feature probes from vmlinux BTF (agent/core/kernel_features.h). Each probe
  * reads the BTF afresh: there are few, all at start.
  */
 #include <stdio.h>

@@ -2,7 +2,7 @@
 /*
  * Loads vigil's TC and XDP enforcement objects (sharing the pinned ring and
  * policy maps) and attaches them as pinned links (TCX, XDP), each attach
- * from a thread in the intended network namespace (agent/netns.c). Owns
+ * from a thread in the intended network namespace (agent/core/netns.c). Owns
  * nothing of the policy: rules reach the programs through the pinned maps.
  */
 #include <dirent.h>

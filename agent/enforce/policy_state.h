@@ -32,7 +32,7 @@ struct vigil_policy_state {
 	char pin_dir[256];
 	struct enforce_cgroup_bpf *cg;	/* holds the policy maps and cgroup hooks */
 	struct enforce_sockdestroy_bpf *sd;
-	struct enforce_carried_bpf *carried;	/* agent/deny_carried.c */
+	struct enforce_carried_bpf *carried;	/* agent/enforce/deny_carried.c */
 	bool carried_rescan;	/* a deny rule is in force: rescan now and then */
 	int64_t carried_next;	/* when (CLOCK_MONOTONIC s) */
 	int rules_fd, pol4_fd, pol6_fd, stats_fd, cgroup_fd;
@@ -67,7 +67,7 @@ int vigil_policy_unload(struct vigil_policy_state *s, char *const *drop, unsigne
 int vigil_policy_rule_stats(struct vigil_policy_state *s, unsigned pos, struct vigil_rule_stats *sum);
 void vigil_policy_close(struct vigil_policy_state *s);
 
-/* agent/policy_cgroup.c: cgroup hooks attached to the cgroups rules name. */
+/* agent/enforce/policy_cgroup.c: cgroup hooks attached to the cgroups rules name. */
 struct vigil_cgroup_ref {
 	uint64_t id;
 	uint32_t level;
@@ -85,7 +85,7 @@ int vigil_cgroup_attach(struct vigil_policy_state *s, const struct vigil_cgroup_
 int vigil_cgroup_detach_others(struct vigil_policy_state *s, const struct vigil_cgroup_ref *refs,
 			       unsigned n);
 
-/* agent/policy_tc.c: TC on the interfaces rules name, in their namespaces. */
+/* agent/enforce/policy_tc.c: TC on the interfaces rules name, in their namespaces. */
 /* Each interface of r is there in each namespace r names. */
 int vigil_policy_tc_check(const struct vigil_rule *r, char *err, size_t errlen);
 /* Attaches the interfaces of p not attached yet. */

@@ -2,11 +2,11 @@
 /*
  * The packet path on the interfaces a policy names: each rule's interfaces,
  * in each network namespace the rule names, get vigil's TC programs
- * (agent/enforce_tc.c attaches them from a thread inside the namespace).
+ * (agent/enforce/enforce_tc.c attaches them from a thread inside the namespace).
  * Interfaces are looked up when the policy is read, so a policy naming one
  * that is not there is refused whole; one a new policy no longer names is
  * detached once the new rules are in force. The links are pinned, so an
- * interface stays enforced on while vigild restarts (agent/enforce_tc.h);
+ * interface stays enforced on while vigild restarts (agent/enforce/enforce_tc.h);
  * where no rule matches, the programs pass traffic through.
  */
 #include <errno.h>

@@ -2,7 +2,7 @@
 /*
  * Runs the socket-destroying iterators in the namespaces a reset rule names.
  * An iterator walks the namespace of the thread that creates it, so each
- * runs in a thread that joined the namespace (agent/netns.c), which learns
+ * runs in a thread that joined the namespace (agent/core/netns.c), which learns
  * the namespace's cookie there; the BPF side checks every socket's cookie
  * against it.
  */

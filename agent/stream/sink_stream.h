@@ -78,7 +78,7 @@ struct vigil_sink_stream {
 int vigil_sink_stream_init(struct vigil_sink_stream *s, const struct vigil_stream_opts *o,
 			   int ring_fd, int epfd);
 void vigil_sink_stream_free(struct vigil_sink_stream *s);
-/* udp://: the sink sends datagrams instead (agent/sink_stream_udp.c). */
+/* udp://: the sink sends datagrams instead (agent/stream/sink_stream_udp.c). */
 int vigil_sink_stream_udp_init(struct vigil_sink_stream *s);
 
 #endif

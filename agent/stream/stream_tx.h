@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * How a stream sink puts ring ranges on its socket, straight from the ring's
- * pages: io_uring SEND_ZC (agent/uring_tx.c), else sendmsg(MSG_ZEROCOPY),
- * else plain send() (agent/stream_tx.c); on tls:// plain send() through
- * kernel TLS, else SSL_write (agent/stream_tls.c). Each path tells the sink how far
+ * pages: io_uring SEND_ZC (agent/stream/uring_tx.c), else sendmsg(MSG_ZEROCOPY),
+ * else plain send() (agent/stream/stream_tx.c); on tls:// plain send() through
+ * kernel TLS, else SSL_write (agent/stream/stream_tls.c). Each path tells the sink how far
  * the kernel is done with the pages (released): with zero copy that is when
  * the notification for a send arrives, which may be long after the send.
  *
@@ -23,7 +23,7 @@ enum vigil_tx_path {
 	VIGIL_TX_MSG_ZC,
 	VIGIL_TX_SEND,
 	VIGIL_TX_TLS,		/* tls:// without kernel TLS: SSL_write from the
-				 * ring's pages (agent/stream_tls.c); never asked
+				 * ring's pages (agent/stream/stream_tls.c); never asked
 				 * for with --send-path */
 };
 
@@ -86,7 +86,7 @@ const char *vigil_tx_path_name(enum vigil_tx_path p);
 /* "auto", "uring", "zerocopy", "send" (vigild --send-path). */
 int vigil_tx_path_parse(const char *s, enum vigil_tx_path *out);
 
-/* The io_uring path (agent/uring_tx.c). */
+/* The io_uring path (agent/stream/uring_tx.c). */
 int vigil_uring_init(struct vigil_tx *t);
 void vigil_uring_free(struct vigil_tx *t);
 int vigil_uring_send(struct vigil_tx *t, const void *p, size_t len);
