@@ -15,6 +15,7 @@
 #include "flow_reset.h"
 #include "log.h"
 #include "netns.h"
+#include <vigil/enforce_maps.h>
 
 /* The first rule (lowest id) matching a packet to dport seen at hook dir,
  * peer its source (ingress) or destination (egress) address, as

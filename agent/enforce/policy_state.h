@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <vigil/events.h>
+#include <vigil/enforce_maps.h>
 #include "policy.h"
 
 struct enforce_cgroup_bpf;

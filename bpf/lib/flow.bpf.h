@@ -10,6 +10,7 @@
 #ifndef VIGIL_FLOW_BPF_H
 #define VIGIL_FLOW_BPF_H
 
+#include <vigil/enforce_maps.h>
 #include "pkt.bpf.h"
 
 struct {

@@ -11,6 +11,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <vigil/events.h>
+#include <vigil/enforce_maps.h>
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LPM_TRIE);

@@ -12,6 +12,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <vigil/events.h>
+#include <vigil/enforce_maps.h>
 #include "gcra.bpf.h"
 
 /* Per rule: the reply and event buckets and the events held back since the
