@@ -14,6 +14,7 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 #include "collector.h"
+#include "conn_tls.h"
 #include "listen.h"
 #include "log.h"
 #include "version.h"
@@ -29,12 +30,19 @@ static void on_signal(int sig)
 }
 
 static const char usage_text[] =
-	"Usage: vigil-collector --listen tcp://HOST:PORT [OPTION]...\n"
+	"Usage: vigil-collector --listen tls://HOST:PORT --tls-cert FILE --tls-key FILE\n"
+	"                       --tls-ca FILE [OPTION]...\n"
 	"Receive event streams from vigild agents (vigild --send) and write them as JSON lines.\n"
 	"\n"
-	"  -l, --listen URL                 where agents connect: tcp://HOST:PORT or\n"
-	"                                   udp://HOST:PORT (repeatable; port 0 picks one,\n"
-	"                                   printed on stderr)\n"
+	"  -l, --listen URL                 where agents connect: tls://HOST:PORT (mutual TLS),\n"
+	"                                   tcp://HOST:PORT or udp://HOST:PORT (clear text: for\n"
+	"                                   labs and links already encrypted) (repeatable;\n"
+	"                                   port 0 picks one, printed on stderr)\n"
+	"      --tls-cert FILE              the collector's certificate chain (PEM), for tls://\n"
+	"      --tls-key FILE               its private key (PEM)\n"
+	"      --tls-ca FILE                the CA that signs agents' certificates (PEM); an\n"
+	"                                   agent's node name is its certificate's first DNS\n"
+	"                                   subject alternative name\n"
 	"  -o, --export-file PATH           JSON lines appended to PATH, rotated by size\n"
 	"                                   (default: stdout); PATH.state records what was\n"
 	"                                   written, so a restart neither loses nor doubles\n"
@@ -87,6 +95,7 @@ struct options {
 	const char *listen[MAX_LISTEN];
 	int nlisten;
 	const char *export_file;
+	const char *tls_cert, *tls_key, *tls_ca;
 	struct vigil_format_opts format;
 	struct vigil_pub_config pub;
 	uint64_t max_mb, backups, max_agents, max_conns, max_per_addr;
@@ -131,14 +140,36 @@ static int parse_duration(const char *opt, const char *s, double *out)
 	return 0;
 }
 
+/* tls:// wants all three files; they make no sense without it. */
+static int tls_options(const struct options *o)
+{
+	static const char *const names[] = { "--tls-cert", "--tls-key", "--tls-ca" };
+	const char *files[] = { o->tls_cert, o->tls_key, o->tls_ca };
+	bool tls = false;
+
+	for (int i = 0; i < o->nlisten; i++)
+		tls |= collector_listen_tls(o->listen[i]);
+	for (int i = 0; i < 3; i++) {
+		if (tls && !files[i])
+			return vlog_err(-EINVAL, "a tls:// --listen needs %s", names[i]);
+		if (!tls && files[i])
+			return vlog_err(-EINVAL, "%s without a tls:// --listen", names[i]);
+	}
+	return 0;
+}
+
 static int parse_options(int argc, char **argv, struct options *o)
 {
 	enum { O_MAXSIZE = 256, O_BACKUPS, O_AGENTS, O_CONNS, O_PER_ADDR, O_HELLO, O_FRAME, O_PEER,
 	       O_FORGET, O_REBIND, O_FSYNC, O_PUB, O_PUB_SUBJ, O_PUB_STREAM, O_PUB_CREDS, O_PUB_WAIT,
-	       O_PUB_CA, O_PUB_CERT, O_PUB_KEY, O_PUB_NAME, O_FORMAT, O_FORMAT_LAST = O_FORMAT + 2 };
+	       O_PUB_CA, O_PUB_CERT, O_PUB_KEY, O_PUB_NAME, O_TLS_CERT, O_TLS_KEY, O_TLS_CA,
+	       O_FORMAT, O_FORMAT_LAST = O_FORMAT + 2 };
 	static const struct option longopts[] = {
 		{ "listen", required_argument, NULL, 'l' },
 		{ "export-file", required_argument, NULL, 'o' },
+		{ "tls-cert", required_argument, NULL, O_TLS_CERT },
+		{ "tls-key", required_argument, NULL, O_TLS_KEY },
+		{ "tls-ca", required_argument, NULL, O_TLS_CA },
 		{ "export-file-max-size-mb", required_argument, NULL, O_MAXSIZE },
 		{ "export-file-max-backups", required_argument, NULL, O_BACKUPS },
 		VIGIL_FORMAT_LONGOPTS(O_FORMAT),
@@ -167,7 +198,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	};
 	const char *pub_opt = NULL;	/* a --publish-* option given */
 	double v;
-	int ch;
+	int ch, err;
 
 	*o = (struct options){ .max_mb = 10, .backups = 5, .max_agents = 256, .max_conns = 256,
 			       .max_per_addr = 32, .hello_timeout = 5, .frame_timeout = 10,
@@ -181,6 +212,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 			o->listen[o->nlisten++] = optarg;
 			break;
 		case 'o': o->export_file = optarg; break;
+		case O_TLS_CERT: o->tls_cert = optarg; break;
+		case O_TLS_KEY: o->tls_key = optarg; break;
+		case O_TLS_CA: o->tls_ca = optarg; break;
 		case O_MAXSIZE:
 			if (parse_num("--export-file-max-size-mb", optarg, 1 << 20, &v))
 				return -EINVAL;
@@ -262,6 +296,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 		return vlog_err(-EINVAL, "unexpected argument '%s'", argv[optind]);
 	if (!o->nlisten)
 		return vlog_err(-EINVAL, "no --listen given (try 'vigil-collector --help')");
+	if ((err = tls_options(o)))
+		return err;
 	if (pub_opt && !o->pub.urls)
 		return vlog_err(-EINVAL, "%s without --publish", pub_opt);
 	if (!o->pub.tls_cert != !o->pub.tls_key)
@@ -311,12 +347,15 @@ int main(int argc, char **argv)
 	struct listener listeners[MAX_LISTEN] = {};
 	struct collector c = { .epfd = -1, .out = { .fd = -1 }, .commit = { .fd = -1 } };
 	struct options o;
+	struct ssl_ctx_st *tls = NULL;
 	uint64_t pauses = 0, accept_refused = 0;
 	int err = 0;
 
 	vlog_prog = "vigil-collector";
 	setvbuf(stderr, NULL, _IOLBF, 0);
 	if (parse_options(argc, argv, &o))
+		return 2;
+	if (o.tls_cert && !(tls = conn_tls_ctx(o.tls_cert, o.tls_key, o.tls_ca)))
 		return 2;
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
@@ -366,7 +405,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	for (int i = 0; i < o.nlisten; i++)
-		if ((err = collector_listen(&c, o.listen[i], &listeners[i])))
+		if ((err = collector_listen(&c, o.listen[i], tls, &listeners[i])))
 			goto out;
 	run(&c, listeners, o.nlisten);
 	for (int i = 0; i < o.nlisten; i++) {
@@ -403,5 +442,6 @@ out:
 	free(c.conns);
 	free(c.dead);
 	free(c.udp_buf);
+	conn_tls_ctx_free(tls);
 	return err ? 1 : 0;
 }

@@ -4,7 +4,7 @@
 set -euo pipefail
 
 BUILD_PKGS="clang llvm make gcc pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev
-            liburing-dev libyaml-dev libnats-dev libclang-rt-14-dev"
+            liburing-dev libyaml-dev libnats-dev libclang-rt-14-dev libssl-dev"
 TEST_PKGS="jq perl iproute2 nftables tshark python3-scapy nats-server rsyslog
            protobuf-compiler libprotobuf-dev python3-protobuf
            procps util-linux psmisc netsniff-ng ethtool strace openssl curl"
