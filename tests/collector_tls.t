@@ -129,8 +129,12 @@ on_exit "kill $HOLD"
 sleep 1.5
 RSS1=$(awk '/VmRSS/ {print $2}' /proc/$COLL_PID/status)
 diag "collector RSS ${RSS0} KiB, ${RSS1} KiB with 40 TLS connections in a record"
-[ $((RSS1 - RSS0)) -le $((40 * (256 + 64) + 8192)) ]
-ok $? "memory stays within (256 + 64) KiB per TLS connection"
+if ldd "$COLLECTOR" | grep -q libasan; then
+	echo "ok $((_t_n += 1)) # SKIP RSS under ASan (its shadow memory and quarantine)"
+else
+	[ $((RSS1 - RSS0)) -le $((40 * (256 + 64) + 8192)) ]
+	ok $? "memory stays within (256 + 64) KiB per TLS connection, with its stream"
+fi
 wait $HOLD
 is "$(cat "$T_DIR/hold.out")" "held 40" "40 TLS connections were held"
 kill -0 $COLL_PID
