@@ -114,6 +114,7 @@ struct collector {
 	 * changed waits that long, a stranger claiming it meanwhile is refused. */
 	double rebind_after;
 	double peer_timeout;		/* keepalive and TCP_USER_TIMEOUT (listen.c) */
+	bool tls;			/* a tls:// listener runs: certificate names count */
 	uint64_t closed_hostile, refused;
 	uint8_t *udp_buf;		/* one datagram */
 	uint64_t udp_datagrams, udp_bad, udp_unknown;
@@ -147,6 +148,9 @@ void collector_conn_reap(struct collector *c);
 void collector_conn_timeouts(struct collector *c, double now);
 
 struct agent *collector_agent_get(struct collector *c, const struct vigil_stream_peer *p);
+/* True when a certificate proved node name `name` (over TLS) for a stream
+ * in the table: a clear-text hello may not use it. */
+bool collector_name_certified(const struct collector *c, const char *name);
 /* The agent of a stream already known, or NULL. */
 struct agent *collector_agent_find(struct collector *c, const __u8 boot_id[16], uint32_t ring_id);
 void collector_udp_readable(struct collector *c, int fd);

@@ -156,11 +156,17 @@ static const char *identity_taken(const struct collector *c, const struct agent 
 }
 
 /* Over TLS: the hello names the node its certificate names, and who it is
- * is logged. */
+ * is logged. In clear text: the hello may not name a node a certificate
+ * proved (a tcp:// listener beside a tls:// one). */
 static int tls_hello(struct collector *c, struct conn *k)
 {
 	const char *name = conn_tls_name(k);
 
+	if (!k->tls && collector_name_certified(c, k->hello.node_name)) {
+		vlog_info("%s: clear-text hello names node %s, which a certificate proved: refused",
+			  k->peer, k->hello.node_name);
+		return hostile(c, k, "node name proved over TLS"), -EPERM;
+	}
 	if (!k->tls)
 		return 0;
 	if (strcmp(k->hello.node_name, name)) {

@@ -370,6 +370,7 @@ int main(int argc, char **argv)
 	c.rebind_after = o.rebind_after;
 	c.peer_timeout = o.peer_timeout;
 	c.max_per_addr = o.max_per_addr;
+	c.tls = tls != NULL;
 	c.agents = calloc(c.max_agents, sizeof(*c.agents));
 	c.conns = calloc(c.max_conns, sizeof(*c.conns));
 	c.dead = calloc(2 * c.max_conns, sizeof(*c.dead));

@@ -18,7 +18,7 @@ H=/usr/bin/python3
 C="$TOP/tests/tls_client.py"
 F="$TOP/tests/collector_forge.py"
 OUT="$T_DIR/out.json"
-plan 39
+plan 43
 
 ca ca && ca other && cert ca collector vigil-collector 'IP:127.0.0.1,DNS:localhost' &&
 	cert ca node-a node-a 'DNS:node-a' && cert ca node-b node-b 'DNS:node-b,DNS:node-a' &&
@@ -60,11 +60,12 @@ unshare -n timeout -s INT 1 "$COLLECTOR" --listen tcp://127.0.0.1:0 2>"$T_DIR/lo
 ok $? "not on loopback"
 
 # A fresh collector, TLS and clear text side by side; hostile peers first.
-start_collector c "" --listen tcp://127.0.0.1:0 --listen tls://127.0.0.1:0 "${TLS[@]}" \
+start_collector c "" --listen tcp://127.0.0.1:0 --listen udp://127.0.0.1:0 --listen tls://127.0.0.1:0 "${TLS[@]}" \
 	-o "$OUT" --hello-timeout 2 --frame-timeout 2 || exit 1
 wait_for 10 grep -q 'listening on tls://' "$T_DIR/c.err"
 PORT=$(grep -o 'listening on tls://[^ ]*' "$T_DIR/c.err" | sed 's/.*://')
 TPORT=$(grep -o 'listening on tcp://[^ ]*' "$T_DIR/c.err" | sed 's/.*://')
+UPORT=$(grep -o 'listening on udp://[^ ]*' "$T_DIR/c.err" | sed 's/.*://')
 CERR="$T_DIR/c.err"
 grep -q "agent .* connected" "$CERR" && diag "an agent before the hostile peers?"
 
@@ -114,12 +115,25 @@ is "$($H "$F" $TPORT forge 127.0.0.1 "$BOOT" 1 $((50 * 88)) 100 5)" closed \
 grep -q "claims agent node-a (boot $BOOT, ring 1) proved by certificate node-a, which was proved over TLS: a clear-text connection may not take it: refused" "$CERR"
 ok $? "that refusal is logged"
 
+B2=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')
+is "$($H "$F" $TPORT forge 127.0.0.1 "$B2" 1 0 1 5 node-a)" closed \
+	"a clear-text hello naming node-a (a new stream) is refused: a certificate proved that name"
+grep -q "clear-text hello names node node-a, which a certificate proved: refused" "$CERR"
+ok $? "that refusal is logged"
+$H -c "import socket, sys; sys.path.insert(0, '$TOP/tests'); from collector_hostile import hello
+socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(hello(name=b'node-a', boot=bytes.fromhex('$B2'), ring=2), ('127.0.0.1', $UPORT))"
+wait_for 5 grep -q "refusing a hello datagram from 127.0.0.1 for the stream of boot $B2, ring 2: its node name was proved by a certificate over TLS" "$CERR"
+ok $? "a hello datagram naming node-a is refused too"
+is "$($H "$F" $TPORT forge 127.0.0.1 "$B2" 1 0 1 5 lab-node)" "acked $((5 * 88))" \
+	"clear text under another name still works beside TLS"
+
 # node-a resumes where it was acknowledged; nothing of the refused peers went out.
 is "$($H "$C" $PORT "$P" good node-a node-a "$BOOT" 1 10 $((50 * 88)))" "acked $((60 * 88))" \
 	"node-a reconnects and resumes at its ack"
-wait_for 5 sh -c "[ \$(grep -c . '$OUT') -ge 60 ]"
-[ "$(grep -c . "$OUT")" -eq 60 ] && [ "$(grep -c '"node_name":"node-a"' "$OUT")" -eq 60 ]
-ok $? "60 lines, each node-a: nothing from the refused peers"
+wait_for 5 sh -c "[ \$(grep -c . '$OUT') -ge 65 ]"
+[ "$(grep -c . "$OUT")" -eq 65 ] && [ "$(grep -c '"node_name":"node-a"' "$OUT")" -eq 60 ] &&
+	[ "$(grep -c '"node_name":"lab-node"' "$OUT")" -eq 5 ]
+ok $? "60 lines of node-a and 5 of lab-node: nothing from the refused peers"
 
 # Memory: TLS sessions stalled in a record stay within the bound.
 RSS0=$(awk '/VmRSS/ {print $2}' /proc/$COLL_PID/status)
