@@ -21,12 +21,18 @@
 
 #define MAX_LISTEN 8
 
-static volatile sig_atomic_t stop;
+static volatile sig_atomic_t stop, hup;
 
 static void on_signal(int sig)
 {
 	(void)sig;
 	stop = 1;
+}
+
+static void on_hup(int sig)
+{
+	(void)sig;
+	hup = 1;
 }
 
 static const char usage_text[] =
@@ -91,7 +97,9 @@ static const char usage_text[] =
 	"                                   heard for DURATION: N[s|m|h|d] (default 7d)\n"
 	"  -v, --verbose                    debug output on stderr\n"
 	"  -h, --help                       this text\n"
-	"  -V, --version                    version and event schema\n";
+	"  -V, --version                    version and event schema\n"
+	"\n"
+	"SIGHUP reads --tls-cert, --tls-key and --tls-ca again; new connections use them.\n";
 
 struct options {
 	const char *listen[MAX_LISTEN];
@@ -307,12 +315,39 @@ static int parse_options(int argc, char **argv, struct options *o)
 	return 0;
 }
 
-static void run(struct collector *c, struct listener *ls, int nls)
+/* SIGHUP: the TLS files are read again (a certificate, key or CA rotated
+ * on disk); new connections use them, connections open keep their session
+ * (each holds a reference to the context it began with). Files that cannot
+ * be read leave the ones in use, and the log says why. */
+static void tls_reload(const struct options *o, struct listener *ls, int nls,
+		       struct ssl_ctx_st **tls)
+{
+	struct ssl_ctx_st *ctx;
+
+	if (!*tls)
+		return vlog_info("SIGHUP: no tls:// listener, nothing to read again");
+	if (!(ctx = conn_tls_ctx(o->tls_cert, o->tls_key, o->tls_ca)))
+		return vlog_info("SIGHUP: keeping the TLS certificate, key and CA read before");
+	for (int i = 0; i < nls; i++)
+		if (ls[i].tls)
+			ls[i].tls = ctx;
+	conn_tls_ctx_free(*tls);
+	*tls = ctx;
+	vlog_info("SIGHUP: TLS certificate %s, key %s and CA %s read again: new connections "
+		  "use them", o->tls_cert, o->tls_key, o->tls_ca);
+}
+
+static void run(struct collector *c, struct listener *ls, int nls, const struct options *o,
+		struct ssl_ctx_st **tls)
 {
 	struct epoll_event evs[64];
 	double last = 0, last_retire = 0;
 
 	while (!stop) {
+		if (hup) {
+			hup = 0;
+			tls_reload(o, ls, nls, tls);
+		}
 		int n = epoll_wait(c->epfd, evs, 64, collector_listen_resume(c, ls, nls, 500));
 		double now;
 
@@ -362,6 +397,7 @@ int main(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGPIPE, SIG_IGN);
+	signal(SIGHUP, on_hup);
 	c.format = o.format;
 	c.max_agents = o.max_agents;
 	c.max_conns = o.max_conns;
@@ -410,7 +446,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < o.nlisten; i++)
 		if ((err = collector_listen(&c, o.listen[i], tls, &listeners[i])))
 			goto out;
-	run(&c, listeners, o.nlisten);
+	run(&c, listeners, o.nlisten, &o, &tls);
 	for (int i = 0; i < o.nlisten; i++) {
 		pauses += listeners[i].pauses;
 		accept_refused += listeners[i].refused;

@@ -3,13 +3,15 @@
 # the agent's node name taken from its certificate. On a fresh collector,
 # hostile peers first: clear text to the TLS port, no client certificate, a
 # certificate of another CA, a handshake that stalls, random bytes after the
-# handshake and inside TLS, a certificate without a DNS name; each is closed
-# with its reason logged. Then a good agent (certificate node-a) streams and
-# is acknowledged, its lines say node-a; node-b may neither claim node-a's
-# name nor its stream, and a clear-text connection on a second listener may
-# not take a stream TLS proved. The collector stays up, holds TLS sessions
-# within its memory bound, and exits cleanly. Usage errors at start name
-# the option. Certificates are made here (tests/tls_lib.sh).
+# handshake and inside TLS, a certificate without a DNS name, an expired
+# one; each is closed with its reason logged. Then a good agent (certificate
+# node-a) streams and is acknowledged, its lines say node-a; node-b may
+# neither claim node-a's name nor its stream, and clear text on the other
+# listeners may neither take that stream nor start one in node-a's name.
+# SIGHUP reads rotated files again, and keeps the old ones when the new do
+# not load. The collector stays up, holds TLS sessions within its memory
+# bound, and exits cleanly. Usage errors at start name the option.
+# Certificates are made here (tests/tls_lib.sh).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/stream_lib.sh"
 command -v openssl >/dev/null || skip_all "openssl is not installed"
@@ -18,11 +20,13 @@ H=/usr/bin/python3
 C="$TOP/tests/tls_client.py"
 F="$TOP/tests/collector_forge.py"
 OUT="$T_DIR/out.json"
-plan 43
+plan 53
 
 ca ca && ca other && cert ca collector vigil-collector 'IP:127.0.0.1,DNS:localhost' &&
 	cert ca node-a node-a 'DNS:node-a' && cert ca node-b node-b 'DNS:node-b,DNS:node-a' &&
-	cert other rogue node-a 'DNS:node-a' && cert ca nosan node-c 'IP:127.0.0.9'
+	cert other rogue node-a 'DNS:node-a' && cert ca nosan node-c 'IP:127.0.0.9' &&
+	cert ca expired node-e 'DNS:node-e' 0 && cert other node-r node-r 'DNS:node-r' &&
+	cert ca collector2 vigil-collector-2 'IP:127.0.0.1'
 ok $? "test certificates made"
 TLS=(--tls-cert "$P/collector.pem" --tls-key "$P/collector.key" --tls-ca "$P/ca.pem")
 
@@ -80,10 +84,13 @@ ok $? "a handshake that stalls is closed within --hello-timeout (2 s): $r"
 is "$($H "$C" $PORT "$P" garbage node-a)" closed "random bytes after the handshake are closed"
 is "$($H "$C" $PORT "$P" garbage_inside node-a)" closed "random bytes inside TLS are closed"
 is "$($H "$C" $PORT "$P" cert nosan node-c)" closed "a certificate without a DNS name is closed"
+sleep 1
+is "$($H "$C" $PORT "$P" cert expired node-e)" closed "an expired certificate is closed"
 for why in 'TLS: wrong version number' 'TLS: peer did not return a certificate' \
 	'TLS: certificate refused: unable to get local issuer certificate' \
 	'no TLS handshake in time' 'TLS: .*' 'bad magic' \
-	'its certificate has no DNS subject alternative name'; do
+	'its certificate has no DNS subject alternative name' \
+	'TLS: certificate refused: certificate has expired'; do
 	grep -q "closing 127.0.0.1:[0-9]*: $why" "$CERR"
 	ok $? "the reason is logged: $why"
 done
@@ -134,6 +141,27 @@ wait_for 5 sh -c "[ \$(grep -c . '$OUT') -ge 65 ]"
 [ "$(grep -c . "$OUT")" -eq 65 ] && [ "$(grep -c '"node_name":"node-a"' "$OUT")" -eq 60 ] &&
 	[ "$(grep -c '"node_name":"lab-node"' "$OUT")" -eq 5 ]
 ok $? "60 lines of node-a and 5 of lab-node: nothing from the refused peers"
+
+# Rotation: SIGHUP reads the files again. A new collector certificate, and
+# a CA file that also holds the other CA: node-r (signed by it) gets in.
+is "$($H "$C" $PORT "$P" server node-a)" vigil-collector "the collector shows its certificate"
+is "$($H "$C" $PORT "$P" good node-r node-r "$B2" 3 2)" closed "node-r (the other CA) is refused"
+cp "$P/collector2.pem" "$P/collector.pem" && cp "$P/collector2.key" "$P/collector.key" &&
+	cat "$P/other.pem" >>"$P/ca.pem"
+kill -HUP $COLL_PID
+wait_for 5 grep -q "SIGHUP: TLS certificate .* read again" "$CERR"
+ok $? "SIGHUP reads the TLS files again"
+is "$($H "$C" $PORT "$P" server node-a)" vigil-collector-2 "new connections see the rotated certificate"
+is "$($H "$C" $PORT "$P" good node-r node-r "$B2" 3 2)" "acked $((2 * 88))" \
+	"a CA added to --tls-ca is trusted after SIGHUP"
+echo broken >"$P/collector.key"
+kill -HUP $COLL_PID
+wait_for 5 grep -q "SIGHUP: keeping the TLS certificate, key and CA read before" "$CERR"
+ok $? "a broken key file on SIGHUP is refused, the files in use stay"
+grep -q -- "--tls-key $P/collector.key: cannot load the private key" "$CERR"
+ok $? "and the reason names --tls-key"
+is "$($H "$C" $PORT "$P" good node-a node-a "$BOOT" 1 1 $((60 * 88)))" "acked $((61 * 88))" \
+	"node-a still connects after the failed reload"
 
 # Memory: TLS sessions stalled in a record stay within the bound.
 RSS0=$(awk '/VmRSS/ {print $2}' /proc/$COLL_PID/status)

@@ -18,6 +18,7 @@ collector's tls:// listener on loopback. PKI is the folder of tests/tls_lib.sh
                                                stream (BOOT hex, RING): "acked OFF"
                                                or "closed"
   tls_client.py PORT PKI hold CERT N SECS      N connections stalled in a record
+  tls_client.py PORT PKI server CERT           the CN of the collector's certificate
 
 Every case but good and stall prints "closed" when the collector closed
 the connection, "open" when it did not.
@@ -99,6 +100,10 @@ def main():
         raw.sendall(os.urandom(4096))
         raw.close()
         return verdict(s, b'')
+    if case == 'server':
+        if s is None:
+            return print('closed')
+        return print(dict(x[0] for x in s.getpeercert()['subject'])['commonName'])
     if case == 'garbage_inside':
         return verdict(s, os.urandom(4096))
     if case == 'good':
