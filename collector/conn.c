@@ -299,7 +299,10 @@ static int flush(struct collector *c, struct conn *k)
 			return collector_conn_close(c, k, "cannot send an ack"), -EPIPE;
 		if (err)
 			k->acked = upto;
-		return 0;	/* blocked: sent when the socket takes it (EPOLLOUT) */
+		else
+			vlog_debug("%s: ack %llu waits for the socket to take it (EPOLLOUT)",
+				   k->peer, (unsigned long long)upto);
+		return 0;
 	}
 	n = send(k->fd, &ack, sizeof(ack), MSG_DONTWAIT | MSG_NOSIGNAL);
 	if (n == (ssize_t)sizeof(ack))
