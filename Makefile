@@ -99,6 +99,8 @@ $(BUILD)/vigild: $(AGENT_OBJS) $(LIB_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 # libnats: the collector publishes to JetStream, and a test reads it back.
 $(BUILD)/vigil-collector $(BUILD)/tests/js_tool: LDLIBS += -lnats
+# OpenSSL 3: the collector's tls:// listeners (collector/conn_tls.c).
+$(BUILD)/vigil-collector: LDLIBS += -lssl -lcrypto
 $(BUILD)/vigil-collector: $(COLL_OBJS) $(LIB_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 $(BUILD)/vigil: $(CLI_OBJS) $(LIB_OBJS)
@@ -155,9 +157,9 @@ $(FUZZ)/%.o: %.c
 	@mkdir -p $(@D)
 	$(CLANG) $(FUZZ_CFLAGS) $(DEPFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 $(FUZZ)/fuzz_%: tests/fuzz/fuzz_%.c $(wildcard tests/fuzz/*.h) $(FUZZ_OBJS)
-	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJS) $(LDLIBS) -lnats
+	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJS) $(LDLIBS) -lnats -lssl -lcrypto
 $(FUZZ)/make_seeds: tests/fuzz/make_seeds.c $(FUZZ_OBJS)
-	$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_OBJS) $(LDLIBS) -lnats
+	$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_OBJS) $(LDLIBS) -lnats -lssl -lcrypto
 $(FUZZ)/seeds: $(FUZZ)/make_seeds tests/fuzz/make_corpus.sh docs/policy.md tests/policy_parse.t
 	tests/fuzz/make_corpus.sh $< $@
 

@@ -18,6 +18,14 @@ struct agent *collector_agent_find(struct collector *c, const __u8 boot_id[16], 
 	return NULL;
 }
 
+bool collector_name_certified(const struct collector *c, const char *name)
+{
+	for (unsigned i = 0; c->tls && i < c->max_agents; i++)
+		if (c->agents[i].used && !strcmp(c->agents[i].cert, name))
+			return true;
+	return false;
+}
+
 struct agent *collector_agent_get(struct collector *c, const struct vigil_stream_peer *p)
 {
 	struct agent *a = NULL, *spare = NULL;

@@ -29,6 +29,8 @@
 #define AGENT_PROC_BYTES (1u << 20)
 
 struct conn;
+struct conn_tls;
+struct ssl_ctx_st;
 
 /* One agent's stream: (boot id, ring id). Offsets are ring positions. */
 struct agent {
@@ -43,6 +45,10 @@ struct agent {
 					 * JetStream): what a failed batch rewinds to */
 	struct conn *conn;		/* live connection, if any */
 	char owner[ADDR_MAX];		/* address that proved the identity last */
+	/* Certificate name (first DNS SAN) that proved the identity over TLS
+	 * ("": none yet): no other name, and no plain connection, may take it
+	 * from then on, whatever the address. */
+	char cert[VIGIL_STREAM_NAME_MAX + 1];
 	/* Offsets an agent said it skipped (its spool dropped them): never
 	 * written here. A later hello inside one proves the jump false. */
 	struct agent_hole {
@@ -83,6 +89,8 @@ struct conn {
 	uint64_t offset;		/* stream offset of buf[0] */
 	uint64_t acked;			/* last offset acknowledged */
 	double opened, partial_since;	/* 0: no partial frame waiting */
+	struct conn_tls *tls;		/* tls:// (conn_tls.h); NULL: clear text */
+	unsigned events;		/* what epoll watches k->fd for */
 };
 
 struct collector {
@@ -107,14 +115,17 @@ struct collector {
 	 * changed waits that long, a stranger claiming it meanwhile is refused. */
 	double rebind_after;
 	double peer_timeout;		/* keepalive and TCP_USER_TIMEOUT (listen.c) */
+	bool tls;			/* a tls:// listener runs: certificate names count */
 	uint64_t closed_hostile, refused;
 	uint8_t *udp_buf;		/* one datagram */
 	uint64_t udp_datagrams, udp_bad, udp_unknown;
 };
 
 /* Takes fd as a new connection, making room for it (conn_room.c); closes
- * fd when it cannot. */
-int collector_conn_open(struct collector *c, int fd, const struct sockaddr *sa);
+ * fd when it cannot. tls: the listener's TLS context (conn_tls.h), or NULL
+ * for clear text. */
+int collector_conn_open(struct collector *c, int fd, const struct sockaddr *sa,
+			struct ssl_ctx_st *tls);
 /* The peer's address as --max-conns-per-addr counts it: IPv4 as mapped
  * IPv6, IPv6 to its /64, anything else all zero. */
 void collector_conn_addr(const struct sockaddr *sa, __u8 key[16]);
@@ -129,7 +140,8 @@ int collector_agent_room(struct collector *c);
 /* True when the stream has a live connection (ctx: the collector); the
  * commit table keeps its entry. */
 bool collector_conn_live(void *ctx, const __u8 boot_id[16], uint32_t ring_id);
-/* Reads what fd has and handles it; the connection may be gone after. */
+/* Reads what fd has and handles it (on TLS, also goes on with a handshake
+ * or an ack that waited for the socket); the connection may be gone after. */
 void collector_conn_readable(struct collector *c, struct conn *k);
 void collector_conn_close(struct collector *c, struct conn *k, const char *why);
 void collector_conn_reap(struct collector *c);
@@ -137,6 +149,9 @@ void collector_conn_reap(struct collector *c);
 void collector_conn_timeouts(struct collector *c, double now);
 
 struct agent *collector_agent_get(struct collector *c, const struct vigil_stream_peer *p);
+/* True when a certificate proved node name `name` (over TLS) for a stream
+ * in the table: a clear-text hello may not use it. */
+bool collector_name_certified(const struct collector *c, const char *name);
 /* The agent of a stream already known, or NULL. */
 struct agent *collector_agent_find(struct collector *c, const __u8 boot_id[16], uint32_t ring_id);
 void collector_udp_readable(struct collector *c, int fd);

@@ -3,7 +3,9 @@
  * Agent connections: reassembly of records across reads in a fixed buffer,
  * the hello, acks. A connection costs CONN_BUF bytes and one struct, never
  * more, whatever the peer sends: a record can never be longer than
- * VIGIL_STREAM_REC_MAX, and the buffer holds several.
+ * VIGIL_STREAM_REC_MAX, and the buffer holds several. On tls:// the same
+ * path reads and acks through conn_tls.h (plus its session, bounded too);
+ * clear text pays one test of k->tls per read.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -13,6 +15,7 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 #include "collector.h"
+#include "conn_tls.h"
 #include "log.h"
 
 #define BATCH_FLUSH (1u << 20)
@@ -40,7 +43,8 @@ static void peer_name(const struct sockaddr *sa, char addr[ADDR_MAX], char *peer
 	}
 }
 
-int collector_conn_open(struct collector *c, int fd, const struct sockaddr *sa)
+int collector_conn_open(struct collector *c, int fd, const struct sockaddr *sa,
+			struct ssl_ctx_st *tls)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
 	struct conn *k;
@@ -63,12 +67,20 @@ int collector_conn_open(struct collector *c, int fd, const struct sockaddr *sa)
 	}
 	k->kind = EP_CONN;
 	k->fd = fd;
+	k->events = EPOLLIN;
+	if (tls && conn_tls_open(k, tls)) {
+		free(k->buf);
+		free(k);
+		close(fd);
+		return -ENOMEM;
+	}
 	k->opened = k->last_rx = vigil_stream_now();
 	memcpy(k->addr, addr, 16);
 	peer_name(sa, k->host, k->peer, sizeof(k->peer));
 	ev.data.ptr = k;
 	if (epoll_ctl(c->epfd, EPOLL_CTL_ADD, fd, &ev)) {
 		err = -errno;
+		conn_tls_free(k);
 		free(k->buf);
 		free(k);
 		close(fd);
@@ -104,6 +116,7 @@ void collector_conn_reap(struct collector *c)
 	while (c->ndead) {
 		struct conn *k = c->dead[--c->ndead];
 
+		conn_tls_free(k);
 		free(k->buf);
 		free(k);
 	}
@@ -115,15 +128,25 @@ static void hostile(struct collector *c, struct conn *k, const char *why)
 	collector_conn_close(c, k, why);
 }
 
-/* Without authentication (docs/stream.md), an identity (boot id, ring id)
- * is bound to the address that proved it: a connection from elsewhere may
+/* Who may take an identity (boot id, ring id). Over TLS it is bound to
+ * the certificate name that first proved it: another name may never take
+ * it, nor may a plain connection (a stream proved over TLS is not taken
+ * over in clear), whatever the address; a certificate takes a stream that
+ * was only heard in clear. Without authentication (docs/stream.md) it is
+ * bound to the address that proved it: a connection from elsewhere may
  * not take it over while the owner is connected, nor within
- * --rebind-after of its leaving. A restart of the agent on the same
- * host replaces its old connection. */
+ * --rebind-after of its leaving. A restart of the agent on the same host
+ * (or with the same certificate) replaces its old connection. */
 static const char *identity_taken(const struct collector *c, const struct agent *a,
 				  const struct conn *k)
 {
-	if (!a->owner[0] || !strcmp(a->owner, k->host))
+	const char *name = conn_tls_name(k);
+
+	if (a->cert[0] && !name)
+		return "was proved over TLS: a clear-text connection may not take it";
+	if (a->cert[0])
+		return strcmp(a->cert, name) ? "was proved by another certificate name" : NULL;
+	if (name || !a->owner[0] || !strcmp(a->owner, k->host))
 		return NULL;
 	if (a->conn)
 		return "is connected from another address";
@@ -132,10 +155,34 @@ static const char *identity_taken(const struct collector *c, const struct agent 
 	return NULL;
 }
 
+/* Over TLS: the hello names the node its certificate names, and who it is
+ * is logged. In clear text: the hello may not name a node a certificate
+ * proved (a tcp:// listener beside a tls:// one). */
+static int tls_hello(struct collector *c, struct conn *k)
+{
+	const char *name = conn_tls_name(k);
+
+	if (!k->tls && collector_name_certified(c, k->hello.node_name)) {
+		vlog_info("%s: clear-text hello names node %s, which a certificate proved: refused",
+			  k->peer, k->hello.node_name);
+		return hostile(c, k, "node name proved over TLS"), -EPERM;
+	}
+	if (!k->tls)
+		return 0;
+	if (strcmp(k->hello.node_name, name)) {
+		vlog_info("%s: hello names node %s, its certificate %s: refused", k->peer,
+			  k->hello.node_name, name);
+		return hostile(c, k, "hello names another node than its certificate"), -EPERM;
+	}
+	vlog_info("agent %s (cert CN %s, DNS SAN %s, issuer %s) connected from %s over TLS",
+		  name, conn_tls_cn(k), name, conn_tls_issuer(k), k->peer);
+	return 0;
+}
+
 /* The hello: which agent, which ring, from where in it. */
 static int take_hello(struct collector *c, struct conn *k, size_t *p)
 {
-	const char *why = NULL;
+	const char *why = NULL, *name = conn_tls_name(k);
 	int n = vigil_stream_hello_parse(k->buf, k->len, &k->hello, &why);
 	struct agent *a;
 
@@ -143,21 +190,34 @@ static int take_hello(struct collector *c, struct conn *k, size_t *p)
 		return hostile(c, k, why), -EPROTO;
 	if (!n)
 		return 0;
-	a = collector_agent_get(c, &k->hello);
+	if (tls_hello(c, k))
+		return -EPERM;
+	a = collector_agent_find(c, k->hello.boot_id, k->hello.ring_id);
+	if (a && (why = identity_taken(c, a, k))) {
+		vlog_info("%s%s%s claims agent %s (boot %s, ring %u)%s%s, which %s: refused",
+			  k->peer, name ? " with certificate " : "", name ? name : "",
+			  a->fmt.node_name, a->boot_str, a->ring_id,
+			  a->cert[0] ? " proved by certificate " : "", a->cert, why);
+		return hostile(c, k, a->cert[0] ? "identity bound to another certificate" :
+						  "identity bound to another address"), -EPERM;
+	}
+	if (!a)
+		a = collector_agent_get(c, &k->hello);
 	if (!a && !collector_agent_room(c))
 		a = collector_agent_get(c, &k->hello);
 	if (!a)
 		return collector_conn_close(c, k, "too many agents"), -ENOSPC;
-	if ((why = identity_taken(c, a, k))) {
-		vlog_info("%s claims agent %s (boot %s, ring %u), which %s: refused", k->peer,
-			  a->fmt.node_name, a->boot_str, a->ring_id, why);
-		return hostile(c, k, "identity bound to another address"), -EPERM;
-	}
 	if (a->conn)
 		collector_conn_close(c, a->conn, "replaced by a new connection of the same agent");
 	a->conn = k;
 	a->udp = false;		/* TCP proved it: datagrams may not move it now */
 	snprintf(a->owner, sizeof(a->owner), "%s", k->host);
+	if (name) {
+		snprintf(a->cert, sizeof(a->cert), "%s", name);
+		/* Lines carry the authenticated name, also for a stream first
+		 * heard in clear under another. */
+		snprintf(a->fmt.node_name, sizeof(a->fmt.node_name), "%s", name);
+	}
 	k->agent = a;
 	k->hello_done = true;
 	k->offset = k->acked = k->hello.start_offset;
@@ -234,6 +294,16 @@ static int flush(struct collector *c, struct conn *k)
 			return collector_conn_close(c, k, "cannot record progress"), err;
 	}
 	vigil_stream_ack_build(&ack, upto);
+	if (k->tls) {
+		if ((err = conn_tls_ack(k, &ack, sizeof(ack))) < 0)
+			return collector_conn_close(c, k, "cannot send an ack"), -EPIPE;
+		if (err)
+			k->acked = upto;
+		else
+			vlog_debug("%s: ack %llu waits for the socket to take it (EPOLLOUT)",
+				   k->peer, (unsigned long long)upto);
+		return 0;
+	}
 	n = send(k->fd, &ack, sizeof(ack), MSG_DONTWAIT | MSG_NOSIGNAL);
 	if (n == (ssize_t)sizeof(ack))
 		k->acked = upto;
@@ -242,10 +312,51 @@ static int flush(struct collector *c, struct conn *k)
 	return 0;
 }
 
+/* recv(), or SSL_read() on tls://. */
+static ssize_t conn_recv(struct conn *k, const char **why)
+{
+	if (k->tls)
+		return conn_tls_read(k, k->buf + k->len, CONN_BUF - k->len, why);
+	return recv(k->fd, k->buf + k->len, CONN_BUF - k->len, MSG_DONTWAIT);
+}
+
+/* On tls://, epoll watches for what TLS waits for: EPOLLOUT only while a
+ * write is blocked (level-triggered, it would wake the loop for nothing). */
+static void tls_events(struct collector *c, struct conn *k)
+{
+	struct epoll_event ev = { .data.ptr = k };
+
+	if (k->fd < 0 || (ev.events = conn_tls_events(k)) == k->events)
+		return;
+	if (epoll_ctl(c->epfd, EPOLL_CTL_MOD, k->fd, &ev))
+		return collector_conn_close(c, k, "epoll");
+	k->events = ev.events;
+}
+
+/* The TLS handshake, driven by epoll readiness; it must end within
+ * --hello-timeout (collector_conn_timeouts). */
+static int tls_handshake(struct collector *c, struct conn *k)
+{
+	const char *why = NULL;
+	int r = conn_tls_handshake(k, &why);
+
+	if (r < 0) {
+		hostile(c, k, why);
+		return -EPROTO;
+	}
+	if (!r)
+		tls_events(c, k);
+	return r ? 0 : -EAGAIN;
+}
+
 void collector_conn_readable(struct collector *c, struct conn *k)
 {
+	const char *why = NULL;
+
+	if (k->tls && tls_handshake(c, k))
+		return;
 	for (;;) {
-		ssize_t n = recv(k->fd, k->buf + k->len, CONN_BUF - k->len, MSG_DONTWAIT);
+		ssize_t n = conn_recv(k, &why);
 
 		if (n == 0) {
 			if (!flush(c, k))
@@ -255,6 +366,8 @@ void collector_conn_readable(struct collector *c, struct conn *k)
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
+			if (errno == EPROTO && why)
+				return hostile(c, k, why);
 			if (errno != EAGAIN)
 				return collector_conn_close(c, k, strerror(errno));
 			break;
@@ -266,7 +379,8 @@ void collector_conn_readable(struct collector *c, struct conn *k)
 		if (c->batch.len > BATCH_FLUSH && flush(c, k))
 			return;
 	}
-	flush(c, k);
+	if (!flush(c, k) && k->tls)
+		tls_events(c, k);
 }
 
 void collector_conn_postpone(struct collector *c, double secs)
@@ -286,7 +400,8 @@ void collector_conn_timeouts(struct collector *c, double now)
 		struct conn *k = c->conns[i];
 
 		if (!k->hello_done && now - k->opened > c->hello_timeout)
-			hostile(c, k, "no hello in time");
+			hostile(c, k, k->tls && !conn_tls_name(k) ? "no TLS handshake in time" :
+								   "no hello in time");
 		else if (k->partial_since && now - k->partial_since > c->frame_timeout)
 			hostile(c, k, "a frame left unfinished");
 		else

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <unistd.h>
@@ -14,17 +15,43 @@
 #define ACCEPT_BACKOFF_MIN 0.05
 #define ACCEPT_BACKOFF_MAX 1.0
 
-int collector_listen(struct collector *c, const char *url, struct listener *l)
+bool collector_listen_tls(const char *url)
+{
+	return !strncmp(url, "tls://", 6);
+}
+
+static bool loopback(const struct sockaddr_storage *ss)
+{
+	static const __u8 v4mapped[12] = { [10] = 0xff, [11] = 0xff };
+	const __u8 *a6 = ((const struct sockaddr_in6 *)ss)->sin6_addr.s6_addr;
+
+	if (ss->ss_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)ss)->sin_addr.s_addr) >> 24) == 127;
+	return IN6_IS_ADDR_LOOPBACK((const struct in6_addr *)a6) ||
+	       (!memcmp(a6, v4mapped, 12) && a6[12] == 127);
+}
+
+int collector_listen(struct collector *c, const char *url, struct ssl_ctx_st *tls,
+		     struct listener *l)
 {
 	struct sockaddr_storage ss;
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = l };
 	unsigned len;
 	socklen_t sl = sizeof(ss);
-	char host[INET6_ADDRSTRLEN] = "?";
+	char host[INET6_ADDRSTRLEN] = "?", tcp_url[512];
+	const char *scheme;
 	int type, one = 1, err;
 
-	if ((err = vigil_stream_url(url, &type, &ss, &len)))
+	/* tls:// is TCP underneath: lib/stream_url.c parses it as such. */
+	if (collector_listen_tls(url)) {
+		if (snprintf(tcp_url, sizeof(tcp_url), "tcp://%s", url + 6) >= (int)sizeof(tcp_url))
+			return vlog_err(-EINVAL, "--listen %s: too long", url);
+		if ((err = vigil_stream_url(tcp_url, &type, &ss, &len)))
+			return err;
+		l->tls = tls;
+	} else if ((err = vigil_stream_url(url, &type, &ss, &len))) {
 		return err;
+	}
 	l->kind = type == SOCK_STREAM ? EP_LISTEN_TCP : EP_LISTEN_UDP;
 	l->fd = socket(ss.ss_family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (l->fd < 0)
@@ -45,9 +72,14 @@ int collector_listen(struct collector *c, const char *url, struct listener *l)
 		inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, host, sizeof(host));
 	else
 		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, host, sizeof(host));
+	scheme = l->tls ? "tls" : type == SOCK_STREAM ? "tcp" : "udp";
 	vlog_info(ss.ss_family == AF_INET ? "listening on %s://%s:%u" : "listening on %s://[%s]:%u",
-		  type == SOCK_STREAM ? "tcp" : "udp", host,
-		  ntohs(((struct sockaddr_in *)&ss)->sin_port));
+		  scheme, host, ntohs(((struct sockaddr_in *)&ss)->sin_port));
+	if (!l->tls && !loopback(&ss))
+		vlog_info("warning: %s://%s listens in clear text: anyone who reaches it can send "
+			  "events in any node's name, and every event crosses the network "
+			  "readable. %s:// is for labs and for links already encrypted "
+			  "(WireGuard, IPsec); use tls:// elsewhere", scheme, host, scheme);
 	return 0;
 }
 
@@ -123,7 +155,7 @@ void collector_accept(struct collector *c, struct listener *l)
 			l->backoff = 0;
 		}
 		peer_timeouts(fd, c->peer_timeout);
-		if (collector_conn_open(c, fd, (struct sockaddr *)&ss) == -ENOMEM)
+		if (collector_conn_open(c, fd, (struct sockaddr *)&ss, l->tls) == -ENOMEM)
 			vlog_info("refusing a connection: out of memory");
 	}
 }

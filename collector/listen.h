@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 struct collector;
+struct ssl_ctx_st;
 
 struct listener {
 	int kind;		/* EP_LISTEN_TCP or EP_LISTEN_UDP: first, as in every epoll item */
@@ -24,10 +25,16 @@ struct listener {
 	double paused_since;	/* start of the episode */
 	uint64_t pauses;	/* episodes */
 	uint64_t refused;	/* accept() failures for want of resources */
+	struct ssl_ctx_st *tls;	/* tls://: every connection speaks TLS (conn_tls.h) */
 };
 
-/* Opens, binds and registers a listener for url (tcp:// or udp://). */
-int collector_listen(struct collector *c, const char *url, struct listener *l);
+/* Opens, binds and registers a listener for url (tcp://, tls:// or
+ * udp://); tls: the TLS context a tls:// listener needs. A listener in
+ * clear text on an address other than loopback is warned about, once. */
+int collector_listen(struct collector *c, const char *url, struct ssl_ctx_st *tls,
+		     struct listener *l);
+/* True for a tls:// URL. */
+bool collector_listen_tls(const char *url);
 /* Accepts every waiting connection; pauses l when it runs out of resources. */
 void collector_accept(struct collector *c, struct listener *l);
 /* Puts back in epoll's read set every paused listener whose backoff is over;

@@ -14,6 +14,7 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 #include "collector.h"
+#include "conn_tls.h"
 #include "listen.h"
 #include "log.h"
 #include "opts.h"
@@ -21,7 +22,7 @@
 
 #define MAX_LISTEN 8
 
-static volatile sig_atomic_t stop;
+static volatile sig_atomic_t stop, hup;
 
 static void on_signal(int sig)
 {
@@ -29,23 +30,37 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
+static void on_hup(int sig)
+{
+	(void)sig;
+	hup = 1;
+}
+
 enum option_code {
 	O_MAXSIZE = 256, O_BACKUPS, O_AGENTS, O_CONNS, O_PER_ADDR, O_HELLO, O_FRAME,
 	O_PEER, O_FORGET, O_REBIND, O_FSYNC, O_PUB, O_PUB_SUBJ, O_PUB_STREAM,
 	O_PUB_CREDS, O_PUB_WAIT, O_PUB_CA, O_PUB_CERT, O_PUB_KEY, O_PUB_NAME, O_FORMAT,
-	O_FORMAT_LAST = O_FORMAT + 2,
+	O_FORMAT_LAST = O_FORMAT + 2, O_TLS_CERT, O_TLS_KEY, O_TLS_CA,
 };
 
 static const char usage_head[] =
-	"Usage: vigil-collector --listen tcp://HOST:PORT [OPTION]...\n"
+	"Usage: vigil-collector --listen tls://HOST:PORT --tls-cert FILE --tls-key FILE\n"
+	"                       --tls-ca FILE [OPTION]...\n"
 	"Receive event streams from vigild agents (vigild --send) and write them as JSON lines.\n";
 
 static const struct vigil_opt options[] = {
 	{ .help = "" },
 	{ "listen", 'l', 'l', "URL",
-	  "where agents connect: tcp://HOST:PORT or\n"
-	  "udp://HOST:PORT (repeatable; port 0 picks one,\n"
-	  "printed on stderr)" },
+	  "where agents connect: tls://HOST:PORT (mutual TLS),\n"
+	  "tcp://HOST:PORT or udp://HOST:PORT (clear text: for\n"
+	  "labs and links already encrypted) (repeatable;\n"
+	  "port 0 picks one, printed on stderr)" },
+	{ "tls-cert", 0, O_TLS_CERT, "FILE", "the collector's certificate chain (PEM), for tls://" },
+	{ "tls-key", 0, O_TLS_KEY, "FILE", "its private key (PEM)" },
+	{ "tls-ca", 0, O_TLS_CA, "FILE",
+	  "the CA that signs agents' certificates (PEM); an\n"
+	  "agent's node name is its certificate's first DNS\n"
+	  "subject alternative name" },
 	{ "export-file", 'o', 'o', "PATH",
 	  "JSON lines appended to PATH, rotated by size\n"
 	  "(default: stdout); PATH.state records what was\n"
@@ -81,15 +96,17 @@ static const struct vigil_opt options[] = {
 	  "seconds an attempt waits for JetStream (default 5)" },
 	{ "max-agents", 0, O_AGENTS, "N", "agent streams remembered (default 256)" },
 	{ "max-conns", 0, O_CONNS, "N",
-	  "connections at once (default 256; each costs 256 KiB);\n"
-	  "when full, a new one evicts the longest-idle\n"
-	  "connection of the address holding the most" },
+	  "connections at once (default 256; each costs 256 KiB,\n"
+	  "64 KiB more over TLS); when full, a new one evicts\n"
+	  "the longest-idle connection of the address holding\n"
+	  "the most" },
 	{ "max-conns-per-addr", 0, O_PER_ADDR, "N",
 	  "connections of one address (IPv6: one /64) at once\n"
 	  "(default 32); past it, a new one evicts that\n"
 	  "address's longest-idle connection" },
 	{ "hello-timeout", 0, O_HELLO, "S",
-	  "seconds a new connection has to say hello (default 5)" },
+	  "seconds a new connection has to say hello, TLS\n"
+	  "handshake included (default 5)" },
 	{ "frame-timeout", 0, O_FRAME, "S",
 	  "seconds a started record may stay unfinished (default 10)" },
 	{ "rebind-after", 0, O_REBIND, "S",
@@ -106,12 +123,14 @@ static const struct vigil_opt options[] = {
 	{ "verbose", 'v', 'v', NULL, "debug output on stderr" },
 	{ "help", 'h', 'h', NULL, "this text" },
 	{ "version", 'V', 'V', NULL, "version and event schema" },
+	{ .help = "SIGHUP reads --tls-cert, --tls-key and --tls-ca again; new connections use them." },
 };
 
 struct options {
 	const char *listen[MAX_LISTEN];
 	int nlisten;
 	const char *export_file;
+	const char *tls_cert, *tls_key, *tls_ca;
 	struct vigil_format_opts format;
 	struct vigil_pub_config pub;
 	uint64_t max_mb, backups, max_agents, max_conns, max_per_addr;
@@ -156,12 +175,30 @@ static int parse_duration(const char *opt, const char *s, double *out)
 	return 0;
 }
 
+/* tls:// wants all three files; they make no sense without it. */
+static int tls_options(const struct options *o)
+{
+	static const char *const names[] = { "--tls-cert", "--tls-key", "--tls-ca" };
+	const char *files[] = { o->tls_cert, o->tls_key, o->tls_ca };
+	bool tls = false;
+
+	for (int i = 0; i < o->nlisten; i++)
+		tls |= collector_listen_tls(o->listen[i]);
+	for (int i = 0; i < 3; i++) {
+		if (tls && !files[i])
+			return vlog_err(-EINVAL, "a tls:// --listen needs %s", names[i]);
+		if (!tls && files[i])
+			return vlog_err(-EINVAL, "%s without a tls:// --listen", names[i]);
+	}
+	return 0;
+}
+
 static int parse_options(int argc, char **argv, struct options *o)
 {
 	struct vigil_getopt g;
 	const char *pub_opt = NULL;	/* a --publish-* option given */
 	double v;
-	int ch;
+	int ch, err;
 
 	*o = (struct options){ .max_mb = 10, .backups = 5, .max_agents = 256, .max_conns = 256,
 			       .max_per_addr = 32, .hello_timeout = 5, .frame_timeout = 10,
@@ -177,6 +214,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 			o->listen[o->nlisten++] = optarg;
 			break;
 		case 'o': o->export_file = optarg; break;
+		case O_TLS_CERT: o->tls_cert = optarg; break;
+		case O_TLS_KEY: o->tls_key = optarg; break;
+		case O_TLS_CA: o->tls_ca = optarg; break;
 		case O_MAXSIZE:
 			if (parse_num("--export-file-max-size-mb", optarg, 1 << 20, &v))
 				return -EINVAL;
@@ -258,6 +298,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 		return vlog_err(-EINVAL, "unexpected argument '%s'", argv[optind]);
 	if (!o->nlisten)
 		return vlog_err(-EINVAL, "no --listen given (try 'vigil-collector --help')");
+	if ((err = tls_options(o)))
+		return err;
 	if (pub_opt && !o->pub.urls)
 		return vlog_err(-EINVAL, "%s without --publish", pub_opt);
 	if (!o->pub.tls_cert != !o->pub.tls_key)
@@ -265,12 +307,39 @@ static int parse_options(int argc, char **argv, struct options *o)
 	return 0;
 }
 
-static void run(struct collector *c, struct listener *ls, int nls)
+/* SIGHUP: the TLS files are read again (a certificate, key or CA rotated
+ * on disk); new connections use them, connections open keep their session
+ * (each holds a reference to the context it began with). Files that cannot
+ * be read leave the ones in use, and the log says why. */
+static void tls_reload(const struct options *o, struct listener *ls, int nls,
+		       struct ssl_ctx_st **tls)
+{
+	struct ssl_ctx_st *ctx;
+
+	if (!*tls)
+		return vlog_info("SIGHUP: no tls:// listener, nothing to read again");
+	if (!(ctx = conn_tls_ctx(o->tls_cert, o->tls_key, o->tls_ca)))
+		return vlog_info("SIGHUP: keeping the TLS certificate, key and CA read before");
+	for (int i = 0; i < nls; i++)
+		if (ls[i].tls)
+			ls[i].tls = ctx;
+	conn_tls_ctx_free(*tls);
+	*tls = ctx;
+	vlog_info("SIGHUP: TLS certificate %s, key %s and CA %s read again: new connections "
+		  "use them", o->tls_cert, o->tls_key, o->tls_ca);
+}
+
+static void run(struct collector *c, struct listener *ls, int nls, const struct options *o,
+		struct ssl_ctx_st **tls)
 {
 	struct epoll_event evs[64];
 	double last = 0, last_retire = 0;
 
 	while (!stop) {
+		if (hup) {
+			hup = 0;
+			tls_reload(o, ls, nls, tls);
+		}
 		int n = epoll_wait(c->epfd, evs, 64, collector_listen_resume(c, ls, nls, 500));
 		double now;
 
@@ -307,6 +376,7 @@ int main(int argc, char **argv)
 	struct listener listeners[MAX_LISTEN] = {};
 	struct collector c = { .epfd = -1, .out = { .fd = -1 }, .commit = { .fd = -1 } };
 	struct options o;
+	struct ssl_ctx_st *tls = NULL;
 	uint64_t pauses = 0, accept_refused = 0;
 	int err = 0;
 
@@ -314,9 +384,12 @@ int main(int argc, char **argv)
 	setvbuf(stderr, NULL, _IOLBF, 0);
 	if (parse_options(argc, argv, &o))
 		return 2;
+	if (o.tls_cert && !(tls = conn_tls_ctx(o.tls_cert, o.tls_key, o.tls_ca)))
+		return 2;
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGPIPE, SIG_IGN);
+	signal(SIGHUP, on_hup);
 	c.format = o.format;
 	c.max_agents = o.max_agents;
 	c.max_conns = o.max_conns;
@@ -325,6 +398,7 @@ int main(int argc, char **argv)
 	c.rebind_after = o.rebind_after;
 	c.peer_timeout = o.peer_timeout;
 	c.max_per_addr = o.max_per_addr;
+	c.tls = tls != NULL;
 	c.agents = calloc(c.max_agents, sizeof(*c.agents));
 	c.conns = calloc(c.max_conns, sizeof(*c.conns));
 	c.dead = calloc(2 * c.max_conns, sizeof(*c.dead));
@@ -362,9 +436,9 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	for (int i = 0; i < o.nlisten; i++)
-		if ((err = collector_listen(&c, o.listen[i], &listeners[i])))
+		if ((err = collector_listen(&c, o.listen[i], tls, &listeners[i])))
 			goto out;
-	run(&c, listeners, o.nlisten);
+	run(&c, listeners, o.nlisten, &o, &tls);
 	for (int i = 0; i < o.nlisten; i++) {
 		pauses += listeners[i].pauses;
 		accept_refused += listeners[i].refused;
@@ -399,5 +473,6 @@ out:
 	free(c.conns);
 	free(c.dead);
 	free(c.udp_buf);
+	conn_tls_ctx_free(tls);
 	return err ? 1 : 0;
 }

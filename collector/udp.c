@@ -95,6 +95,9 @@ static void take_hello(struct collector *c, const uint8_t *p, size_t n,
 
 	if (r <= 0 || (size_t)r != n)
 		return bad(c, why);
+	if (collector_name_certified(c, peer.node_name))
+		return refuse(c, NULL, "a hello datagram", from, peer.boot_id, peer.ring_id,
+			      "its node name was proved by a certificate over TLS");
 	a = collector_agent_find(c, peer.boot_id, peer.ring_id);
 	if (tcp_stream(c, a, peer.boot_id, peer.ring_id))
 		return refuse(c, a, "a hello datagram", from, peer.boot_id, peer.ring_id,

@@ -5,9 +5,10 @@ identity (boot id, ring id) it does not own, from an address of its choosing.
   collector_forge.py PORT type0          a hello that declares type 0, then a
                                          record of type 65535 (crashed the collector)
   collector_forge.py PORT type200        a good hello, then a record of type 65535
-  collector_forge.py PORT forge SRC BOOT RING START SEQ N
+  collector_forge.py PORT forge SRC BOOT RING START SEQ N [NAME]
                                          from address SRC, BOOT (32 hex digits)
-                                         and RING's hello at ring offset START,
+                                         and RING's hello at ring offset START
+                                         naming node NAME (default forger),
                                          then N exit events numbered from SEQ
 Prints "closed" when the collector closed the connection, else "acked N"
 (the last offset acknowledged).
@@ -52,7 +53,8 @@ def main():
     s = socket.create_connection(('127.0.0.1', port), timeout=5, source_address=(src, 0))
     stream = b''.join(record(exit_event(seq + i, 40000 + i)) for i in range(n))
     try:
-        s.sendall(hello(boot=boot, ring=ring, start=start, name=b'forger') + stream)
+        name = sys.argv[9].encode() if len(sys.argv) > 9 else b'forger'
+        s.sendall(hello(boot=boot, ring=ring, start=start, name=name) + stream)
     except OSError:
         print('closed')
         return

@@ -9,20 +9,8 @@
 command -v nats-server >/dev/null || skip_all "nats-server is not installed"
 command -v openssl >/dev/null || skip_all "openssl is not installed"
 plan 10
-P="$T_DIR/pki"
-mkdir -p "$P"
+. "$(dirname "$0")/tls_lib.sh"
 
-# ca NAME: a CA; cert CA NAME CN SAN: a certificate it signs.
-ca() {
-	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
-		-subj "/CN=$1" -keyout "$P/$1.key" -out "$P/$1.pem" 2>/dev/null
-}
-cert() {
-	openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "/CN=$3" \
-		-keyout "$P/$2.key" -out "$P/$2.csr" 2>/dev/null &&
-	openssl x509 -req -in "$P/$2.csr" -CA "$P/$1.pem" -CAkey "$P/$1.key" -CAcreateserial \
-		-days 2 -extfile <(printf 'subjectAltName=%s\n' "$4") -out "$P/$2.pem" 2>/dev/null
-}
 ca ca && ca other && cert ca server server 'IP:127.0.0.1,DNS:localhost' &&
 	cert ca client vigil-collector 'DNS:vigil-collector'
 ok $? "test certificates made"

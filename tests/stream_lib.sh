@@ -5,7 +5,8 @@
 COLLECTOR="$TOP/$BUILD/vigil-collector"
 
 # start_collector NAME [NETNS] [ARGS...]: listens on port 0 (loopback, or
-# 10.x in NETNS when given with --listen in ARGS); sets COLL_PID, COLL_PORT.
+# 10.x in NETNS when given with --listen in ARGS); sets COLL_PID, COLL_PORT
+# (the last tcp:// or tls:// listener's port).
 start_collector() {
 	local name=$1 ns=$2; shift 2
 	local err="$T_DIR/$name.err"
@@ -18,7 +19,7 @@ start_collector() {
 	COLL_PID=$!
 	on_exit "kill -9 $COLL_PID; wait $COLL_PID"
 	wait_for 10 grep -q 'listening on' "$err" || { diag "collector did not start:"; sed 's/^/#   /' "$err"; return 1; }
-	COLL_PORT=$(grep -o 'listening on tcp://[^ ]*' "$err" | tail -1 | sed 's/.*://')
+	COLL_PORT=$(grep -o 'listening on t[cl][ps]://[^ ]*' "$err" | tail -1 | sed 's/.*://')
 }
 
 # stream_netns NAME: a namespace of this test (new_netns), cleaned up at exit

@@ -1,0 +1,135 @@
+#!/usr/bin/python3
+"""TLS peers for tests/collector_tls.t: the stream of docs/stream.md (the
+helpers of collector_hostile.py) inside TLS 1.3, rightly or wrongly, to a
+collector's tls:// listener on loopback. PKI is the folder of tests/tls_lib.sh
+(ca.pem signs the collector; CERT names PKI/CERT.pem and PKI/CERT.key).
+
+  tls_client.py PORT PKI plain                 clear-text hello to the TLS port
+  tls_client.py PORT PKI nocert                no client certificate
+  tls_client.py PORT PKI cert CERT             handshake with CERT, then a hello
+                                               of CERT's name (refused or not)
+  tls_client.py PORT PKI stall                 half a ClientHello, then nothing:
+                                               prints "closed after S s"
+  tls_client.py PORT PKI garbage CERT          random bytes in clear after the
+                                               handshake
+  tls_client.py PORT PKI garbage_inside CERT   random bytes inside TLS
+  tls_client.py PORT PKI good CERT NAME BOOT RING N [START]
+                                               N exit events as node NAME,
+                                               stream (BOOT hex, RING): "acked OFF"
+                                               or "closed"
+  tls_client.py PORT PKI hold CERT N SECS      N connections stalled in a record
+  tls_client.py PORT PKI server CERT           the CN of the collector's certificate
+
+Every case but good and stall prints "closed" when the collector closed
+the connection, "open" when it did not.
+"""
+import os
+import socket
+import ssl
+import sys
+import time
+
+from collector_forge import acked_or_closed
+from collector_hostile import closed_after, exit_event, hello, record
+
+
+def context(pki, cert=None):
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.minimum_version = ssl.TLSVersion.TLSv1_3
+    ctx.load_verify_locations(os.path.join(pki, 'ca.pem'))
+    if cert:
+        ctx.load_cert_chain(os.path.join(pki, cert + '.pem'), os.path.join(pki, cert + '.key'))
+    return ctx
+
+
+def tls_connect(port, pki, cert=None):
+    """A TLS connection; None when the handshake already failed (in TLS 1.3
+    the client's side usually ends before the server has checked it)."""
+    raw = socket.create_connection(('127.0.0.1', port), timeout=5)
+    try:
+        return context(pki, cert).wrap_socket(raw, server_hostname='127.0.0.1')
+    except (ssl.SSLError, OSError):
+        return None
+
+
+def verdict(s, data):
+    print('closed' if s is None or closed_after(s, data, 4.0) else 'open')
+
+
+def stall(port, pki):
+    """Sends half of a real ClientHello and waits to be closed."""
+    ctx = context(pki)
+    inc, out = ssl.MemoryBIO(), ssl.MemoryBIO()
+    obj = ctx.wrap_bio(inc, out, server_hostname='127.0.0.1')
+    try:
+        obj.do_handshake()
+    except ssl.SSLWantReadError:
+        pass
+    client_hello = out.read()
+    s = socket.create_connection(('127.0.0.1', port), timeout=30)
+    t0 = time.time()
+    s.sendall(client_hello[:len(client_hello) // 2])
+    try:
+        while s.recv(4096):
+            pass
+    except OSError:
+        pass
+    print('closed after %.1f s' % (time.time() - t0))
+
+
+def main():
+    port, pki, case = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+    args = sys.argv[4:]
+    if case == 'plain':
+        s = socket.create_connection(('127.0.0.1', port), timeout=5)
+        return verdict(s, hello() + record(exit_event(1, 4242)))
+    if case == 'nocert':
+        return verdict(tls_connect(port, pki), hello())
+    if case == 'stall':
+        return stall(port, pki)
+    s = tls_connect(port, pki, args[0])
+    if case == 'cert':
+        # The certificate's first DNS SAN is its file name's node here.
+        name = (args[1] if len(args) > 1 else args[0]).encode()
+        return verdict(s, hello(name=name))
+    if case == 'garbage':
+        if s is None:
+            return print('closed')
+        time.sleep(0.3)		# past the handshake: the server's tickets came
+        raw = socket.socket(fileno=os.dup(s.fileno()))
+        raw.sendall(os.urandom(4096))
+        raw.close()
+        return verdict(s, b'')
+    if case == 'server':
+        if s is None:
+            return print('closed')
+        return print(dict(x[0] for x in s.getpeercert()['subject'])['commonName'])
+    if case == 'garbage_inside':
+        return verdict(s, os.urandom(4096))
+    if case == 'good':
+        name, boot, ring, n = args[1].encode(), bytes.fromhex(args[2]), int(args[3]), int(args[4])
+        start = int(args[5]) if len(args) > 5 else 0
+        if s is None:
+            return print('closed')
+        stream = b''.join(record(exit_event(i + 1, 40000 + i)) for i in range(n))
+        try:
+            s.sendall(hello(name=name, boot=boot, ring=ring, start=start) + stream)
+        except OSError:
+            return print('closed')
+        return print(acked_or_closed(s, start + len(stream)))
+    if case == 'hold':
+        # args: CERT N SECS: N connections, each with a hello and most of a
+        # record, held SECS seconds: what TLS sessions cost the collector.
+        conns = []
+        for i in range(int(args[1])):
+            c = tls_connect(port, pki, args[0])
+            c.sendall(hello(name=args[0].encode(), ring=100 + i) + record(exit_event(1, 1))[:60])
+            conns.append(c)
+        time.sleep(float(args[2]))
+        print('held %d' % len(conns))
+        return
+    sys.exit('unknown case ' + case)
+
+
+if __name__ == '__main__':
+    main()
