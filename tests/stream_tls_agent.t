@@ -16,22 +16,9 @@
 . "$(dirname "$0")/stream_lib.sh"
 command -v openssl >/dev/null || skip_all "openssl is not installed"
 plan 39
-P="$T_DIR/pki"
-mkdir -p "$P"
 PEER="$TOP/tests/tls_peer.py"
 
-# same as tests/tls_lib.sh
-# ca NAME: a CA; cert CA NAME CN SAN: a certificate it signs.
-ca() {
-	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
-		-subj "/CN=$1" -keyout "$P/$1.key" -out "$P/$1.pem" 2>/dev/null
-}
-cert() {
-	openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "/CN=$3" \
-		-keyout "$P/$2.key" -out "$P/$2.csr" 2>/dev/null &&
-	openssl x509 -req -in "$P/$2.csr" -CA "$P/$1.pem" -CAkey "$P/$1.key" -CAcreateserial \
-		-days 2 -extfile <(printf 'subjectAltName=%s\n' "$4") -out "$P/$2.pem" 2>/dev/null
-}
+. "$(dirname "$0")/tls_lib.sh"
 NODE="tlsnode$$"
 ca ca && ca other && cert ca server collector 'IP:127.0.0.1,DNS:localhost' &&
 	cert other badserver collector 'IP:127.0.0.1,DNS:localhost' &&
@@ -232,10 +219,7 @@ STALL_PID=$!
 on_exit "kill -9 $STALL_PID 2>/dev/null; wait $STALL_PID 2>/dev/null"
 wait_for 10 test -s "$T_DIR/stall.port"
 STALL=$(cat "$T_DIR/stall.port")
-openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj /CN=expired \
-	-keyout "$P/expired.key" -out "$P/expired.csr" 2>/dev/null &&
-	openssl x509 -req -in "$P/expired.csr" -CA "$P/ca.pem" -CAkey "$P/ca.key" -CAcreateserial \
-	-days 0 -extfile <(printf 'subjectAltName=IP:127.0.0.1\n') -out "$P/expired.pem" 2>/dev/null
+cert ca expired expired 'IP:127.0.0.1' 0
 sleep 1.1	# -days 0: it expires now
 peer expired ca expired || exit 1
 start_agent --send "tls://127.0.0.1:$PLAIN" --send "tls://127.0.0.1:$STALL" --send "tls://127.0.0.1:$PORT" \
