@@ -2,6 +2,8 @@
 #ifndef VIGIL_CLI_CMD_H
 #define VIGIL_CLI_CMD_H
 
+#include <stdbool.h>
+
 struct cmd {
 	const char *name;
 	int (*fn)(int argc, char **argv);
@@ -9,6 +11,12 @@ struct cmd {
 };
 
 extern const char *cli_pin_dir;
+
+struct vigil_buf;
+/* Sends one request to the agent of cli_pin_dir and prints its reply; the
+ * reply's status byte decides the return (-EINVAL when refused). quiet: no
+ * log line when no agent answers (its absence is the caller's to say). */
+int cli_ask_agent(const struct vigil_buf *req, bool quiet);
 
 int do_status(int argc, char **argv);
 int do_unpin(int argc, char **argv);

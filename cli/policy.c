@@ -69,51 +69,6 @@ static int policy_check(int argc, char **argv)
 	return ret;
 }
 
-/* Sends one request to the agent and prints its reply; the reply's status
- * byte decides the exit code. */
-static int ask_agent(const struct vigil_buf *req)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	char *reply = malloc(VIGIL_CONTROL_MSG_MAX + 1);
-	int fd = -1, err;
-	ssize_t n;
-
-	if (!reply)
-		return -ENOMEM;
-	err = vigil_control_path(cli_pin_dir, sa.sun_path, sizeof(sa.sun_path));
-	if (err) {
-		vlog_err(err, "no control socket for pin folder %s", cli_pin_dir);
-		goto out;
-	}
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		err = vlog_err(-errno, "cannot reach vigild at %s (is it running with --pin-dir %s?)",
-			       sa.sun_path, cli_pin_dir);
-		goto out;
-	}
-	if (send(fd, req->p, req->len, 0) < 0) {
-		err = vlog_err(-errno, "cannot send to vigild");
-		goto out;
-	}
-	n = recv(fd, reply, VIGIL_CONTROL_MSG_MAX, 0);
-	if (n <= 0) {
-		err = vlog_err(n < 0 ? -errno : -EPIPE, "no reply from vigild");
-		goto out;
-	}
-	reply[n] = 0;
-	if (reply[0] == '0') {
-		fputs(reply + 1, stdout);
-	} else {
-		fprintf(stderr, "vigil: %s", reply + 1);
-		err = -EINVAL;
-	}
-out:
-	if (fd >= 0)
-		close(fd);
-	free(reply);
-	return err;
-}
-
 /* The agent reads the files: give it paths that do not depend on where
  * this command runs. The folder is resolved, the file's own name is kept:
  * the agent refuses a symbolic link there (a file it re-reads on every
@@ -145,7 +100,7 @@ static int request(const char *verb, int argc, char **argv)
 			goto out;
 		vbuf_put(&req, path, strlen(path) + 1);
 	}
-	err = req.oom ? -ENOMEM : ask_agent(&req);
+	err = req.oom ? -ENOMEM : cli_ask_agent(&req, false);
 out:
 	vbuf_free(&req);
 	return err;

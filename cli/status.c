@@ -6,6 +6,7 @@
 #include <bpf/bpf.h>
 #include "cmd.h"
 #include "counters.h"
+#include "buf.h"
 #include "log.h"
 #include "pins.h"
 #include "ring.h"
@@ -46,6 +47,16 @@ int do_status(int argc, char **argv)
 	for (unsigned i = 0; i < VIGIL_CNT_MAX; i++)
 		if (vigil_counter_name(i))
 			printf("%-26s %llu\n", vigil_counter_name(i), (unsigned long long)c[i]);
+	/* The running agent's streams, when one runs on these pins. */
+	{
+		struct vigil_buf req = {};
+
+		vbuf_put(&req, "streams", sizeof("streams"));
+		fflush(stdout);
+		if (req.oom || cli_ask_agent(&req, true))
+			printf("%-26s %s\n", "agent", "not running (or not answering)");
+		vbuf_free(&req);
+	}
 out:
 	close(ring_fd);
 	if (cnt_fd >= 0)

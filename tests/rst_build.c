@@ -22,6 +22,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <vigil/events.h>
+#include <vigil/enforce_maps.h>
 #include "enforce_tc.skel.h"
 
 static int n_test, n_fail;

@@ -8,7 +8,7 @@
 . "$(dirname "$0")/stream_lib.sh"
 command -v openssl >/dev/null || skip_all "openssl is not installed"
 . "$(dirname "$0")/tls_lib.sh"
-plan 10
+plan 11
 NODE="tlse2e$$"
 ca ca && cert ca collector collector 'IP:127.0.0.1' && cert ca agent "$NODE" "DNS:$NODE"
 ok $? "test certificates made"
@@ -39,6 +39,9 @@ check "after the restart, the events made meanwhile arrive, each once" -- marker
 check "and none of before it twice" -- markers_in_order "te$$" 100 "$OUT"
 grep -q "agent $NODE (cert .*connected from .* over TLS" "$T_DIR/c2.err"
 ok $? "the agent made a new handshake with the new collector"
+st=$("$VIGIL" --pin-dir "$T_PIN" status)
+grep -q "^stream tls://127.0.0.1:$PORT: up, \(user-space\|kernel\) TLS" <<<"$st"
+ok $? "vigil status names the stream's TLS path ($(grep '^stream' <<<"$st"))"
 stop_agent
 ok $? "the agent stops cleanly"
 done_testing

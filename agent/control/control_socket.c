@@ -278,6 +278,12 @@ static void serve(struct vigil_control *c, const char *req, size_t len, struct v
 		vbuf_printf(out, "1at most %d policy files\n", VIGIL_POLICY_FILES_MAX);
 		return;
 	}
+	if (!strcmp(verb, "streams")) {
+		vbuf_putc(out, '0');
+		if (c->describe_streams)
+			c->describe_streams(c->streams_ctx, out);
+		return;
+	}
 	if (!strcmp(verb, "list") || !strcmp(verb, "list-json")) {
 		vbuf_putc(out, '0');
 		(verb[4] ? list_rules_json : list_rules)(c, out);

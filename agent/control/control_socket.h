@@ -15,6 +15,8 @@
 #include <sys/socket.h>
 #include "policy_state.h"
 
+struct vigil_buf;
+
 /* How long a connected client may take to send its request, and how many
  * may wait at once (the oldest gives way to a new one). */
 #define VIGIL_CONTROL_CLIENT_MS 2000
@@ -40,6 +42,10 @@ struct vigil_control {
 	char *req;	/* VIGIL_CONTROL_MSG_MAX bytes, for the request being read */
 	char path[108];
 	struct vigil_policy_state policy;
+	/* What `vigil status` shows of the streams (--send), a line each;
+	 * NULL: none. */
+	void (*describe_streams)(void *ctx, struct vigil_buf *out);
+	void *streams_ctx;
 	volatile sig_atomic_t *hup;	/* set by the SIGHUP handler */
 };
 

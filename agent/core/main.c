@@ -175,6 +175,20 @@ static const struct vigil_opt options[] = {
 	{ "version", 'V', 'V', NULL, "version and event schema" },
 };
 
+/* The stream sinks, for `vigil status` (agent/control). */
+static struct stream_list {
+	struct vigil_sink_stream *s;
+	int n;
+} stream_list;
+
+static void describe_streams(void *ctx, struct vigil_buf *out)
+{
+	struct stream_list *l = ctx;
+
+	for (int i = 0; i < l->n; i++)
+		vigil_sink_stream_describe(&l->s[i], out);
+}
+
 static int parse_u64(const char *opt, const char *s, uint64_t max, uint64_t *out)
 {
 	char *end;
@@ -565,6 +579,9 @@ int main(int argc, char **argv)
 			goto out_local;
 		vigil_pump_add(&pump, &streams[nstreams].sink);
 	}
+	stream_list = (struct stream_list){ streams, nstreams };
+	control.describe_streams = describe_streams;
+	control.streams_ctx = &stream_list;
 	{
 		/* Interfaces an earlier agent enforced on and this one does not
 		 * name: released once this one is sure to run. */

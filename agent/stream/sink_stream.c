@@ -134,6 +134,27 @@ static void proven(struct vigil_sink_stream *s)
 	s->failures = 0;
 }
 
+void vigil_sink_stream_describe(struct vigil_sink_stream *s, struct vigil_buf *out)
+{
+	static const char *const states[] = { "down", "connecting", "handshake", "up" };
+	char tls[128] = "";
+
+	if (s->socktype == SOCK_DGRAM) {
+		vbuf_printf(out, "stream %s: datagrams, %llu send errors\n", s->o.url,
+			    (unsigned long long)s->udp_errors);
+		return;
+	}
+	if (s->tls_on && s->state == STREAM_UP)
+		vigil_tls_describe(&s->tx, tls, sizeof(tls));
+	vbuf_printf(out, "stream %s: %s, %s%s%s%s, acknowledged to ring position %llu, "
+		    "%llu connects\n", s->o.url, states[s->state],
+		    !s->tls_on ? vigil_tx_path_name(s->tx.path)
+		    : s->ktls ? "kernel TLS (send from the ring)"
+			      : "user-space TLS (SSL_write from the ring)",
+		    *tls ? " (" : "", tls, *tls ? ")" : "", (unsigned long long)s->acked,
+		    (unsigned long long)s->connects);
+}
+
 /* Say hello, starting where the collector last acknowledged. */
 static void say_hello(struct vigil_sink_stream *s, const struct vigil_ring *r)
 {

@@ -75,6 +75,10 @@ struct vigil_sink_stream {
 	bool said_path;
 };
 
+/* One line for `vigil status`: the URL, whether it is up, the path its
+ * bytes take (TLS: kernel or user space), what the collector acknowledged. */
+struct vigil_buf;
+void vigil_sink_stream_describe(struct vigil_sink_stream *s, struct vigil_buf *out);
 int vigil_sink_stream_init(struct vigil_sink_stream *s, const struct vigil_stream_opts *o,
 			   int ring_fd, int epfd);
 void vigil_sink_stream_free(struct vigil_sink_stream *s);

@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: GPL-2.0
+/* One request to the running agent over its control socket (lib/control.h). */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include "buf.h"
+#include "cmd.h"
+#include "control.h"
+#include "log.h"
+
+int cli_ask_agent(const struct vigil_buf *req, bool quiet)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char *reply = malloc(VIGIL_CONTROL_MSG_MAX + 1);
+	int fd = -1, err;
+	ssize_t n;
+
+	if (!reply)
+		return -ENOMEM;
+	err = vigil_control_path(cli_pin_dir, sa.sun_path, sizeof(sa.sun_path));
+	if (err) {
+		if (!quiet)
+			vlog_err(err, "no control socket for pin folder %s", cli_pin_dir);
+		goto out;
+	}
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		err = -errno;
+		if (!quiet)
+			vlog_err(err, "cannot reach vigild at %s (is it running with --pin-dir %s?)",
+				 sa.sun_path, cli_pin_dir);
+		goto out;
+	}
+	if (send(fd, req->p, req->len, 0) < 0) {
+		err = vlog_err(-errno, "cannot send to vigild");
+		goto out;
+	}
+	n = recv(fd, reply, VIGIL_CONTROL_MSG_MAX, 0);
+	if (n <= 0) {
+		err = vlog_err(n < 0 ? -errno : -EPIPE, "no reply from vigild");
+		goto out;
+	}
+	reply[n] = 0;
+	if (reply[0] == '0') {
+		fputs(reply + 1, stdout);
+	} else {
+		fprintf(stderr, "vigil: %s", reply + 1);
+		err = -EINVAL;
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	free(reply);
+	return err;
+}
