@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 #include "buf.h"
@@ -35,13 +36,20 @@ int cli_ask_agent(const struct vigil_buf *req, bool quiet)
 				 sa.sun_path, cli_pin_dir);
 		goto out;
 	}
+	/* A question asked in passing (vigil status) does not wait long: an
+	 * agent answers between two polls of its ring (--poll-ms). */
+	if (quiet)
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &(struct timeval){ .tv_sec = 1 },
+			   sizeof(struct timeval));
 	if (send(fd, req->p, req->len, 0) < 0) {
 		err = vlog_err(-errno, "cannot send to vigild");
 		goto out;
 	}
 	n = recv(fd, reply, VIGIL_CONTROL_MSG_MAX, 0);
 	if (n <= 0) {
-		err = vlog_err(n < 0 ? -errno : -EPIPE, "no reply from vigild");
+		err = n < 0 ? -errno : -EPIPE;
+		if (!quiet)
+			vlog_err(err, "no reply from vigild");
 		goto out;
 	}
 	reply[n] = 0;

@@ -54,7 +54,8 @@ int do_status(int argc, char **argv)
 		vbuf_put(&req, "streams", sizeof("streams"));
 		fflush(stdout);
 		if (req.oom || cli_ask_agent(&req, true))
-			printf("%-26s %s\n", "agent", "not running (or not answering)");
+			printf("%-26s %s\n", "agent", "not running, or not answering within 1 s "
+			       "(it answers between two polls of its ring: --poll-ms)");
 		vbuf_free(&req);
 	}
 out:

@@ -20,7 +20,6 @@
 #include <bpf/libbpf.h>
 #include <vigil/events.h>
 #include "control_socket.h"
-/* lib/control.h and agent/control/control_socket.h share a name: take the lib one by path. */
 #include "control.h"
 #include "export_file.h"
 #include "opts.h"
