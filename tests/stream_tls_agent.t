@@ -103,7 +103,7 @@ sleep 0.5	# the last ack reaches the agent
 stop_peer
 peer bad other badserver "$PORT" || exit 1
 run_markers "$TAG" 51 80
-wait_for 10 grep -q 'check --tls-ca' "$T_DIR/agent.err"
+wait_for 20 grep -q 'check --tls-ca' "$T_DIR/agent.err"
 ok $? "a collector certificate from another CA is refused, the log names --tls-ca"
 sleep 3	# several retries
 is "$(grep -c 'check --tls-ca' "$T_DIR/agent.err")" 1 "logged once for the episode, not at each retry"
@@ -131,7 +131,7 @@ stop_peer
 sleep 1
 peer refuse other server "$PORT" || exit 1
 run_markers "$TAG" 81 90
-wait_for 10 grep -q 'refused our certificate' "$T_DIR/agent.err"
+wait_for 20 grep -q 'refused our certificate' "$T_DIR/agent.err"
 grep 'refused our certificate' "$T_DIR/agent.err" | grep -q -- '--tls-cert'
 ok $? "the agent's certificate refused by the peer is logged naming --tls-cert" ||
 	{ tail -8 "$T_DIR/agent.err"; cat "$T_DIR/refuse.log"; } | sed 's/^/#   /' 

@@ -26,11 +26,12 @@
 #define BACKOFF_MAX_MS 5000
 #define HANDSHAKE_S 10		/* a TLS handshake that takes longer is cut */
 /* A TLS 1.3 server refuses a client's certificate only after the client's
- * handshake is done: a connection counts as working (backoff reset, the
- * "connected" line) once the collector sent a ticket or an ack, or this long
- * passed without a refusal. Records wait until then: a collector that
- * refuses us sends its alert and closes with our bytes unread, which resets
- * the connection, and a send that met the reset first would hide the alert. */
+ * handshake is done. The hello, and so every record, waits until the
+ * collector accepted us: it sent its ticket (a collector that accepts sends
+ * one at once), or this long passed without a refusal. A collector that
+ * refuses us sends its alert and closes; had our hello arrived, it would
+ * close with our bytes unread, which resets the connection and can discard
+ * the alert still queued: the log would say "reset" instead of why. */
 #define TLS_PROVEN_S 2.0
 
 static void watch(struct vigil_sink_stream *s, int fd)
@@ -51,7 +52,7 @@ static void down(struct vigil_sink_stream *s, int err, const char *what)
 	 * nothing, one that fails another way (the collector back, but with
 	 * a certificate we refuse) says so. */
 	snprintf(line, sizeof(line), "%s (%s)", what, strerror(-err));
-	if ((s->state == STREAM_UP && s->proven) || !s->failures++ || strcmp(line, s->said))
+	if (s->state == STREAM_UP || !s->failures++ || strcmp(line, s->said))
 		vlog_info("stream %s: %s; retrying, events wait in the ring", s->o.url, line);
 	snprintf(s->said, sizeof(s->said), "%s", line);
 	if (s->tx.ssl)
@@ -118,7 +119,6 @@ static void proven(struct vigil_sink_stream *s)
 {
 	char tls[128] = "";
 
-	s->proven = true;
 	s->backoff_ms = BACKOFF_MIN_MS;
 	if (s->said_path && !s->failures)
 		return;
@@ -136,7 +136,8 @@ static void proven(struct vigil_sink_stream *s)
 
 void vigil_sink_stream_describe(struct vigil_sink_stream *s, struct vigil_buf *out)
 {
-	static const char *const states[] = { "down", "connecting", "handshake", "up" };
+	static const char *const states[] = { "down", "connecting", "handshake",
+					       "handshake (awaiting acceptance)", "up" };
 	char tls[128] = "";
 
 	if (s->socktype == SOCK_DGRAM) {
@@ -184,11 +185,8 @@ static void say_hello(struct vigil_sink_stream *s, const struct vigil_ring *r)
 	s->acked = at;
 	s->state = STREAM_UP;
 	s->connects++;
-	s->up_since = vigil_stream_now();
-	s->proven = false;
 	watch(s, s->fd);
-	if (!s->tls_on)
-		proven(s);
+	proven(s);	/* TLS: accepted before the hello */
 }
 
 /* Connected: TLS first on tls://, else the hello. */
@@ -218,7 +216,7 @@ static void finish_connect(struct vigil_sink_stream *s, const struct vigil_ring 
 
 /* tls://: the handshake, on the non-blocking socket; then the ring goes out
  * through kernel TLS when OpenSSL could hand it the keys, else SSL_write. */
-static void handshake(struct vigil_sink_stream *s, const struct vigil_ring *r)
+static void handshake(struct vigil_sink_stream *s)
 {
 	int err = vigil_tls_handshake(&s->tls, &s->tx, s->why, sizeof(s->why));
 
@@ -231,7 +229,19 @@ static void handshake(struct vigil_sink_stream *s, const struct vigil_ring *r)
 	}
 	s->ktls = vigil_tls_ktls_send(&s->tx);
 	s->tx.path = s->ktls ? VIGIL_TX_SEND : VIGIL_TX_TLS;
-	say_hello(s, r);
+	s->state = STREAM_ACCEPTANCE;
+	s->deadline = vigil_stream_now() + TLS_PROVEN_S;
+}
+
+/* TLS: the hello once the collector accepted our certificate (TLS_PROVEN_S). */
+static void await_acceptance(struct vigil_sink_stream *s, const struct vigil_ring *r)
+{
+	int err = vigil_tls_accepted(&s->tls, &s->tx, s->why, sizeof(s->why));
+
+	if (err < 0)
+		return down(s, err, s->why);
+	if (err || vigil_stream_now() >= s->deadline)
+		say_hello(s, r);
 }
 
 /* recv(), or SSL_read on tls://: bytes, 0 at the end, or -errno. */
@@ -268,8 +278,6 @@ static int read_acks(struct vigil_sink_stream *s)
 			return -EPROTO;
 		s->acked = a.offset;
 		vigil_spool_trim(&s->spool, s->acked);
-		if (!s->proven)
-			proven(s);
 	}
 }
 
@@ -395,17 +403,16 @@ static int offer(struct vigil_sink *sk, const struct vigil_ring *r, uint64_t end
 	if (s->state == STREAM_CONNECTING)
 		finish_connect(s, r);
 	if (s->state == STREAM_HANDSHAKE)
-		handshake(s, r);
+		handshake(s);
+	if (s->state == STREAM_ACCEPTANCE)
+		await_acceptance(s, r);
 	if (s->state == STREAM_UP) {
 		s->why[0] = 0;
 		if ((err = read_acks(s)))
 			down(s, err, s->why[0] ? s->why	/* TLS said why */
 				     : err == -EPROTO ? "bad ack from the collector" : "connection lost");
-		else if (!s->proven &&
-			 (s->tls.got_ticket || vigil_stream_now() - s->up_since >= TLS_PROVEN_S))
-			proven(s);
-		if (s->state != STREAM_UP || !s->proven)
-			;	/* TLS: records wait until the collector accepted us */
+		if (s->state != STREAM_UP)
+			;
 		else if ((released = vigil_tx_poll(&s->tx)) < 0 || (err = send_next(s, r, end)) ||
 			 (released = vigil_tx_poll(&s->tx)) < 0)
 			down(s, released < 0 ? released : err,

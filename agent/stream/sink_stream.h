@@ -44,15 +44,16 @@ struct vigil_sink_stream {
 	int socktype;
 	int fd;
 	int epfd;			/* the pump's: acks and completions wake it */
-	enum { STREAM_DOWN, STREAM_CONNECTING, STREAM_HANDSHAKE, STREAM_UP } state;
+	/* STREAM_ACCEPTANCE: TLS is up, the collector has still to accept our
+	 * certificate (sink_stream.c, TLS_PROVEN_S). */
+	enum { STREAM_DOWN, STREAM_CONNECTING, STREAM_HANDSHAKE, STREAM_ACCEPTANCE,
+	       STREAM_UP } state;
 	struct vigil_tx tx;
 	bool tls_on;			/* tls:// */
 	struct vigil_tls tls;
 	bool ktls;			/* this connection's TX keys are the kernel's */
-	double deadline;		/* a TLS handshake ends by then */
-	double up_since;
-	bool proven;			/* this connection works (plain: at once; TLS: a
-					 * ticket, an ack, or a while without refusal) */
+	double deadline;		/* a TLS handshake ends by then; then, the
+					 * hello goes out by then without a ticket */
 	char why[384];			/* a TLS failure, for the log */
 	char said[448];			/* the last failure logged */
 	sig_atomic_t hups_seen;

@@ -301,6 +301,22 @@ int vigil_tls_handshake(const struct vigil_tls *t, struct vigil_tx *tx, char *wh
 	return failed(t, tx->ssl, r, "handshake", why, n);
 }
 
+int vigil_tls_accepted(const struct vigil_tls *t, struct vigil_tx *tx, char *why, size_t n)
+{
+	size_t got;
+	char c;
+	int r, e;
+
+	ERR_clear_error();
+	r = SSL_peek_ex(tx->ssl, &c, 1, &got);	/* new_session() sees the tickets */
+	if (r == 1 || t->got_ticket)
+		return 1;
+	e = SSL_get_error(tx->ssl, r);
+	if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE)
+		return 0;
+	return failed(t, tx->ssl, r, "session", why, n);
+}
+
 bool vigil_tls_ktls_send(struct vigil_tx *tx)
 {
 	return BIO_get_ktls_send(SSL_get_wbio(tx->ssl));

@@ -55,6 +55,11 @@ void vigil_tls_close(struct vigil_tx *tx);
 /* One handshake step: 1 done, 0 in progress, -EKEYREJECTED (a certificate
  * refused, by either side) or -EPROTO with why set. */
 int vigil_tls_handshake(const struct vigil_tls *t, struct vigil_tx *tx, char *why, size_t n);
+/* After the handshake: reads what the collector sent (its tickets, or the
+ * alert refusing our certificate) and leaves application bytes to
+ * vigil_tls_read. 1 accepted (a ticket came, or bytes), 0 nothing yet,
+ * or -EKEYREJECTED/-ECONNRESET/-EPROTO with why set. */
+int vigil_tls_accepted(const struct vigil_tls *t, struct vigil_tx *tx, char *why, size_t n);
 /* True when OpenSSL handed the session's TX keys to the kernel. */
 bool vigil_tls_ktls_send(struct vigil_tx *tx);
 /* SSL_read: bytes read, 0 at the end, -EAGAIN, or -EKEYREJECTED/-EPROTO
