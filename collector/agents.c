@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 #include "collector.h"
+#include "conn_tls.h"
 #include "json.h"
 #include "log.h"
 
@@ -18,12 +19,41 @@ struct agent *collector_agent_find(struct collector *c, const __u8 boot_id[16], 
 	return NULL;
 }
 
+static bool zero(const __u8 *p, size_t n)
+{
+	while (n--)
+		if (*p++)
+			return false;
+	return true;
+}
+
+/* Also over the state file: a restart does not free a proved name for
+ * clear text. */
 bool collector_name_certified(const struct collector *c, const char *name)
 {
-	for (unsigned i = 0; c->tls && i < c->max_agents; i++)
-		if (c->agents[i].used && !strcmp(c->agents[i].cert, name))
+	__u8 sha[32];
+
+	if (!c->tls)
+		return false;
+	conn_tls_name_sha256(name, sha);
+	for (unsigned i = 0; i < c->max_agents; i++)
+		if (c->agents[i].used && !memcmp(c->agents[i].cert_sha256, sha, 32))
+			return true;
+	for (unsigned i = 0; i < c->commit.n; i++)
+		if (!memcmp(c->commit.e[i].cert_sha256, sha, 32))
 			return true;
 	return false;
+}
+
+const __u8 *collector_cert_bound(const struct collector *c, const struct agent *a,
+				 const __u8 boot_id[16], uint32_t ring_id)
+{
+	const struct vigil_commit_entry *e;
+
+	if (a)
+		return zero(a->cert_sha256, 32) ? NULL : a->cert_sha256;
+	e = vigil_commit_find(&c->commit, boot_id, ring_id);
+	return e && !zero(e->cert_sha256, 32) ? e->cert_sha256 : NULL;
 }
 
 struct agent *collector_agent_get(struct collector *c, const struct vigil_stream_peer *p)
@@ -68,6 +98,8 @@ struct agent *collector_agent_get(struct collector *c, const struct vigil_stream
 		a->holes[a->nholes++] = (struct agent_hole){ 0, p->start_offset, 0, false };
 	else if (e && e->hole_from < e->hole_to && e->hole_to <= e->offset)
 		a->holes[a->nholes++] = (struct agent_hole){ e->hole_from, e->hole_to, 0, false };
+	if (e)
+		memcpy(a->cert_sha256, e->cert_sha256, 32);
 	return a;
 }
 
@@ -76,6 +108,7 @@ int collector_agent_commit(struct collector *c, const struct agent *a)
 	struct vigil_commit_entry e = { .ring_id = a->ring_id, .offset = a->written };
 
 	memcpy(e.boot_id, a->boot_id, 16);
+	memcpy(e.cert_sha256, a->cert_sha256, 32);
 	if (a->nholes) {
 		e.hole_from = a->holes[a->nholes - 1].from;
 		e.hole_to = a->holes[a->nholes - 1].to;

@@ -49,6 +49,9 @@ struct agent {
 	 * ("": none yet): no other name, and no plain connection, may take it
 	 * from then on, whatever the address. */
 	char cert[VIGIL_STREAM_NAME_MAX + 1];
+	__u8 cert_sha256[32];		/* of that name (zeros: none); what the state
+					 * file keeps, so also set for a stream proved
+					 * before a restart whose name is not known */
 	/* Offsets an agent said it skipped (its spool dropped them): never
 	 * written here. A later hello inside one proves the jump false. */
 	struct agent_hole {
@@ -152,6 +155,10 @@ struct agent *collector_agent_get(struct collector *c, const struct vigil_stream
 /* True when a certificate proved node name `name` (over TLS) for a stream
  * in the table: a clear-text hello may not use it. */
 bool collector_name_certified(const struct collector *c, const char *name);
+/* The SHA-256 of the certificate name that proved stream (boot id, ring
+ * id), from its agent or, for one not loaded, the state file; NULL: none. */
+const __u8 *collector_cert_bound(const struct collector *c, const struct agent *a,
+				 const __u8 boot_id[16], uint32_t ring_id);
 /* The agent of a stream already known, or NULL. */
 struct agent *collector_agent_find(struct collector *c, const __u8 boot_id[16], uint32_t ring_id);
 void collector_udp_readable(struct collector *c, int fd);

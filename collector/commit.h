@@ -39,9 +39,13 @@ struct vigil_commit_entry {
 	__u64 last_seen;	/* CLOCK_REALTIME seconds the stream was last heard */
 	__u64 hole_from;	/* offsets the agent jumped over that were never */
 	__u64 hole_to;		/* proven (0, 0: none); kept for agents.c */
+	/* SHA-256 of the certificate name that proved the stream over TLS
+	 * (zeros: none): a restarted collector still refuses it to another
+	 * name and to clear text. A hash: entries stay of one small size. */
+	__u8 cert_sha256[32];
 };
 
-_Static_assert(sizeof(struct vigil_commit_entry) == 56, "the state file's entry size");
+_Static_assert(sizeof(struct vigil_commit_entry) == 88, "the state file's entry size");
 
 struct vigil_commit {
 	int fd;		/* -1: no state kept (output to stdout) */

@@ -128,25 +128,31 @@ static void hostile(struct collector *c, struct conn *k, const char *why)
 	collector_conn_close(c, k, why);
 }
 
-/* Who may take an identity (boot id, ring id). Over TLS it is bound to
- * the certificate name that first proved it: another name may never take
- * it, nor may a plain connection (a stream proved over TLS is not taken
- * over in clear), whatever the address; a certificate takes a stream that
- * was only heard in clear. Without authentication (docs/stream.md) it is
- * bound to the address that proved it: a connection from elsewhere may
- * not take it over while the owner is connected, nor within
- * --rebind-after of its leaving. A restart of the agent on the same host
- * (or with the same certificate) replaces its old connection. */
+/* Who may take an identity (boot id, ring id); a may be NULL (a stream not
+ * loaded, perhaps in the state file). Over TLS it is bound to the
+ * certificate name that first proved it, also across collector restarts:
+ * another name may never take it, nor may a plain connection (a stream
+ * proved over TLS is not taken over in clear), whatever the address; a
+ * certificate takes a stream that was only heard in clear. Without
+ * authentication (docs/stream.md) it is bound to the address that proved
+ * it: a connection from elsewhere may not take it over while the owner is
+ * connected, nor within --rebind-after of its leaving. A restart of the
+ * agent on the same host (or with the same certificate) replaces its old
+ * connection. */
 static const char *identity_taken(const struct collector *c, const struct agent *a,
 				  const struct conn *k)
 {
+	const __u8 *bound = collector_cert_bound(c, a, k->hello.boot_id, k->hello.ring_id);
 	const char *name = conn_tls_name(k);
+	__u8 sha[32];
 
-	if (a->cert[0] && !name)
+	if (bound && !name)
 		return "was proved over TLS: a clear-text connection may not take it";
-	if (a->cert[0])
-		return strcmp(a->cert, name) ? "was proved by another certificate name" : NULL;
-	if (name || !a->owner[0] || !strcmp(a->owner, k->host))
+	if (bound) {
+		conn_tls_name_sha256(name, sha);
+		return memcmp(bound, sha, 32) ? "was proved by another certificate name" : NULL;
+	}
+	if (!a || name || !a->owner[0] || !strcmp(a->owner, k->host))
 		return NULL;
 	if (a->conn)
 		return "is connected from another address";
@@ -193,13 +199,17 @@ static int take_hello(struct collector *c, struct conn *k, size_t *p)
 	if (tls_hello(c, k))
 		return -EPERM;
 	a = collector_agent_find(c, k->hello.boot_id, k->hello.ring_id);
-	if (a && (why = identity_taken(c, a, k))) {
+	if ((why = identity_taken(c, a, k))) {
+		bool cert = collector_cert_bound(c, a, k->hello.boot_id, k->hello.ring_id);
+		char boot[33];
+
+		vigil_boot_id_str(k->hello.boot_id, boot);
 		vlog_info("%s%s%s claims agent %s (boot %s, ring %u)%s%s, which %s: refused",
 			  k->peer, name ? " with certificate " : "", name ? name : "",
-			  a->fmt.node_name, a->boot_str, a->ring_id,
-			  a->cert[0] ? " proved by certificate " : "", a->cert, why);
-		return hostile(c, k, a->cert[0] ? "identity bound to another certificate" :
-						  "identity bound to another address"), -EPERM;
+			  a ? a->fmt.node_name : k->hello.node_name, boot, k->hello.ring_id,
+			  a && a->cert[0] ? " proved by certificate " : "", a ? a->cert : "", why);
+		return hostile(c, k, cert ? "identity bound to another certificate" :
+					    "identity bound to another address"), -EPERM;
 	}
 	if (!a)
 		a = collector_agent_get(c, &k->hello);
@@ -214,6 +224,7 @@ static int take_hello(struct collector *c, struct conn *k, size_t *p)
 	snprintf(a->owner, sizeof(a->owner), "%s", k->host);
 	if (name) {
 		snprintf(a->cert, sizeof(a->cert), "%s", name);
+		conn_tls_name_sha256(name, a->cert_sha256);
 		/* Lines carry the authenticated name, also for a stream first
 		 * heard in clear under another. */
 		snprintf(a->fmt.node_name, sizeof(a->fmt.node_name), "%s", name);

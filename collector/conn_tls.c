@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <openssl/err.h>
+#include <openssl/sha.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 #include "collector.h"
@@ -304,6 +305,11 @@ unsigned conn_tls_events(const struct conn *k)
 const char *conn_tls_name(const struct conn *k)
 {
 	return k->tls && k->tls->done ? k->tls->name : NULL;
+}
+
+void conn_tls_name_sha256(const char *name, unsigned char out[32])
+{
+	SHA256((const unsigned char *)name, strlen(name), out);
 }
 
 const char *conn_tls_cn(const struct conn *k)

@@ -43,6 +43,8 @@ unsigned conn_tls_events(const struct conn *k);
  * certificate's CN and issuer. Valid once the handshake is done. */
 const char *conn_tls_name(const struct conn *k);
 const char *conn_tls_cn(const struct conn *k);
+/* SHA-256 of a certificate name: what the state file binds a stream to. */
+void conn_tls_name_sha256(const char *name, unsigned char out[32]);
 const char *conn_tls_issuer(const struct conn *k);
 
 #endif

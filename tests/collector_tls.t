@@ -10,7 +10,9 @@
 # listeners may neither take that stream nor start one in node-a's name.
 # SIGHUP reads rotated files again, and keeps the old ones when the new do
 # not load. The collector stays up, holds TLS sessions within its memory
-# bound, and exits cleanly. Usage errors at start name the option.
+# bound, and exits cleanly. Restarted on the same output, it still binds
+# node-a's stream to node-a's certificate (the state file keeps a hash of
+# the name). Usage errors at start name the option.
 # Certificates are made here (tests/tls_lib.sh).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/stream_lib.sh"
@@ -20,7 +22,7 @@ H=/usr/bin/python3
 C="$TOP/tests/tls_client.py"
 F="$TOP/tests/collector_forge.py"
 OUT="$T_DIR/out.json"
-plan 53
+plan 59
 
 ca ca && ca other && cert ca collector vigil-collector 'IP:127.0.0.1,DNS:localhost' &&
 	cert ca node-a node-a 'DNS:node-a' && cert ca node-b node-b 'DNS:node-b,DNS:node-a' &&
@@ -184,4 +186,26 @@ ok $? "the collector is still running after all of it"
 kill -TERM $COLL_PID
 wait $COLL_PID
 ok $? "the collector exits cleanly"
+
+# Restarted: the stream stays bound to node-a's certificate.
+TLS2=(--tls-cert "$P/collector2.pem" --tls-key "$P/collector2.key" --tls-ca "$P/ca.pem")
+start_collector c2 "" --listen tcp://127.0.0.1:0 --listen tls://127.0.0.1:0 "${TLS2[@]}" \
+	-o "$OUT" --hello-timeout 2 --frame-timeout 2 || exit 1
+CERR="$T_DIR/c2.err"
+PORT=$(grep -o 'listening on tls://[^ ]*' "$CERR" | sed 's/.*://')
+TPORT=$(grep -o 'listening on tcp://[^ ]*' "$CERR" | sed 's/.*://')
+is "$($H "$C" $PORT "$P" good node-b node-b "$BOOT" 1 5 $((61 * 88)))" closed \
+	"after a restart, node-b may still not take node-a's stream"
+is "$($H "$F" $TPORT forge 127.0.0.1 "$BOOT" 1 $((61 * 88)) 100 5)" closed \
+	"nor may clear text"
+grep -q "claims agent node-b (boot $BOOT, ring 1), which was proved by another certificate name: refused" "$CERR" &&
+	grep -q "claims agent .* (boot $BOOT, ring 1), which was proved over TLS: a clear-text connection may not take it: refused" "$CERR"
+ok $? "both refusals are logged" || sed 's/^/#   /' "$CERR"
+is "$($H "$F" $TPORT forge 127.0.0.1 "$B2" 5 0 1 5 node-a)" closed \
+	"a clear-text hello naming node-a is still refused"
+is "$($H "$C" $PORT "$P" good node-a node-a "$BOOT" 1 1 $((61 * 88)))" "acked $((62 * 88))" \
+	"node-a resumes at its ack"
+kill -TERM $COLL_PID
+wait $COLL_PID
+ok $? "the restarted collector exits cleanly"
 done_testing
