@@ -162,6 +162,8 @@ const __u8 *collector_cert_bound(const struct collector *c, const struct agent *
 /* The agent of a stream already known, or NULL. */
 struct agent *collector_agent_find(struct collector *c, const __u8 boot_id[16], uint32_t ring_id);
 void collector_udp_readable(struct collector *c, int fd);
+/* The address of ss, without port ("?" when it has none). */
+void collector_host_name(const struct sockaddr_storage *ss, char *out, size_t n);
 /* Checks and formats one record of a's stream into c->batch. new_offset:
  * the record's ring offset was never written before, so it is taken even
  * when its sequence number looks old (a forged jump in sequence numbers

@@ -73,8 +73,9 @@ int collector_listen(struct collector *c, const char *url, struct ssl_ctx_st *tl
 	else
 		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, host, sizeof(host));
 	scheme = l->tls ? "tls" : type == SOCK_STREAM ? "tcp" : "udp";
-	vlog_info(ss.ss_family == AF_INET ? "listening on %s://%s:%u" : "listening on %s://[%s]:%u",
-		  scheme, host, ntohs(((struct sockaddr_in *)&ss)->sin_port));
+	snprintf(l->url, sizeof(l->url), ss.ss_family == AF_INET ? "%s://%s:%u" : "%s://[%s]:%u",
+		 scheme, host, ntohs(((struct sockaddr_in *)&ss)->sin_port));
+	vlog_info("listening on %s", l->url);
 	if (!l->tls && !loopback(&ss))
 		vlog_info("warning: %s://%s listens in clear text: anyone who reaches it can send "
 			  "events in any node's name, and every event crosses the network "

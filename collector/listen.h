@@ -26,6 +26,7 @@ struct listener {
 	uint64_t pauses;	/* episodes */
 	uint64_t refused;	/* accept() failures for want of resources */
 	struct ssl_ctx_st *tls;	/* tls://: every connection speaks TLS (conn_tls.h) */
+	char url[80];		/* as bound: the port a port 0 got */
 };
 
 /* Opens, binds and registers a listener for url (tcp://, tls:// or

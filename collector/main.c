@@ -18,6 +18,7 @@
 #include "listen.h"
 #include "log.h"
 #include "opts.h"
+#include "status.h"
 #include "version.h"
 
 #define MAX_LISTEN 8
@@ -40,7 +41,7 @@ enum option_code {
 	O_MAXSIZE = 256, O_BACKUPS, O_AGENTS, O_CONNS, O_PER_ADDR, O_HELLO, O_FRAME,
 	O_PEER, O_FORGET, O_REBIND, O_FSYNC, O_PUB, O_PUB_SUBJ, O_PUB_STREAM,
 	O_PUB_CREDS, O_PUB_WAIT, O_PUB_CA, O_PUB_CERT, O_PUB_KEY, O_PUB_NAME, O_FORMAT,
-	O_FORMAT_LAST = O_FORMAT + 2, O_TLS_CERT, O_TLS_KEY, O_TLS_CA,
+	O_FORMAT_LAST = O_FORMAT + 2, O_TLS_CERT, O_TLS_KEY, O_TLS_CA, O_STATUS,
 };
 
 static const char usage_head[] =
@@ -120,6 +121,10 @@ static const struct vigil_opt options[] = {
 	{ "forget-after", 0, O_FORGET, "DURATION",
 	  "forget the recorded offset of an agent stream not\n"
 	  "heard for DURATION: N[s|m|h|d] (default 7d)" },
+	{ "status-file", 0, O_STATUS, "PATH",
+	  "what was accepted from whom, rewritten each second:\n"
+	  "listeners, then each agent stream (connected from\n"
+	  "where, TLS certificate or clear text, offset, counts)" },
 	{ "verbose", 'v', 'v', NULL, "debug output on stderr" },
 	{ "help", 'h', 'h', NULL, "this text" },
 	{ "version", 'V', 'V', NULL, "version and event schema" },
@@ -130,6 +135,7 @@ struct options {
 	const char *listen[MAX_LISTEN];
 	int nlisten;
 	const char *export_file;
+	const char *status_file;
 	const char *tls_cert, *tls_key, *tls_ca;
 	struct vigil_format_opts format;
 	struct vigil_pub_config pub;
@@ -214,6 +220,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 			o->listen[o->nlisten++] = optarg;
 			break;
 		case 'o': o->export_file = optarg; break;
+		case O_STATUS: o->status_file = optarg; break;
 		case O_TLS_CERT: o->tls_cert = optarg; break;
 		case O_TLS_KEY: o->tls_key = optarg; break;
 		case O_TLS_CA: o->tls_ca = optarg; break;
@@ -367,6 +374,8 @@ static void run(struct collector *c, struct listener *ls, int nls, const struct 
 		if (now - last_retire >= 1) {
 			last_retire = now;
 			vigil_commit_retire(&c->commit);
+			if (o->status_file)
+				collector_status_write(c, ls, nls, o->status_file);
 		}
 	}
 }

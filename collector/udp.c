@@ -47,7 +47,7 @@ static bool same_host(const struct sockaddr_storage *a, const struct sockaddr_st
 	return false;
 }
 
-static void host_name(const struct sockaddr_storage *ss, char *out, size_t n)
+void collector_host_name(const struct sockaddr_storage *ss, char *out, size_t n)
 {
 	const void *addr = ss->ss_family == AF_INET6 ?
 				   (const void *)&((const struct sockaddr_in6 *)ss)->sin6_addr :
@@ -78,7 +78,7 @@ static void refuse(struct collector *c, struct agent *a, const char *kind,
 	c->udp_bad++;
 	if (a ? a->udp_refused++ != 0 : (c->udp_bad & (c->udp_bad - 1)) != 0)
 		return;
-	host_name(from, host, sizeof(host));
+	collector_host_name(from, host, sizeof(host));
 	vigil_boot_id_str(boot_id, boot);
 	vlog_info("refusing %s from %s for the stream of boot %s, ring %u: %s%s", kind, host, boot,
 		  ring_id, why, a ? " (counted from now on)" : "");
@@ -110,7 +110,7 @@ static void take_hello(struct collector *c, const uint8_t *p, size_t n,
 	if (!a->udp || !same_host(&a->udp_from, from)) {
 		char host[INET6_ADDRSTRLEN];
 
-		host_name(from, host, sizeof(host));
+		collector_host_name(from, host, sizeof(host));
 		vlog_info("agent %s (boot %s, ring %u) sends datagrams from %s", peer.node_name,
 			  a->boot_str, a->ring_id, host);
 		a->udp = true;

@@ -22,7 +22,7 @@ H=/usr/bin/python3
 C="$TOP/tests/tls_client.py"
 F="$TOP/tests/collector_forge.py"
 OUT="$T_DIR/out.json"
-plan 59
+plan 60
 
 ca ca && ca other && cert ca collector vigil-collector 'IP:127.0.0.1,DNS:localhost' &&
 	cert ca node-a node-a 'DNS:node-a' && cert ca node-b node-b 'DNS:node-b,DNS:node-a' &&
@@ -190,7 +190,7 @@ ok $? "the collector exits cleanly"
 # Restarted: the stream stays bound to node-a's certificate.
 TLS2=(--tls-cert "$P/collector2.pem" --tls-key "$P/collector2.key" --tls-ca "$P/ca.pem")
 start_collector c2 "" --listen tcp://127.0.0.1:0 --listen tls://127.0.0.1:0 "${TLS2[@]}" \
-	-o "$OUT" --hello-timeout 2 --frame-timeout 2 || exit 1
+	-o "$OUT" --hello-timeout 2 --frame-timeout 2 --status-file "$T_DIR/status" || exit 1
 CERR="$T_DIR/c2.err"
 PORT=$(grep -o 'listening on tls://[^ ]*' "$CERR" | sed 's/.*://')
 TPORT=$(grep -o 'listening on tcp://[^ ]*' "$CERR" | sed 's/.*://')
@@ -205,6 +205,10 @@ is "$($H "$F" $TPORT forge 127.0.0.1 "$B2" 5 0 1 5 node-a)" closed \
 	"a clear-text hello naming node-a is still refused"
 is "$($H "$C" $PORT "$P" good node-a node-a "$BOOT" 1 1 $((61 * 88)))" "acked $((62 * 88))" \
 	"node-a resumes at its ack"
+wait_for 5 grep -q "^agent node-a (boot $BOOT, ring 1): gone [0-9]* s ago, last from 127.0.0.1 with certificate node-a; written to offset $((62 * 88)); 1 records" "$T_DIR/status" &&
+	! grep -q "node-b\|forger" "$T_DIR/status"
+ok $? "its status file lists node-a by its certificate, none of the refused peers" ||
+	sed 's/^/#   /' "$T_DIR/status"
 kill -TERM $COLL_PID
 wait $COLL_PID
 ok $? "the restarted collector exits cleanly"

@@ -3,12 +3,13 @@
 # mutual TLS 1.3, every event once and in order, each line naming the node
 # its certificate names; the collector restarted mid-stream: the agent makes
 # a new handshake and resumes where the collector's state says, nothing lost
-# or doubled. Certificates are made here (tests/tls_lib.sh).
+# or doubled; its --status-file names the agent, its address and its
+# certificate. Certificates are made here (tests/tls_lib.sh).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/stream_lib.sh"
 command -v openssl >/dev/null || skip_all "openssl is not installed"
 . "$(dirname "$0")/tls_lib.sh"
-plan 11
+plan 13
 NODE="tlse2e$$"
 ca ca && cert ca collector collector 'IP:127.0.0.1' && cert ca agent "$NODE" "DNS:$NODE"
 ok $? "test certificates made"
@@ -33,12 +34,19 @@ is "$(grep -vc "\"node_name\":\"$NODE\"" "$OUT")" 0 "every line names the certif
 kill -TERM $COLL_PID; wait $COLL_PID
 ok $? "the collector stops cleanly"
 run_markers "tf$$" 1 100
-start_collector c2 "" --listen "tls://127.0.0.1:$PORT" -o "$OUT" "${CTLS[@]}" || exit 1
+start_collector c2 "" --listen "tls://127.0.0.1:$PORT" -o "$OUT" "${CTLS[@]}" \
+	--status-file "$T_DIR/status" || exit 1
 wait_for 30 grep -q "\"tf$$-100\"" "$OUT"
 check "after the restart, the events made meanwhile arrive, each once" -- markers_in_order "tf$$" 100 "$OUT"
 check "and none of before it twice" -- markers_in_order "te$$" 100 "$OUT"
 grep -q "agent $NODE (cert .*connected from .* over TLS" "$T_DIR/c2.err"
 ok $? "the agent made a new handshake with the new collector"
+wait_for 5 grep -q "^agent $NODE (boot [0-9a-f]*, ring [0-9]*): connected from 127.0.0.1:[0-9]* over TLS, certificate $NODE (CN $NODE, issuer /CN=ca); written to offset [1-9]" "$T_DIR/status"
+ok $? "the collector's status file names the agent, its address and certificate" ||
+	sed 's/^/#   /' "$T_DIR/status"
+grep -q "^listening on tls://127.0.0.1:$PORT (mutual TLS)" "$T_DIR/status" &&
+	grep -q "^vigil-collector .*: 1 connections" "$T_DIR/status"
+ok $? "and its listener and connections"
 st=$("$VIGIL" --pin-dir "$T_PIN" status)
 grep -q "^stream tls://127.0.0.1:$PORT: up, \(user-space\|kernel\) TLS" <<<"$st"
 ok $? "vigil status names the stream's TLS path ($(grep '^stream' <<<"$st"))"
