@@ -305,14 +305,19 @@ void collector_agent_rewind(struct agent *a)
 
 void collector_agent_report(const struct agent *a)
 {
+	struct vigil_buf kinds = {};
+
+	vigil_event_counts_text(&a->fmt, &kinds);
 	vlog_info("agent %s (boot %s, ring %u): %llu records, %llu duplicates, %llu re-sent, "
 		  "%llu missing in sequence, %llu bytes lost on its side, %llu out of sequence "
-		  "window, %llu false offset jumps taken back, %llu of kinds unknown here skipped",
+		  "window, %llu false offset jumps taken back, %llu of kinds unknown here skipped; "
+		  "written by kind: %.*s",
 		  a->fmt.node_name, a->boot_str, a->ring_id, (unsigned long long)a->records,
 		  (unsigned long long)a->win.dups, (unsigned long long)a->resent,
 		  (unsigned long long)a->win.gaps, (unsigned long long)a->lost_bytes,
 		  (unsigned long long)a->out_of_window, (unsigned long long)a->false_jumps,
-		  (unsigned long long)a->unknown_kinds);
+		  (unsigned long long)a->unknown_kinds, (int)kinds.len, kinds.p);
+	vbuf_free(&kinds);
 }
 
 void collector_agents_free(struct collector *c)

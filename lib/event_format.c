@@ -21,21 +21,34 @@ void vigil_formatter_free(struct vigil_formatter *f)
 	vbuf_free(&f->tmp);
 }
 
-/* Each kind's size, or minimum size when variable, from the catalogue. */
+/* Each kind's size, or minimum size when variable, and content check,
+ * from the catalogue; the formatters' table is at the end of this file. */
 static const struct {
 	uint16_t size;
 	bool variable;
+	vigil_event_check_fn *check;
+	const char *name;
 } kinds[VIGIL_EV_TYPE_MAX + 1] = {
-#define KIND_SIZE(id, st, var) [id] = { sizeof(struct st), var },
-	VIGIL_EVENT_KINDS(KIND_SIZE)
-#undef KIND_SIZE
+#define KIND_CHECK(id, name, st, var, check, format, tetragon) \
+	[id] = { sizeof(struct st), var, check, #name },
+	VIGIL_EVENT_KINDS(KIND_CHECK)
+#undef KIND_CHECK
 };
+
+int vigil_check_exec(const void *rec, uint32_t len, const char **why)
+{
+	const struct vigil_exec *ex = rec;
+	uint32_t strings = (uint32_t)ex->binary_len + ex->args_len + ex->cwd_len +
+			   ex->cgroup_len + ex->file_len;
+
+	if (sizeof(*ex) + strings > len || len - sizeof(*ex) - strings >= 8)
+		return *why = "exec event string lengths disagree with its size", -EINVAL;
+	return 0;
+}
 
 int vigil_event_check(const void *rec, uint32_t len, const char **why)
 {
 	const struct vigil_hdr *h = rec;
-	const struct vigil_exec *ex = rec;
-	uint32_t strings;
 
 	if (len < sizeof(*h))
 		return *why = "record shorter than the event header", -EINVAL;
@@ -45,21 +58,24 @@ int vigil_event_check(const void *rec, uint32_t len, const char **why)
 		return *why = "unknown event type", -EINVAL;
 	if (kinds[h->type].variable ? len < kinds[h->type].size : len != kinds[h->type].size)
 		return *why = "event size does not match its type", -EINVAL;
-	/* What each kind's content must hold. */
-	if (h->type == VIGIL_EV_EXEC) {
-		strings = (uint32_t)ex->binary_len + ex->args_len + ex->cwd_len + ex->cgroup_len +
-			  ex->file_len;
-		if (sizeof(*ex) + strings > len || len - sizeof(*ex) - strings >= 8)
-			return *why = "exec event string lengths disagree with its size", -EINVAL;
-		return 0;
-	}
-	if (h->type >= VIGIL_EV_NET_FIRST && h->type <= VIGIL_EV_NET_LAST)
-		return vigil_check_net(rec, len, why);
-	if (h->type >= VIGIL_EV_REPORT_FIRST && h->type <= VIGIL_EV_REPORT_LAST)
-		return vigil_check_net(rec, len, why);
-	if (h->type >= VIGIL_EV_ENFORCE_FIRST && h->type <= VIGIL_EV_ENFORCE_LAST)
-		return vigil_check_enforce(rec, len, why);
-	return 0;
+	return kinds[h->type].check ? kinds[h->type].check(rec, len, why) : 0;
+}
+
+const char *vigil_event_kind_name(unsigned type)
+{
+	return type <= VIGIL_EV_TYPE_MAX ? kinds[type].name : NULL;
+}
+
+void vigil_event_counts_text(const struct vigil_formatter *f, struct vigil_buf *b)
+{
+	size_t at = b->len;
+
+	for (unsigned t = 0; t <= VIGIL_EV_TYPE_MAX; t++)
+		if (kinds[t].name && f->counts[t])
+			vbuf_printf(b, "%s%s %llu", b->len > at ? ", " : "", kinds[t].name,
+				    (unsigned long long)f->counts[t]);
+	if (b->len == at)
+		vbuf_printf(b, "none");
 }
 
 static const struct {
@@ -257,9 +273,10 @@ static void compact_args(struct vigil_formatter *f, struct vigil_buf *c,
 	}
 }
 
-static void format_exec(struct vigil_formatter *f, const struct vigil_exec *ev,
-			struct vigil_buf *json, struct vigil_buf *compact)
+void vigil_format_exec(struct vigil_formatter *f, const void *rec, struct vigil_buf *json,
+		       struct vigil_buf *compact)
 {
+	const struct vigil_exec *ev = rec;
 	struct vigil_proc_entry *e = vigil_proc_cache_exec(&f->cache, ev);
 	struct vigil_proc_entry stack = {
 		.proc = ev->proc,
@@ -295,9 +312,10 @@ static void format_exec(struct vigil_formatter *f, const struct vigil_exec *ev,
 	}
 }
 
-static void format_exit(struct vigil_formatter *f, const struct vigil_exit *ev,
-			struct vigil_buf *json, struct vigil_buf *compact)
+void vigil_format_exit(struct vigil_formatter *f, const void *rec, struct vigil_buf *json,
+		       struct vigil_buf *compact)
 {
+	const struct vigil_exit *ev = rec;
 	struct vigil_proc_entry *e = vigil_proc_cache_find(&f->cache, ev->proc.pid,
 							   ev->proc.exec_ktime);
 	int status = (ev->exit_code >> 8) & 0xff, sig = ev->exit_code & 0x7f;
@@ -337,9 +355,10 @@ static void format_exit(struct vigil_formatter *f, const struct vigil_exit *ev,
 	vigil_proc_cache_exited(&f->cache, ev->proc.pid, ev->proc.exec_ktime);
 }
 
-static void format_loss(struct vigil_formatter *f, const struct vigil_loss *ev,
-			struct vigil_buf *json, struct vigil_buf *compact)
+void vigil_format_loss(struct vigil_formatter *f, const void *rec, struct vigil_buf *json,
+		       struct vigil_buf *compact)
 {
+	const struct vigil_loss *ev = rec;
 	struct jw w;
 
 	if (json) {
@@ -358,9 +377,10 @@ static void format_loss(struct vigil_formatter *f, const struct vigil_loss *ev,
 			    (unsigned long long)ev->recursion_misses);
 }
 
-static void format_throttle(struct vigil_formatter *f, const struct vigil_throttle *ev,
-			    struct vigil_buf *json, struct vigil_buf *compact)
+void vigil_format_throttle(struct vigil_formatter *f, const void *rec, struct vigil_buf *json,
+			   struct vigil_buf *compact)
 {
+	const struct vigil_throttle *ev = rec;
 	struct jw w;
 
 	if (json) {
@@ -382,46 +402,35 @@ static void format_throttle(struct vigil_formatter *f, const struct vigil_thrott
 			    (unsigned long long)ev->throttled);
 }
 
-static void format_native(struct vigil_formatter *f, const void *rec, struct vigil_buf *json,
-			  struct vigil_buf *compact)
+void vigil_format_fork(struct vigil_formatter *f, const void *rec, struct vigil_buf *json,
+		       struct vigil_buf *compact)
 {
-	const struct vigil_hdr *h = rec;
-
-	switch (h->type) {
-	case VIGIL_EV_EXEC:
-		format_exec(f, rec, json, compact);
-		break;
-	case VIGIL_EV_EXIT:
-		format_exit(f, rec, json, compact);
-		break;
-	case VIGIL_EV_FORK:
-		vigil_proc_cache_fork(&f->cache, rec);
-		break;
-	case VIGIL_EV_LOSS:
-		format_loss(f, rec, json, compact);
-		break;
-	case VIGIL_EV_THROTTLE:
-		format_throttle(f, rec, json, compact);
-		break;
-	case VIGIL_EV_NET_FIRST ... VIGIL_EV_NET_LAST:
-	case VIGIL_EV_REPORT_FIRST ... VIGIL_EV_REPORT_LAST:
-		vigil_format_net(f, rec, json, compact);
-		break;
-	case VIGIL_EV_ENFORCE_FIRST ... VIGIL_EV_ENFORCE_LAST:
-		vigil_format_enforce(f, rec, json, compact);
-		break;
-	}
+	(void)json, (void)compact;	/* no line: the process cache learns of it */
+	vigil_proc_cache_fork(&f->cache, rec);
 }
+
+/* Each kind's formatters, from the catalogue. */
+static const struct {
+	vigil_event_format_fn *format;
+	void (*tetragon)(struct vigil_formatter *f, const void *rec, struct vigil_buf *json);
+} formatters[VIGIL_EV_TYPE_MAX + 1] = {
+#define KIND_FORMAT(id, name, st, var, check, format, tetragon) [id] = { format, tetragon },
+	VIGIL_EVENT_KINDS(KIND_FORMAT)
+#undef KIND_FORMAT
+};
 
 void vigil_event_format(struct vigil_formatter *f, const void *rec, struct vigil_buf *json,
 			struct vigil_buf *compact)
 {
 	bool tetragon = f->opts.format == VIGIL_EXPORT_TETRAGON;
 
-	f->counts[((const struct vigil_hdr *)rec)->type & VIGIL_EV_TYPE_MAX]++;
+	unsigned type = ((const struct vigil_hdr *)rec)->type & VIGIL_EV_TYPE_MAX;
+
+	f->counts[type]++;
 	/* The native pass keeps the process cache and the compact view; the
 	 * Tetragon form reads the cache it left. */
-	format_native(f, rec, tetragon ? NULL : json, compact);
-	if (tetragon && json)
-		vigil_format_tetragon(f, rec, json);
+	if (formatters[type].format)
+		formatters[type].format(f, rec, tetragon ? NULL : json, compact);
+	if (tetragon && json && formatters[type].tetragon)
+		formatters[type].tetragon(f, rec, json);
 }

@@ -31,17 +31,26 @@ void vigil_formatter_free(struct vigil_formatter *f);
  * names what is wrong. */
 int vigil_event_check(const void *rec, uint32_t len, const char **why);
 
+/* The kind's short name in the catalogue ("exec", "connect"), or NULL. */
+const char *vigil_event_kind_name(unsigned type);
+/* "exec 12, exit 10, connect 3": the records f formatted, by kind, those
+ * it saw; "none" when it saw none. */
+void vigil_event_counts_text(const struct vigil_formatter *f, struct vigil_buf *b);
+
 /* Each part checks the content of its own kinds, whose type and size
  * vigil_event_check has checked against the catalogue (vigil/event_kinds.h),
- * and formats them (lib/format_<part>.c); the JSON writer and process
- * lookups below are theirs to use. */
+ * and formats them (lib/format_<part>.c), one function per kind that the
+ * catalogue names; the JSON writer and process lookups below are theirs to
+ * use. */
 struct jw;
-int vigil_check_net(const void *rec, uint32_t len, const char **why);
-int vigil_check_enforce(const void *rec, uint32_t len, const char **why);
-void vigil_format_net(struct vigil_formatter *f, const void *rec, struct vigil_buf *json,
-		      struct vigil_buf *compact);
-void vigil_format_enforce(struct vigil_formatter *f, const void *rec, struct vigil_buf *json,
-			  struct vigil_buf *compact);
+typedef int vigil_event_check_fn(const void *rec, uint32_t len, const char **why);
+typedef void vigil_event_format_fn(struct vigil_formatter *f, const void *rec,
+				   struct vigil_buf *json, struct vigil_buf *compact);
+vigil_event_check_fn vigil_check_exec, vigil_check_net, vigil_check_enforce;
+vigil_event_format_fn vigil_format_exec, vigil_format_exit, vigil_format_fork,
+	vigil_format_throttle, vigil_format_loss, vigil_format_conn, vigil_format_close,
+	vigil_format_reset, vigil_format_report_proc, vigil_format_report_remote,
+	vigil_format_report_end, vigil_format_enforce;
 /* Writes the "process" object (key given) of the process p names, from the
  * cache when it is there; and the JSON line's closing fields. */
 void vigil_json_process(struct vigil_formatter *f, struct jw *w, const char *key,

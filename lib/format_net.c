@@ -174,9 +174,10 @@ static const char *const conn_kinds[] = {
 	[VIGIL_EV_LISTEN - VIGIL_EV_NET_FIRST] = "process_listen",
 };
 
-static void format_conn(struct vigil_formatter *f, const struct vigil_conn *ev,
-			struct vigil_buf *json, struct vigil_buf *compact)
+void vigil_format_conn(struct vigil_formatter *f, const void *rec, struct vigil_buf *json,
+		       struct vigil_buf *compact)
 {
+	const struct vigil_conn *ev = rec;
 	const char *kind = conn_kinds[ev->hdr.type - VIGIL_EV_NET_FIRST];
 	struct jw w;
 
@@ -207,9 +208,10 @@ static void format_conn(struct vigil_formatter *f, const struct vigil_conn *ev,
 	}
 }
 
-static void format_close(struct vigil_formatter *f, const struct vigil_close *ev,
-			 struct vigil_buf *json, struct vigil_buf *compact)
+void vigil_format_close(struct vigil_formatter *f, const void *rec, struct vigil_buf *json,
+			struct vigil_buf *compact)
 {
+	const struct vigil_close *ev = rec;
 	const char *reason = NAME(close_reasons, ev->reason);
 	struct jw w;
 
@@ -243,9 +245,10 @@ static void format_close(struct vigil_formatter *f, const struct vigil_close *ev
 	}
 }
 
-static void format_reset(struct vigil_formatter *f, const struct vigil_reset *ev,
-			 struct vigil_buf *json, struct vigil_buf *compact)
+void vigil_format_reset(struct vigil_formatter *f, const void *rec, struct vigil_buf *json,
+			struct vigil_buf *compact)
 {
+	const struct vigil_reset *ev = rec;
 	const char *dir = NAME(reset_dirs, ev->direction);
 	struct jw w;
 
@@ -290,9 +293,10 @@ static void count_json(struct jw *w, const char *key, uint64_t v)
 		jw_u64(w, key, v);
 }
 
-static void format_report_proc(struct vigil_formatter *f, const struct vigil_report_proc *ev,
-			       struct vigil_buf *json, struct vigil_buf *compact)
+void vigil_format_report_proc(struct vigil_formatter *f, const void *rec, struct vigil_buf *json,
+			      struct vigil_buf *compact)
 {
+	const struct vigil_report_proc *ev = rec;
 	const struct vigil_report_counts *c = &ev->c;
 	bool owned = ev->proc.pid != 0;
 	struct jw w;
@@ -328,9 +332,10 @@ static void format_report_proc(struct vigil_formatter *f, const struct vigil_rep
 	}
 }
 
-static void format_report_remote(struct vigil_formatter *f, const struct vigil_report_remote *ev,
-				 struct vigil_buf *json, struct vigil_buf *compact)
+void vigil_format_report_remote(struct vigil_formatter *f, const void *rec, struct vigil_buf *json,
+				struct vigil_buf *compact)
 {
+	const struct vigil_report_remote *ev = rec;
 	const struct vigil_remote *r = &ev->remote;
 	const char *dir = NAME(directions, r->direction);
 	char a[INET6_ADDRSTRLEN];
@@ -363,9 +368,10 @@ static void format_report_remote(struct vigil_formatter *f, const struct vigil_r
 	}
 }
 
-static void format_report_end(struct vigil_formatter *f, const struct vigil_report_end *ev,
-			      struct vigil_buf *json, struct vigil_buf *compact)
+void vigil_format_report_end(struct vigil_formatter *f, const void *rec, struct vigil_buf *json,
+			     struct vigil_buf *compact)
 {
+	const struct vigil_report_end *ev = rec;
 	struct jw w;
 
 	if (json) {
@@ -384,31 +390,4 @@ static void format_report_end(struct vigil_formatter *f, const struct vigil_repo
 	if (compact)
 		vbuf_printf(compact, "%-8s period=%llu processes=%u remotes=%u lost=%u\n", "reported",
 			    (unsigned long long)ev->period.id, ev->procs, ev->remotes, ev->lost);
-}
-
-void vigil_format_net(struct vigil_formatter *f, const void *rec, struct vigil_buf *json,
-		      struct vigil_buf *compact)
-{
-	switch (((const struct vigil_hdr *)rec)->type) {
-	case VIGIL_EV_CONNECT:
-	case VIGIL_EV_ACCEPT:
-	case VIGIL_EV_LISTEN:
-		format_conn(f, rec, json, compact);
-		break;
-	case VIGIL_EV_CLOSE:
-		format_close(f, rec, json, compact);
-		break;
-	case VIGIL_EV_RESET:
-		format_reset(f, rec, json, compact);
-		break;
-	case VIGIL_EV_REPORT_PROC:
-		format_report_proc(f, rec, json, compact);
-		break;
-	case VIGIL_EV_REPORT_REMOTE:
-		format_report_remote(f, rec, json, compact);
-		break;
-	case VIGIL_EV_REPORT_END:
-		format_report_end(f, rec, json, compact);
-		break;
-	}
 }

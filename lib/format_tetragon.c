@@ -290,8 +290,9 @@ static void end(struct vigil_formatter *f, struct jw *w, uint64_t ktime)
 	vbuf_putc(w->b, '\n');
 }
 
-static void exec_line(struct vigil_formatter *f, const struct vigil_exec *ev, struct vigil_buf *json)
+void vigil_tetragon_exec(struct vigil_formatter *f, const void *rec, struct vigil_buf *json)
 {
+	const struct vigil_exec *ev = rec;
 	const struct vigil_proc_entry *e =
 		vigil_proc_cache_find(&f->cache, ev->proc.pid, ev->proc.exec_ktime);
 	struct jw w;
@@ -302,8 +303,9 @@ static void exec_line(struct vigil_formatter *f, const struct vigil_exec *ev, st
 	end(f, &w, ev->hdr.ktime);
 }
 
-static void exit_line(struct vigil_formatter *f, const struct vigil_exit *ev, struct vigil_buf *json)
+void vigil_tetragon_exit(struct vigil_formatter *f, const void *rec, struct vigil_buf *json)
 {
+	const struct vigil_exit *ev = rec;
 	const struct vigil_proc_entry *e =
 		vigil_proc_cache_find(&f->cache, ev->proc.pid, ev->proc.exec_ktime);
 	int status = (ev->exit_code >> 8) & 0xff, sig = ev->exit_code & 0x7f;
@@ -340,8 +342,9 @@ void vigil_tetragon_lost_line(struct vigil_formatter *f, struct vigil_buf *json,
 
 /* vigil_loss carries all-time counts: the line says what is new since the
  * last one this output wrote (the first: all so far). */
-static void loss_line(struct vigil_formatter *f, const struct vigil_loss *ev, struct vigil_buf *json)
+void vigil_tetragon_loss(struct vigil_formatter *f, const void *rec, struct vigil_buf *json)
 {
+	const struct vigil_loss *ev = rec;
 	uint64_t total = ev->ring_full + ev->recursion_misses;
 
 	if (total <= f->lost_said)
@@ -442,8 +445,9 @@ static void kprobe_end(struct vigil_formatter *f, struct jw *w, uint64_t ktime)
 	end(f, w, ktime);
 }
 
-static void conn_line(struct vigil_formatter *f, const struct vigil_conn *ev, struct vigil_buf *json)
+void vigil_tetragon_conn(struct vigil_formatter *f, const void *rec, struct vigil_buf *json)
 {
+	const struct vigil_conn *ev = rec;
 	static const char *const functions[] = {
 		[VIGIL_EV_CONNECT - VIGIL_EV_NET_FIRST] = "tcp_connect",
 		[VIGIL_EV_ACCEPT - VIGIL_EV_NET_FIRST] = "inet_csk_accept",
@@ -461,8 +465,9 @@ static void conn_line(struct vigil_formatter *f, const struct vigil_conn *ev, st
 	kprobe_end(f, &w, ev->hdr.ktime);
 }
 
-static void close_line(struct vigil_formatter *f, const struct vigil_close *ev, struct vigil_buf *json)
+void vigil_tetragon_close(struct vigil_formatter *f, const void *rec, struct vigil_buf *json)
 {
+	const struct vigil_close *ev = rec;
 	struct jw w;
 
 	kprobe_begin(f, &w, json, &ev->proc, ev->flags, "tcp_close", &ev->tuple,
@@ -480,8 +485,9 @@ static void close_line(struct vigil_formatter *f, const struct vigil_close *ev, 
 
 /* A RST sent is tcp_send_reset's, one received tcp_reset's (the kernel
  * functions that handle them). */
-static void reset_line(struct vigil_formatter *f, const struct vigil_reset *ev, struct vigil_buf *json)
+void vigil_tetragon_reset(struct vigil_formatter *f, const void *rec, struct vigil_buf *json)
 {
+	const struct vigil_reset *ev = rec;
 	bool sent = ev->direction == VIGIL_RESET_SENT;
 	struct jw w;
 
@@ -491,32 +497,4 @@ static void reset_line(struct vigil_formatter *f, const struct vigil_reset *ev, 
 	if (ev->reason)
 		size_arg(&w, "reason_code", ev->reason);
 	kprobe_end(f, &w, ev->hdr.ktime);
-}
-
-void vigil_format_tetragon(struct vigil_formatter *f, const void *rec, struct vigil_buf *json)
-{
-	switch (((const struct vigil_hdr *)rec)->type) {
-	case VIGIL_EV_EXEC:
-		exec_line(f, rec, json);
-		break;
-	case VIGIL_EV_EXIT:
-		exit_line(f, rec, json);
-		break;
-	case VIGIL_EV_LOSS:
-		loss_line(f, rec, json);
-		break;
-	case VIGIL_EV_CONNECT:
-	case VIGIL_EV_ACCEPT:
-	case VIGIL_EV_LISTEN:
-		conn_line(f, rec, json);
-		break;
-	case VIGIL_EV_CLOSE:
-		close_line(f, rec, json);
-		break;
-	case VIGIL_EV_RESET:
-		reset_line(f, rec, json);
-		break;
-	/* No Tetragon form: forks (cache only, as natively), reports and
-	 * enforcement decisions (docs/events.md). */
-	}
 }

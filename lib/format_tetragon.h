@@ -48,10 +48,15 @@ struct vigil_exec;
 struct vigil_proc_entry;
 struct jw;
 
-/* The JSON line of a checked record in Tetragon's form, after the record
- * went through the native formatter (which keeps the process cache);
- * records with no Tetragon form append nothing. */
-void vigil_format_tetragon(struct vigil_formatter *f, const void *rec, struct vigil_buf *json);
+/* The JSON line of a checked record in Tetragon's form, one function per
+ * kind that has one (the catalogue, vigil/event_kinds.h, names them), run
+ * after the native formatter, which keeps the process cache. */
+void vigil_tetragon_exec(struct vigil_formatter *f, const void *rec, struct vigil_buf *json);
+void vigil_tetragon_exit(struct vigil_formatter *f, const void *rec, struct vigil_buf *json);
+void vigil_tetragon_loss(struct vigil_formatter *f, const void *rec, struct vigil_buf *json);
+void vigil_tetragon_conn(struct vigil_formatter *f, const void *rec, struct vigil_buf *json);
+void vigil_tetragon_close(struct vigil_formatter *f, const void *rec, struct vigil_buf *json);
+void vigil_tetragon_reset(struct vigil_formatter *f, const void *rec, struct vigil_buf *json);
 /* A rate_limit_info line: n records this output lost, stamped at ktime. */
 void vigil_tetragon_lost_line(struct vigil_formatter *f, struct vigil_buf *json, uint64_t ktime,
 			      uint64_t n);

@@ -16,7 +16,7 @@
  * the catalogue (vigil/event_kinds.h), so senders announce every kind and
  * receivers can refuse a sender whose layout differs from theirs.
  */
-#define SCHEMA_ENTRY(id, st, variable) \
+#define SCHEMA_ENTRY(id, name, st, variable, check, format, tetragon) \
 	{ id, (variable) ? VIGIL_STREAM_TYPE_VARIABLE : 0, sizeof(struct st) },
 static const struct vigil_stream_type schema[] = { VIGIL_EVENT_KINDS(SCHEMA_ENTRY) };
 #define NSCHEMA (sizeof(schema) / sizeof(*schema))

@@ -2,7 +2,7 @@
 # Process events from a real kernel: exec and exit of known commands, as a
 # user reads them in the JSON export.
 . "$(dirname "$0")/lib.sh"
-plan 23
+plan 24
 
 EV="$T_DIR/events.json"
 WD="$T_DIR/work dir"
@@ -102,4 +102,8 @@ ok $? "exec_id decodes to node:ktime:pid ($DEC)"
 stop_agent
 grep -q ' 0 gaps and 0 duplicates' "$T_DIR/agent.err"
 ok $? "no gap and no duplicate in the sequence numbers"
+n=$(grep -c '"process_exec"' "$EV")
+kinds=$(sed -n 's/.*records by kind: //p' "$T_DIR/agent.err")
+[[ "$kinds" =~ (^|, )exec\ $n(,|$) ]]
+ok $? "the stop line counts records by kind, as many execs as lines ($kinds)"
 done_testing

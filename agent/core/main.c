@@ -477,6 +477,7 @@ int main(int argc, char **argv)
 	struct vigil_export_file export = { .fd = -1 };
 	struct vigil_loss_monitor loss = {};
 	struct vigil_sink_local local;
+	struct vigil_buf kinds = {};
 	struct vigil_sink_stream streams[VIGIL_MAX_SINKS - 1];
 	int nstreams = 0;
 	struct vigil_bpf bpf = {};
@@ -605,6 +606,9 @@ int main(int argc, char **argv)
 		  (unsigned long long)(local.seqs.gaps + vigil_seq_window_open_gaps(&local.seqs)),
 		  (unsigned long long)local.seqs.dups, (unsigned long long)loss.ring_full,
 		  (unsigned long long)loss.recursion_misses);
+	vigil_event_counts_text(&local.fmt, &kinds);
+	vlog_info("records by kind: %.*s", (int)kinds.len, kinds.p);
+	vbuf_free(&kinds);
 	if (local.bad_records)
 		vlog_info("skipped %llu malformed ring records", (unsigned long long)local.bad_records);
 	if (local.dropped_records || local.unwritten_bytes) {
