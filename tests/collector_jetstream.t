@@ -242,11 +242,13 @@ kill -TERM $COLL_PID; wait $COLL_PID
 # acknowledged nor forgotten; once there is room, every event is written
 # and published once, and the file has no torn line.
 mkdir -p "$T_DIR/small"
-mount -t tmpfs -o size=256k tmpfs "$T_DIR/small" || exit 1
+# 2 MiB, filled but for 20 KiB: once the filler goes, room for the test's
+# events and for whatever else the host runs meanwhile.
+mount -t tmpfs -o size=2m tmpfs "$T_DIR/small" || exit 1
 on_exit "umount -l '$T_DIR/small'"
 start_collector s "" --listen tcp://127.0.0.1:0 -o "$T_DIR/small/out.json" \
 	--export-file-max-size-mb 0 --publish "$NATS" || exit 1
-dd if=/dev/zero of="$T_DIR/small/filler" bs=1k count=236 2>/dev/null
+dd if=/dev/zero of="$T_DIR/small/filler" bs=1k count=2028 2>/dev/null
 start_agent --send "tcp://127.0.0.1:$COLL_PORT" --no-procfs --poll-ms 20 || exit 1
 TAG="jn$$"
 N=100 gen_markers "$TAG"

@@ -8,7 +8,8 @@
 . "$(dirname "$0")/stream_lib.sh"
 plan 16
 OUT="$T_DIR/out.json"
-RING=65536	# 64 KiB: a few hundred exec events
+RING=262144	# 256 KiB: a few hundred exec events past half of it, and room
+		# for bursts of the host's own processes meanwhile
 gen() { local i; for ((i = $2; i <= $3; i += 25)); do run_markers "$1" $i $((i + 24 > $3 ? $3 : i + 24)); sleep 0.01; done; }
 
 # A port nobody listens on yet: take one, then free it.
