@@ -24,12 +24,19 @@ cp -a "$OLD" "$T_DIR/nofork" && sed -i '/X(VIGIL_EV_FORK,/d' "$T_DIR/nofork/incl
 	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$T_DIR/nofork" -j2 BUILD=build build/vigil-collector >>"$T_DIR/build.log" 2>&1
 ok $? "and that collector without fork events in its catalogue"
 
+# to_collector BINARY NAME TAG: this agent streams markers TAG-1..50 to a
+# fresh collector NAME run from BINARY, whose output is $T_DIR/NAME.json.
+to_collector() {
+	COLLECTOR=$1
+	start_collector "$2" "" --listen tcp://127.0.0.1:0 -o "$T_DIR/$2.json" || exit 1
+	start_agent --send "tcp://127.0.0.1:$COLL_PORT" --node-name mixed-new --no-procfs \
+		--poll-ms 20 || exit 1
+	run_markers "$3" 1 50
+	wait_for 20 grep -q "\"$3-50\"" "$T_DIR/$2.json"
+}
+
 # 1. This agent to the earlier collector.
-COLLECTOR="$OLD/build/vigil-collector"
-start_collector c1 "" --listen tcp://127.0.0.1:0 -o "$T_DIR/c1.json" || exit 1
-start_agent --send "tcp://127.0.0.1:$COLL_PORT" --node-name mixed-new --no-procfs --poll-ms 20 || exit 1
-run_markers "mn$$" 1 50
-wait_for 20 grep -q "\"mn$$-50\"" "$T_DIR/c1.json"
+to_collector "$OLD/build/vigil-collector" c1 "mn$$"
 check "this agent to the earlier collector: every event once, in order" -- markers_in_order "mn$$" 50 "$T_DIR/c1.json"
 ! grep -q "closing" "$T_DIR/c1.err"
 ok $? "the earlier collector calls nothing hostile" || sed 's/^/#   /' "$T_DIR/c1.err"
@@ -57,11 +64,7 @@ ok $? "the earlier agent stops cleanly"
 kill -TERM $COLL_PID; wait $COLL_PID
 
 # 3. This agent to a collector that does not know one of its kinds.
-COLLECTOR="$T_DIR/nofork/build/vigil-collector"
-start_collector c3 "" --listen tcp://127.0.0.1:0 -o "$T_DIR/c3.json" || exit 1
-start_agent --send "tcp://127.0.0.1:$COLL_PORT" --node-name mixed-new --no-procfs --poll-ms 20 || exit 1
-run_markers "mf$$" 1 50
-wait_for 20 grep -q "\"mf$$-50\"" "$T_DIR/c3.json"
+to_collector "$T_DIR/nofork/build/vigil-collector" c3 "mf$$"
 check "a collector that lacks the fork kind: every exec once, in order" -- markers_in_order "mf$$" 50 "$T_DIR/c3.json"
 stop_agent
 kill -TERM $COLL_PID; wait $COLL_PID
