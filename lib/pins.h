@@ -15,7 +15,7 @@
  * VIGIL_ENFORCE_LINK_PREFIX "COOKIE_IFINDEX_HOOK" (the network namespace's
  * cookie in hex, the interface's index there, tc_ingress, tc_egress or
  * xdp); cgroup policy links as VIGIL_CGROUP_LINK_PREFIX "CGID_PROG" (the
- * CG_PIN_PREFIX of agent/enforce/policy_cgroup.c). The schema map marks a folder
+ * CG_PIN_PREFIX of agent/enforce/enforce_cgroup.c). The schema map marks a folder
  * as vigil's. */
 #define VIGIL_MAP_PREFIX "vigil_"
 #define VIGIL_LINK_PREFIX "link_"

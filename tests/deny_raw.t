@@ -95,7 +95,7 @@ check "a connection made in the cgroup before the rule: its packets to the denie
 dropped=$(counter enforce_egress_dropped)
 check "the backstop counts them (enforce_egress_dropped $dropped)" -- test "${dropped:-0}" -ge 3
 # A socket keeps the cgroup it was made in, so the cgroup's hooks never run
-# for it: the policy's landing destroyed it (agent/enforce/deny_carried.c;
+# for it: the policy's landing destroyed it (agent/enforce/enforce_carried.c;
 # tests/deny_carried.t has the details).
 check "a socket made outside and carried in: nothing it sends arrives" -- \
 	test -z "$(grep carried "$T_DIR/recv.7001" 2>/dev/null)"

@@ -15,7 +15,7 @@
 #include "buf.h"
 #include "json.h"
 #include "control_socket.h"
-#include "deny_carried.h"
+#include "enforce_carried.h"
 #include "log.h"
 #include "stream.h"
 /* lib/control.h and agent/control/control_socket.h share a name: take the lib one by path. */

@@ -31,8 +31,8 @@
 #include "netns.h"
 #include "policy_state.h"
 #include "flow_reset.h"
-#include "sock_destroy.h"
-#include "deny_carried.h"
+#include "enforce_sockdestroy.h"
+#include "enforce_carried.h"
 #include "enforce_cgroup.skel.h"
 
 struct lpm_entry {

@@ -33,7 +33,7 @@ struct vigil_policy_state {
 	char pin_dir[256];
 	struct enforce_cgroup_bpf *cg;	/* holds the policy maps and cgroup hooks */
 	struct enforce_sockdestroy_bpf *sd;
-	struct enforce_carried_bpf *carried;	/* agent/enforce/deny_carried.c */
+	struct enforce_carried_bpf *carried;	/* agent/enforce/enforce_carried.c */
 	bool carried_rescan;	/* a deny rule is in force: rescan now and then */
 	int64_t carried_next;	/* when (CLOCK_MONOTONIC s) */
 	int rules_fd, pol4_fd, pol6_fd, stats_fd, cgroup_fd;
@@ -68,7 +68,7 @@ int vigil_policy_unload(struct vigil_policy_state *s, char *const *drop, unsigne
 int vigil_policy_rule_stats(struct vigil_policy_state *s, unsigned pos, struct vigil_rule_stats *sum);
 void vigil_policy_close(struct vigil_policy_state *s);
 
-/* agent/enforce/policy_cgroup.c: cgroup hooks attached to the cgroups rules name. */
+/* agent/enforce/enforce_cgroup.c: cgroup hooks attached to the cgroups rules name. */
 struct vigil_cgroup_ref {
 	uint64_t id;
 	uint32_t level;

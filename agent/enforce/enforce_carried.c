@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* See deny_carried.h. */
+/* See enforce_carried.h. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -8,7 +8,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "deny_carried.h"
+#include "enforce_carried.h"
 #include "iter_drain.h"
 #include "loader.h"
 #include "log.h"

@@ -4,8 +4,8 @@
  * (bpf/enforce_sockdestroy.bpf.c), in each network namespace the rule names
  * and in no other: the root namespace only when a rule names it.
  */
-#ifndef VIGIL_SOCK_DESTROY_H
-#define VIGIL_SOCK_DESTROY_H
+#ifndef VIGIL_ENFORCE_SOCKDESTROY_H
+#define VIGIL_ENFORCE_SOCKDESTROY_H
 
 #include <stddef.h>
 #include <stdint.h>

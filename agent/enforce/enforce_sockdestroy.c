@@ -18,7 +18,7 @@
 #include "log.h"
 #include "netns.h"
 #include "policy_state.h"
-#include "sock_destroy.h"
+#include "enforce_sockdestroy.h"
 #include "enforce_sockdestroy.skel.h"
 
 struct sd_target {	/* as in bpf/enforce_sockdestroy.bpf.c */

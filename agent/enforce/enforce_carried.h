@@ -9,8 +9,8 @@
  * deny rule is in force, for sockets carried in since. docs/policy.md,
  * "What deny covers".
  */
-#ifndef VIGIL_DENY_CARRIED_H
-#define VIGIL_DENY_CARRIED_H
+#ifndef VIGIL_ENFORCE_CARRIED_H
+#define VIGIL_ENFORCE_CARRIED_H
 
 #include <stdbool.h>
 #include <stdint.h>
