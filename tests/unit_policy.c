@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit checks (TAP) for the policy parser (lib/policy.c), one table: every
- * spelling the format could allow either means what it reads as (checked
- * field by field) or is refused at its line and column with a message
- * naming what is wrong. Nothing is accepted and then enforces nothing.
+ * Unit checks (TAP) for the policy parser (lib/policy.c), one table
+ * (policy_cases.h): every spelling the format could allow either means what
+ * it reads as (checked field by field) or is refused at its line and column
+ * with a message naming what is wrong. Nothing is accepted and then enforces nothing.
  * tests/policy_parse.t keeps what goes through `vigil policy check`: the
  * output, several files at once, the examples in docs/policy.md.
  */
@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "policy.h"
+#include "policy_cases.h"
 
 static int n, failed;
 static char dir[] = "/tmp/vigil-unit-policy.XXXXXX";
@@ -26,154 +27,6 @@ static void ok(int cond, const char *what)
 	printf("%sok %d - %s\n", cond ? "" : "not ", ++n, what);
 	failed |= !cond;
 }
-
-/* What the first rule must hold; NULL fields are not checked. */
-struct want_rule {
-	int action, direction, protocol;	/* -1: not checked */
-	unsigned port_lo, port_hi;		/* both 0: not checked */
-	const char *cidr;			/* the first block, as formatted */
-	const char *cgroup;
-	unsigned n_rules;			/* 0: not checked */
-};
-
-struct policy_case {
-	const char *what;
-	const char *yaml;
-	const char *pos;	/* "L:C" where it is refused; NULL: accepted */
-	const char *text;	/* in the message */
-	struct want_rule rule;
-};
-
-#define ANY { -1, -1, -1, 0, 0, NULL, NULL, 0 }
-#define RULE(act, dir, proto, lo, hi, cidr, cg) { act, dir, proto, lo, hi, cidr, cg, 0 }
-
-static const struct policy_case cases[] = {
-	/* What a rule reads as. */
-	{ "defaults: every direction, every protocol and port",
-	  "rules:\n  - action: drop\n", NULL, NULL,
-	  RULE(VIGIL_ACT_DROP, VIGIL_DIR_INGRESS | VIGIL_DIR_EGRESS, 0, 0, 65535, NULL, NULL) },
-	{ "a full rule",
-	  "version: 1\nrules:\n  - name: no-ssh-out\n    action: reject\n    direction: egress\n"
-	  "    protocol: tcp\n    cidr: [10.0.0.0/8, \"2001:db8::/32\"]\n    port: 22\n", NULL, NULL,
-	  RULE(VIGIL_ACT_REJECT, VIGIL_DIR_EGRESS, IPPROTO_TCP, 22, 22, "10.0.0.0/8", NULL) },
-	{ "a port range", "rules:\n  - action: drop\n    port: 1-65535\n", NULL, NULL,
-	  RULE(-1, -1, -1, 1, 65535, NULL, NULL) },
-	{ "an IPv4-mapped block is kept as IPv4",
-	  "rules:\n  - action: drop\n    cidr: \"::ffff:10.99.0.0/120\"\n", NULL, NULL,
-	  RULE(-1, -1, -1, 0, 0, "10.99.0.0/24", NULL) },
-	{ "the whole IPv4-mapped range is kept as 0.0.0.0/0",
-	  "rules:\n  - action: drop\n    cidr: \"::ffff:0:0/96\"\n", NULL, NULL,
-	  RULE(-1, -1, -1, 0, 0, "0.0.0.0/0", NULL) },
-	{ "an IPv6 block wider than the mapped range stays IPv6",
-	  "rules:\n  - action: drop\n    cidr: \"::/64\"\n", NULL, NULL,
-	  RULE(-1, -1, -1, 0, 0, "::/64", NULL) },
-	{ "a bare address is a /32", "rules:\n  - action: drop\n    cidr: 192.0.2.1\n", NULL, NULL,
-	  RULE(-1, -1, -1, 0, 0, "192.0.2.1/32", NULL) },
-	{ "a trailing / on a cgroup path is dropped",
-	  "rules:\n  - action: deny\n    cgroup: /a/b/\n", NULL, NULL,
-	  RULE(VIGIL_ACT_DENY, -1, -1, 0, 0, NULL, "/a/b") },
-	{ "a cgroup component that merely starts with a dot",
-	  "rules:\n  - action: deny\n    cgroup: a/.hidden/..b\n", NULL, NULL,
-	  RULE(-1, -1, -1, 0, 0, NULL, "a/.hidden/..b") },
-	{ "udp, ingress, reset", "rules:\n  - action: reset\n    protocol: udp\n"
-	  "    direction: ingress\n", NULL, NULL,
-	  RULE(VIGIL_ACT_RESET, VIGIL_DIR_INGRESS, IPPROTO_UDP, 0, 0, NULL, NULL) },
-	{ "four rules, flow and block style",
-	  "rules:\n  - {name: a, action: drop}\n  - action: allow\n    port: 80\n"
-	  "  - {action: deny, cgroup: x}\n  - action: reset\n    netns: [blue, /proc/1/ns/net]\n"
-	  "    interfaces: veth0\n", NULL, NULL,
-	  { -1, -1, -1, 0, 0, NULL, NULL, 4 } },
-	{ "an empty rule list", "rules: []\n", NULL, NULL, { -1, -1, -1, 0, 0, NULL, NULL, 0 } },
-
-	/* Refused where it is, saying what. */
-	{ "bad YAML: where the parser stopped, and where the list began",
-	  "rules:\n  - action: drop\n    cidr: [10.0.0.0/8\n", "4:1",
-	  "did not find expected ',' or ']' while parsing a flow sequence (begun at line 3, "
-	  "column 11)", ANY },
-	{ "an unknown key, at the key", "rules:\n  - action: drop\n    colour: red\n", "3:5",
-	  "unknown key in a rule (known: name, action,", ANY },
-	{ "a bad CIDR, at the list item",
-	  "rules:\n  - action: drop\n    cidr: [10.0.0.0/8, 300.1.1.1/8]\n", "3:24",
-	  "bad CIDR: expected an IPv4 or IPv6 address", ANY },
-	{ "host bits set (IPv6)", "rules:\n  - action: drop\n    cidr:\n      - 2001:db8::/32\n"
-	  "      - 2001:db8::1/32\n", "5:9", "bad CIDR: host bits set past /32", ANY },
-	{ "host bits set (IPv4)", "rules:\n  - action: drop\n    cidr: 10.0.0.1/24\n", "3:11",
-	  "host bits set past /24", ANY },
-	{ "a prefix longer than the family allows", "rules:\n  - action: drop\n    cidr: 10.0.0.0/33\n",
-	  "3:11", "the prefix length must be 0-32", ANY },
-	{ "an empty prefix", "rules:\n  - action: drop\n    cidr: 10.0.0.0/\n", "3:11",
-	  "the prefix length must be 0-32", ANY },
-	{ "an address with a zone", "rules:\n  - action: drop\n    cidr: \"fe80::1%eth0\"\n", "3:11",
-	  "expected an IPv4 or IPv6 address", ANY },
-	{ "a short IPv4 address", "rules:\n  - action: drop\n    cidr: 10.1\n", "3:11",
-	  "expected an IPv4 or IPv6 address", ANY },
-	{ "a port range upside down", "rules:\n  - action: drop\n    port: 9000-80\n", "3:11",
-	  "bad port range: the lower end is above the upper", ANY },
-	{ "a port out of range", "rules:\n  - action: drop\n    port: 70000\n", "3:11",
-	  "bad port: expected a number 1-65535", ANY },
-	{ "port 0", "rules:\n  - action: drop\n    port: 0\n", "3:11", "port 0 matches nothing", ANY },
-	{ "a range from port 0", "rules:\n  - action: drop\n    port: 0-100\n", "3:11",
-	  "port 0 matches nothing", ANY },
-	{ "an open port range", "rules:\n  - action: drop\n    port: 8000-\n", "3:11",
-	  "the upper end is not a number", ANY },
-	{ "spaces in a port range", "rules:\n  - action: drop\n    port: \"8000 - 8100\"\n", "3:11",
-	  "expected a number 1-65535", ANY },
-	{ "a signed port", "rules:\n  - action: drop\n    port: +22\n", "3:11",
-	  "expected a number 1-65535", ANY },
-	{ "a list of ports", "rules:\n  - action: drop\n    port: [22, 80]\n", "3:11",
-	  "'port' takes a single value, not a list", ANY },
-	{ "an unknown action", "rules:\n  - action: explode\n", "2:13",
-	  "unknown action (one of: allow, drop, reject, reset, deny)", ANY },
-	{ "an action in capitals", "rules:\n  - action: DROP\n", "2:13", "unknown action", ANY },
-	{ "a protocol in capitals", "rules:\n  - action: drop\n    protocol: TCP\n", "3:15",
-	  "unknown protocol (one of: tcp, udp, any)", ANY },
-	{ "a rule without an action", "rules:\n  - cidr: 10.0.0.0/8\n", "2:5", "rule has no 'action'",
-	  ANY },
-	{ "deny without a cgroup", "rules:\n  - action: deny\n", "2:5", "action deny needs 'cgroup'",
-	  ANY },
-	{ "interfaces without their namespace", "rules:\n  - action: drop\n    interfaces: eth0\n",
-	  "3:5", "'interfaces' needs 'netns'", ANY },
-	{ "duplicate rule names", "rules:\n  - {name: a, action: drop}\n  - {name: a, action: allow}\n",
-	  "3:5", "this rule's name is used by an earlier rule", ANY },
-	{ "a key twice in one rule", "rules:\n  - action: allow\n    action: drop\n", "3:5",
-	  "'action' given twice in one rule (first at line 2)", ANY },
-	{ "'version' twice", "version: 1\nversion: 1\nrules:\n  - action: drop\n", "2:1",
-	  "'version' given twice", ANY },
-	{ "'rules' twice", "rules:\n  - action: drop\nrules:\n  - action: allow\n", "3:1",
-	  "'rules' given twice", ANY },
-	{ "a cgroup path with '.'", "rules:\n  - action: deny\n    cgroup: /a/./b\n", "3:16",
-	  "'.' and '..' path components are refused", ANY },
-	{ "a cgroup path with '..'", "rules:\n  - action: deny\n    cgroup: a/../b\n", "3:15",
-	  "'.' and '..' path components are refused", ANY },
-	{ "a cgroup path ending in '.'", "rules:\n  - action: deny\n    cgroup: a/.\n", "3:15",
-	  "'.' and '..' path components are refused", ANY },
-	{ "the cgroup path '.'", "rules:\n  - action: deny\n    cgroup: .\n", "3:13",
-	  "'.' and '..' path components are refused", ANY },
-	{ "a quoted cgroup path with '.'", "rules:\n  - action: deny\n    cgroup: \"/a/./b\"\n", "3:17",
-	  "'.' and '..' path components are refused", ANY },
-	{ "an empty cgroup path component", "rules:\n  - action: deny\n    cgroup: a//b\n", "3:15",
-	  "an empty path component ('//')", ANY },
-	{ "a control character in a cgroup path", "rules:\n  - action: deny\n    cgroup: \"a\\tb\"\n",
-	  "3:15", "a control character in the path", ANY },
-	{ "a control character in a namespace", "rules:\n  - action: reset\n    netns: \"a\\x1bb\"\n",
-	  "3:12", "bad network namespace", ANY },
-	{ "a control character in an interface name",
-	  "rules:\n  - action: drop\n    netns: blue\n    interfaces: \"e\\x07th0\"\n", "4:17",
-	  "bad interface name", ANY },
-	{ "a YAML anchor and alias", "rules:\n  - &r {action: drop}\n  - *r\n", "2:5",
-	  "YAML anchors and aliases are refused", ANY },
-	{ "an alias in a value",
-	  "rules:\n  - {name: a, action: drop, cidr: &n 10.0.0.0/8}\n  - {name: b, action: drop, cidr: *n}\n",
-	  "2:35", "YAML anchors and aliases are refused", ANY },
-	{ "a merge key", "rules:\n  - &b {action: drop}\n  - <<: *b\n", "2:5",
-	  "YAML anchors and aliases are refused", ANY },
-	{ "a standard tag", "rules:\n  - action: drop\n    port: !!str 22\n", "3:11",
-	  "YAML tags (such as !!str) are refused", ANY },
-	{ "a custom tag", "rules:\n  - action: !allow drop\n", "2:13",
-	  "YAML tags (such as !!str) are refused", ANY },
-	{ "a second document", "rules:\n  - action: drop\n---\nrules: []\n", "3:1",
-	  "a second YAML document", ANY },
-};
 
 /* Writes text to a file of the test's folder, as a policy file must be:
  * root's, not writable by others. */
@@ -253,8 +106,8 @@ int main(void)
 		printf("Bail out! cannot make a folder: %s\n", strerror(errno));
 		return 1;
 	}
-	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		run(&cases[i], i);
+	for (unsigned i = 0; i < sizeof(policy_cases) / sizeof(policy_cases[0]); i++)
+		run(&policy_cases[i], i);
 	rmdir(dir);
 	printf("1..%d\n", n);
 	return failed;

@@ -3,7 +3,8 @@
  * Writes the fuzz targets' seed inputs into DIR/<target>/: a hello built by
  * vigil_stream_hello_build, and a record of every event kind the agent
  * writes, from the real structs of include/vigil/, framed as on the
- * wire. The policy seeds are make_corpus.sh's. Usage: make_seeds DIR
+ * wire; and each case of the policy parser's table (tests/policy_cases.h).
+ * make_corpus.sh adds the examples of docs/policy.md. Usage: make_seeds DIR
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -11,6 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <netinet/in.h>
+#include "policy.h"
+#include "../policy_cases.h"
 #include "ring.h"
 #include "stream.h"
 
@@ -168,6 +172,10 @@ int main(int argc, char **argv)
 	if (mkdir(dir, 0755) && errno != EEXIST)
 		return perror(dir), 1;
 
+	for (unsigned i = 0; i < sizeof(policy_cases) / sizeof(policy_cases[0]); i++) {
+		snprintf(name, sizeof(name), "case-%u.yaml", i);
+		save("policy", name, policy_cases[i].yaml, strlen(policy_cases[i].yaml));
+	}
 	vigil_stream_hello_build(&hello, "node-1.example", boot, 7, 1 << 20, 4096, 1764754785LL * 1000000000LL);
 	save("hello", "hello", hello.p, hello.len);
 	s.len = 0;
