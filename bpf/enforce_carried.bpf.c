@@ -151,7 +151,7 @@ int carried_scan(struct bpf_iter__task_file *ctx)
 	if (sock_peer(skc, daddr, &m))
 		return 0;
 	/* Denied for the holder's cgroup... */
-	vigil_walk(&m, &w);
+	vigil_walk_ancestors(&m, &w);
 	if (!w.scoped || (w.action != VIGIL_ACT_DENY && w.action != VIGIL_ACT_REJECT))
 		return 0;
 	c.rule_id = w.id;
@@ -160,7 +160,7 @@ int carried_scan(struct bpf_iter__task_file *ctx)
 	 * ones the kernel runs for it (made in the denied cgroup: the
 	 * cgroup_skb backstop drops its packets). */
 	cgroup_ancestors(BPF_CORE_READ(sk, sk_cgrp_data.cgroup), w.ancestors);
-	vigil_walk(&m, &w);
+	vigil_walk_ancestors(&m, &w);
 	if (w.scoped && (w.action == VIGIL_ACT_DENY || w.action == VIGIL_ACT_REJECT))
 		return 0;
 	bpf_map_update_elem(&vigil_carried, &key, &c, BPF_ANY);

@@ -226,7 +226,7 @@ int enforce_skb_egress(struct __sk_buff *skb)
 	m.dir = VIGIL_DIR_EGRESS;
 	m.dport = bpf_ntohs(p.dport);
 	m.peer = p.daddr;
-	vigil_walk(&m, &w);
+	vigil_walk_ancestors(&m, &w);
 	if (!w.scoped || (w.action != VIGIL_ACT_DENY && w.action != VIGIL_ACT_REJECT))
 		return SOCK_ALLOW;
 	vigil_count(VIGIL_CNT_ENF_EGRESS_DROPPED);

@@ -329,8 +329,7 @@ int BPF_PROG(net_rst_in, struct sock *sk)
 
 /* sk is NULL (no socket took the segment), a request or timewait
  * mini-socket, or a full socket; skb is NULL for an active reset. */
-SEC("tp_btf/tcp_send_reset")
-int BPF_PROG(net_rst_out, const struct sock *sk, const struct sk_buff *skb, int reason)
+static __always_inline int rst_out(const struct sock *sk, const struct sk_buff *skb, int reason)
 {
 	struct vigil_tuple t = {};
 	struct vigil_sk *s = NULL;
@@ -356,6 +355,20 @@ int BPF_PROG(net_rst_out, const struct sock *sk, const struct sk_buff *skb, int 
 	if (s && s->closed)
 		vigil_sk_forget(sk);	/* the RST its close announced */
 	return 0;
+}
+
+SEC("tp_btf/tcp_send_reset")
+int BPF_PROG(net_rst_out, const struct sock *sk, const struct sk_buff *skb, int reason)
+{
+	return rst_out(sk, skb, reason);
+}
+
+/* Where the tracepoint has no reason (Debian 12's 6.1): the event's is 0 (the agent
+ * loads one of the two programs). */
+SEC("tp_btf/tcp_send_reset")
+int BPF_PROG(net_rst_out_noreason, const struct sock *sk, const struct sk_buff *skb)
+{
+	return rst_out(sk, skb, 0);
 }
 
 SEC("tp_btf/tcp_retransmit_skb")

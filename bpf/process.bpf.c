@@ -286,8 +286,7 @@ int BPF_PROG(process_fork, struct task_struct *parent, struct task_struct *child
 	return 0;
 }
 
-SEC("tp_btf/sched_process_exit")
-int BPF_PROG(process_exit, struct task_struct *p, bool group_dead)
+static __always_inline int exit_of(struct task_struct *p, bool group_dead)
 {
 	struct vigil_exit *ev;
 	__u32 tgid = p->tgid;
@@ -310,6 +309,38 @@ int BPF_PROG(process_exit, struct task_struct *p, bool group_dead)
 	}
 	bpf_map_delete_elem(&vigil_execs, &tgid);
 	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(process_exit, struct task_struct *p, bool group_dead)
+{
+	return exit_of(p, group_dead);
+}
+
+/* The thread group's end already said (process_exit_nogd). */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, __u32);
+} exit_said SEC(".maps");
+
+/* Where the tracepoint has no group_dead (Debian 12's 6.1): do_exit() has already
+ * decremented signal->live when it fires, so the group is dead when it is
+ * zero. Threads exiting together may each see zero: the first to mark the
+ * group leader says it (the agent loads one of the two programs). */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(process_exit_nogd, struct task_struct *p)
+{
+	__u32 *said;
+
+	if (p->signal->live.counter)
+		return exit_of(p, false);
+	said = bpf_task_storage_get(&exit_said, p->group_leader, 0,
+				    BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (said && __sync_lock_test_and_set(said, 1))
+		return 0;
+	return exit_of(p, true);
 }
 
 /* Run once by the agent at start: one process_exec (PROCFS) per live

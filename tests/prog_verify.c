@@ -75,9 +75,12 @@ static struct bpf_object *open_one(const char *path, int n, struct bpf_program *
 	}
 	/* Sizes the agent sets at start: any valid one does here. */
 	bpf_object__for_each_map(map, obj) {
-		if (bpf_map__max_entries(map) == 0)
-			bpf_map__set_max_entries(map, bpf_map__type(map) == BPF_MAP_TYPE_RINGBUF ?
-						      1u << 20 : 1024);
+		enum bpf_map_type t = bpf_map__type(map);
+
+		/* Local storage has no size (it lives with its task or socket). */
+		if (bpf_map__max_entries(map) == 0 && t != BPF_MAP_TYPE_TASK_STORAGE &&
+		    t != BPF_MAP_TYPE_SK_STORAGE && t != BPF_MAP_TYPE_INODE_STORAGE)
+			bpf_map__set_max_entries(map, t == BPF_MAP_TYPE_RINGBUF ? 1u << 20 : 1024);
 		bpf_map__set_pin_path(map, NULL);
 	}
 	return obj;

@@ -32,6 +32,26 @@ bool vigil_kernel_has_tracepoint(const char *name)
 	return vmlinux_has(type, BTF_KIND_TYPEDEF);
 }
 
+int vigil_kernel_tracepoint_args(const char *name)
+{
+	struct btf *vmlinux = btf__load_vmlinux_btf();
+	const struct btf_type *t;
+	char type[128];
+	int id, n = -1;
+
+	if (!vmlinux)
+		return -1;
+	snprintf(type, sizeof(type), "btf_trace_%s", name);
+	id = btf__find_by_name_kind(vmlinux, type, BTF_KIND_TYPEDEF);
+	t = id > 0 ? btf__type_by_id(vmlinux, id) : NULL;
+	t = t ? btf__type_by_id(vmlinux, t->type) : NULL;	/* a pointer */
+	t = t && btf_is_ptr(t) ? btf__type_by_id(vmlinux, t->type) : NULL;
+	if (t && btf_is_func_proto(t) && btf_vlen(t) >= 1)
+		n = btf_vlen(t) - 1;
+	btf__free(vmlinux);
+	return n;
+}
+
 bool vigil_kernel_has_kfunc(const char *name)
 {
 	return vmlinux_has(name, BTF_KIND_FUNC);

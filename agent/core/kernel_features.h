@@ -14,6 +14,12 @@
  * load then says what is wrong. */
 bool vigil_kernel_has_tracepoint(const char *name);
 
+/* How many arguments the tracepoint NAME passes to tp_btf programs (its
+ * btf_trace_NAME prototype, less the context), or -1 when unknown (no
+ * vmlinux BTF, no such tracepoint): some grew one (sched_process_exit's
+ * group_dead, tcp_send_reset's reason) after the kernels fleets run. */
+int vigil_kernel_tracepoint_args(const char *name);
+
 /* True when the kernel has the kfunc NAME (a BTF function of vmlinux). */
 bool vigil_kernel_has_kfunc(const char *name);
 

@@ -14,6 +14,7 @@
 #include <bpf/libbpf.h>
 #include <vigil/events.h>
 #include "iter_drain.h"
+#include "kernel_features.h"
 #include "loader.h"
 #include "pins.h"
 #include "log.h"
@@ -21,6 +22,19 @@
 #include "inject.skel.h"
 
 #define DEFAULT_RING_SIZE (16u << 20)
+
+/* One of the two exit programs: the tracepoint's group_dead where it has
+ * one, else the thread group's live count (bpf/process.bpf.c). */
+static void choose_exit_hook(struct process_bpf *p)
+{
+	bool group_dead = vigil_kernel_tracepoint_args("sched_process_exit") != 1;
+
+	bpf_program__set_autoload(p->progs.process_exit, group_dead);
+	bpf_program__set_autoload(p->progs.process_exit_nogd, !group_dead);
+	if (!group_dead)
+		vlog_info("process: sched_process_exit has no group_dead on this kernel: a "
+			  "process's end is told by its thread group's live count");
+}
 
 int vigil_pinned_size(const char *dir, const struct bpf_map *like, unsigned per_entry,
 		      uint64_t *size)
@@ -98,6 +112,13 @@ static bool attachable(const struct bpf_program *prog)
 	       bpf_program__expected_attach_type(prog) != BPF_TRACE_ITER;
 }
 
+/* Loaded (one of two forms of a hook the kernel decides between) and
+ * asked to attach. */
+static bool wanted(const struct bpf_program *prog)
+{
+	return bpf_program__autoload(prog) && bpf_program__autoattach(prog);
+}
+
 /* A program set not to attach (bpf_program__set_autoattach) is detached if
  * an earlier agent attached it: only once this start cannot fail, so that
  * an agent that cannot start leaves what an earlier one attached running. */
@@ -108,7 +129,7 @@ int vigil_obj_detach_unwanted(struct bpf_object *obj, const char *dir)
 	int err;
 
 	bpf_object__for_each_program(prog, obj) {
-		if (!attachable(prog) || bpf_program__autoattach(prog))
+		if (!attachable(prog) || wanted(prog))
 			continue;
 		snprintf(path, sizeof(path), "%s/" VIGIL_LINK_PREFIX "%s", dir,
 			 bpf_program__name(prog));
@@ -130,7 +151,7 @@ int vigil_obj_attach(struct bpf_object *obj, const char *dir, bool *resumed)
 		bpf_object__for_each_program(prog, obj) {
 			struct bpf_link *link;
 
-			if (!attachable(prog) || !bpf_program__autoattach(prog))
+			if (!attachable(prog) || !wanted(prog))
 				continue;
 			snprintf(path, sizeof(path), "%s/" VIGIL_LINK_PREFIX "%s", dir,
 				 bpf_program__name(prog));
@@ -253,6 +274,7 @@ int vigil_bpf_load(struct vigil_bpf *b, const struct vigil_loader_opts *o)
 		return err;
 	b->process->rodata->vigil_wakeup_bytes = o->wakeup_bytes;
 	b->inject->rodata->vigil_wakeup_bytes = o->wakeup_bytes;
+	choose_exit_hook(b->process);
 	if ((err = process_bpf__load(b->process)))
 		return vlog_err(err, "cannot load BPF object process (run with -v for the verifier log)");
 	if ((err = inject_bpf__load(b->inject)))

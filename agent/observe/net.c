@@ -90,6 +90,19 @@ static int tracefs_prepare(void)
 	return 0;
 }
 
+/* One of the two programs on tcp_send_reset: with the reset's reason where
+ * the tracepoint passes it, else without (Debian 12's 6.1). */
+static void choose_rst_out_hook(struct vigil_net *n)
+{
+	bool reason = vigil_kernel_tracepoint_args("tcp_send_reset") != 2;
+
+	bpf_program__set_autoload(n->net->progs.net_rst_out, reason);
+	bpf_program__set_autoload(n->net->progs.net_rst_out_noreason, !reason);
+	if (!reason)
+		vlog_info("net: tcp_send_reset gives no reason on this kernel: resets sent carry "
+			  "reason 0");
+}
+
 /* Before 6.3 the send/receive hooks' tracepoints do not exist: the pair is
  * not even loaded, and owners are named at accept() as with --no-io-hooks.
  * Called before the load; false when the pair is out. */
@@ -148,6 +161,7 @@ int vigil_net_load(struct vigil_net *n, const struct vigil_bpf *b, const struct 
 		return vlog_err(err, "cannot count the possible CPUs");
 	n->report->rodata->vigil_nr_cpus = err;
 	io_hooks = io_hooks_exist(n, o) && !o->no_io_hooks;
+	choose_rst_out_hook(n);
 	if ((err = net_bpf__load(n->net)))
 		return vlog_err(err, "cannot load BPF object net (run with -v for the verifier log)");
 	if ((err = report_bpf__load(n->report)))

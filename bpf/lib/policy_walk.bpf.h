@@ -25,7 +25,8 @@ struct {
 enum vigil_walk_by {
 	VIGIL_WALK_ALL = 0,	/* every rule, scoped or not */
 	VIGIL_WALK_TASK,	/* skip rules scoped to a cgroup the task is not in */
-	VIGIL_WALK_ANCESTORS,	/* the same, by ancestors[] (a packet's socket) */
+	VIGIL_WALK_ANCESTORS,	/* the same, by ancestors[] (a packet's socket):
+				 * vigil_walk_ancestors */
 };
 
 struct vigil_walk {
@@ -39,7 +40,7 @@ struct vigil_walk {
 	__u8 scoped;		/* out: the rule names a cgroup */
 };
 
-static long vigil_walk_step(__u32 i, struct vigil_walk *w)
+static __always_inline long walk_step(__u32 i, struct vigil_walk *w, bool by_ancestors)
 {
 	const struct vigil_pol_rule *r;
 	struct vigil_pol_cgroup *cg;
@@ -55,18 +56,32 @@ static long vigil_walk_step(__u32 i, struct vigil_walk *w)
 		return 0;
 	cg = bpf_map_lookup_elem(&vigil_rule_cgroup, &k);
 	if (cg && cg->id) {
-		if (w->by_cgroup == VIGIL_WALK_TASK &&
-		    bpf_get_current_ancestor_cgroup_id(cg->level) != cg->id)
-			return 0;
-		if (w->by_cgroup == VIGIL_WALK_ANCESTORS &&
+		if (by_ancestors &&
 		    (cg->level >= VIGIL_CG_LEVELS ||
 		     w->ancestors[cg->level & (VIGIL_CG_LEVELS - 1)] != cg->id))
+			return 0;
+		if (!by_ancestors && w->by_cgroup == VIGIL_WALK_TASK &&
+		    bpf_get_current_ancestor_cgroup_id(cg->level) != cg->id)
 			return 0;
 		w->scoped = 1;
 	}
 	w->id = k;
 	w->action = r->action;
 	return 1;
+}
+
+/* Two callbacks, so that a walk by ancestors (a packet's socket, in
+ * cgroup_skb) holds no call of bpf_get_current_ancestor_cgroup_id: Linux
+ * 6.1 refuses that helper there, even on a branch never taken (the walk's
+ * state reaches the step through bpf_loop, so nothing is pruned). */
+static long vigil_walk_step(__u32 i, struct vigil_walk *w)
+{
+	return walk_step(i, w, false);
+}
+
+static long vigil_walk_step_ancestors(__u32 i, struct vigil_walk *w)
+{
+	return walk_step(i, w, true);
 }
 
 struct vigil_deny_by {
@@ -115,16 +130,30 @@ static __always_inline __u32 vigil_task_denied(void)
 	return vigil_deny_by(NULL);
 }
 
-/* Fills w->id and w->action (0: no rule matched). */
-static __always_inline void vigil_walk(const struct vigil_match *m, struct vigil_walk *w)
+static __always_inline void walk_start(const struct vigil_match *m, struct vigil_walk *w)
 {
 	w->set = vigil_policy_set(m);
 	w->dport = m->dport;
 	w->proto = m->proto;
 	w->action = 0;
 	w->scoped = 0;
+}
+
+/* Fills w->id and w->action (0: no rule matched); by w->by_cgroup,
+ * VIGIL_WALK_ALL or VIGIL_WALK_TASK. */
+static __always_inline void vigil_walk(const struct vigil_match *m, struct vigil_walk *w)
+{
+	walk_start(m, w);
 	if (w->set)
 		bpf_loop(VIGIL_RULES_MAX, vigil_walk_step, w, 0);
+}
+
+/* The same, rules scoped to a cgroup judged by w->ancestors. */
+static __always_inline void vigil_walk_ancestors(const struct vigil_match *m, struct vigil_walk *w)
+{
+	walk_start(m, w);
+	if (w->set)
+		bpf_loop(VIGIL_RULES_MAX, vigil_walk_step_ancestors, w, 0);
 }
 
 #endif
