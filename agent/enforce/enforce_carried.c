@@ -10,6 +10,7 @@
 #include <bpf/libbpf.h>
 #include "enforce_carried.h"
 #include "iter_drain.h"
+#include "kernel_features.h"
 #include "loader.h"
 #include "log.h"
 #include "netns.h"
@@ -208,6 +209,13 @@ int vigil_deny_carried_init(struct vigil_policy_state *s, uint64_t ring_size)
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .pin_root_path = s->pin_dir);
 	int err;
 
+	/* Before 6.5: deny rules still refuse what the cgroup's hooks see
+	 * (docs/kernels.md). */
+	if (!vigil_kernel_has_kfunc("bpf_sock_destroy")) {
+		vlog_info("deny: sockets carried into a denied cgroup are not ended: this kernel "
+			  "has no bpf_sock_destroy (6.5+)");
+		return 0;
+	}
 	s->carried = enforce_carried_bpf__open_opts(&oo);
 	if (!s->carried)
 		return vlog_err(-errno, "cannot open BPF object enforce_carried");
