@@ -16,9 +16,11 @@ plan 5
 ca ca && cert ca server server 'IP:127.0.0.1' && cert ca client bench 'DNS:bench'
 ok $? "test certificates made"
 
-# run SIZE: 2 s of SIZE-byte events at 200k/s, through kernel TLS.
+# run SIZE: 2 s of SIZE-byte events through kernel TLS, offered as fast as
+# the sink takes them (the producer waits while the ring is half full: a
+# slow kernel, such as one under qemu without KVM, sends fewer, never loses).
 run() {
-	BENCH_TLS_DIR="$P" timeout 60 "$TOP/$BUILD/bench/stream_consumers" t "$1" 2 200000 nowake \
+	BENCH_TLS_DIR="$P" timeout 60 "$TOP/$BUILD/bench/stream_consumers" t "$1" 2 0 nowake \
 		>"$T_DIR/out$1" 2>"$T_DIR/err$1"
 }
 run 64
