@@ -50,6 +50,29 @@ rules:
 POL
 sed "s/interfaces: $VB/interfaces: nosuch0/" "$T_DIR/reject.yaml" >"$T_DIR/nosuch.yaml"
 
+# A kernel without what packet enforcement needs (bpf_cast_to_kern_ctx,
+# TCX links: Linux 6.6+, such as Debian 12's 6.1): the policy is refused
+# with the reason, and --enforce-on too; nothing else is checked there.
+if ! bpftool btf dump file /sys/kernel/btf/vmlinux 2>/dev/null | grep -q "^\[[0-9]*\] STRUCT 'tcx_entry'" ||
+   ! bpftool btf dump file /sys/kernel/btf/vmlinux 2>/dev/null | grep -q "^\[[0-9]*\] FUNC 'bpf_cast_to_kern_ctx'"; then
+	echo "# this kernel cannot enforce on interfaces: checking that it says so"
+	start_agent -o "$T_DIR/events.json" --no-procfs || exit 1
+	out=$("$VIGIL" --pin-dir "$T_PIN" policy load "$T_DIR/reject.yaml" 2>&1); rc=$?
+	[ $rc -ne 0 ] && [[ "$out" == *"rule 'closed-8080': packet enforcement on named interfaces needs Linux 6.6 or later: this kernel has no"* ]]
+	ok $? "a rule naming interfaces is refused, saying what the kernel lacks" || diag "$out"
+	read -r res ms < <(connect)
+	is "$res" ok "and nothing is enforced"
+	stop_agent
+	ok $? "the agent stops cleanly"
+	timeout 20 "$VIGILD" --pin-dir "$T_PIN-e" --no-procfs -o /dev/null --enforce-on "$NS_B/$VB" \
+		2>"$T_DIR/enforce_on.err"
+	[ $? -ne 0 ] && grep -q "enforce: packet enforcement on named interfaces needs Linux 6.6" "$T_DIR/enforce_on.err"
+	ok $? "--enforce-on is refused at start with the same reason" || sed 's/^/#   /' "$T_DIR/enforce_on.err"
+	"$VIGIL" --pin-dir "$T_PIN-e" unpin >/dev/null 2>&1; rmdir "$T_PIN-e" 2>/dev/null
+	for ((i = 5; i <= 21; i++)); do echo "ok $i # SKIP this kernel cannot enforce on interfaces (Linux 6.6+)"; done
+	exit 0
+fi
+
 start_agent -o "$T_DIR/events.json" --no-procfs || exit 1
 read -r res ms < <(connect)
 is "$res" ok "before the policy: the connection is made"

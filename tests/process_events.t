@@ -2,7 +2,7 @@
 # Process events from a real kernel: exec and exit of known commands, as a
 # user reads them in the JSON export.
 . "$(dirname "$0")/lib.sh"
-plan 24
+plan 25
 
 EV="$T_DIR/events.json"
 WD="$T_DIR/work dir"
@@ -99,6 +99,15 @@ DEC=$(jq -r .process_exec.process.exec_id <<<"$E" | base64 -d)
 [[ "$DEC" =~ ^$(uname -n):[0-9]+:$P1$ ]]
 ok $? "exec_id decodes to node:ktime:pid ($DEC)"
 
+# What the kernel lacks, as the agent logged it, is in vigil status.
+st=$("$VIGIL" --pin-dir "$T_PIN" status)
+lacks=$(grep -c 'kernel: no ' "$T_DIR/agent.err")
+if [ "$lacks" -eq 0 ]; then
+	grep -q "^kernel $(uname -r): nothing vigild uses is missing" <<<"$st"
+else
+	[ "$(grep -c "^kernel $(uname -r): no " <<<"$st")" -eq "$lacks" ]
+fi
+ok $? "vigil status says what this kernel lacks ($lacks: $(grep '^kernel' <<<"$st" | head -3 | tr '\n' ' '))"
 stop_agent
 grep -q ' 0 gaps and 0 duplicates' "$T_DIR/agent.err"
 ok $? "no gap and no duplicate in the sequence numbers"

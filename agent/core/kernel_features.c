@@ -4,10 +4,21 @@
  * reads the BTF afresh: there are few, all at start.
  */
 #include <stdio.h>
+#include <sys/utsname.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include "buf.h"
 #include "kernel_features.h"
 #include "log.h"
+
+#define LACKS_MAX 16
+
+/* Filled at start, on the agent's one thread, before the control socket
+ * answers. */
+static struct {
+	const char *feature, *effect;
+} lacks[LACKS_MAX];
+static unsigned n_lacks;
 
 /* Is there a type NAME of KIND in vmlinux BTF? Unknown counts as yes. */
 static bool vmlinux_has(const char *name, int kind)
@@ -55,4 +66,35 @@ int vigil_kernel_tracepoint_args(const char *name)
 bool vigil_kernel_has_kfunc(const char *name)
 {
 	return vmlinux_has(name, BTF_KIND_FUNC);
+}
+
+const char *vigil_kernel_packet_enforcement_missing(void)
+{
+	if (!vigil_kernel_has_kfunc("bpf_cast_to_kern_ctx"))
+		return "packet enforcement on named interfaces needs Linux 6.6 or later: this "
+		       "kernel has no bpf_cast_to_kern_ctx kfunc (6.2+)";
+	if (!vmlinux_has("tcx_entry", BTF_KIND_STRUCT))
+		return "packet enforcement on named interfaces needs Linux 6.6 or later: this "
+		       "kernel has no TCX links (6.6+)";
+	return NULL;
+}
+
+void vigil_kernel_lacks(const char *feature, const char *effect)
+{
+	vlog_info("kernel: no %s: %s", feature, effect);
+	if (n_lacks < LACKS_MAX)
+		lacks[n_lacks++] = (typeof(lacks[0])){ feature, effect };
+}
+
+void vigil_kernel_describe(struct vigil_buf *out)
+{
+	struct utsname u;
+
+	if (uname(&u))
+		snprintf(u.release, sizeof(u.release), "?");
+	if (!n_lacks)
+		vbuf_printf(out, "kernel %s: nothing vigild uses is missing\n", u.release);
+	for (unsigned i = 0; i < n_lacks; i++)
+		vbuf_printf(out, "kernel %s: no %s: %s\n", u.release, lacks[i].feature,
+			    lacks[i].effect);
 }

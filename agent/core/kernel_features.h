@@ -9,6 +9,8 @@
 
 #include <stdbool.h>
 
+struct vigil_buf;
+
 /* True when the kernel has the tracepoint NAME for tp_btf programs (its
  * btf_trace_NAME type). Unknown (no vmlinux BTF) counts as present: the
  * load then says what is wrong. */
@@ -22,5 +24,17 @@ int vigil_kernel_tracepoint_args(const char *name);
 
 /* True when the kernel has the kfunc NAME (a BTF function of vmlinux). */
 bool vigil_kernel_has_kfunc(const char *name);
+
+/* Why packet enforcement (TC and XDP on named interfaces) cannot run on
+ * this kernel, or NULL when it can: it needs the bpf_cast_to_kern_ctx
+ * kfunc (6.2) and TCX links (6.6). */
+const char *vigil_kernel_packet_enforcement_missing(void);
+
+/* What the kernel lacks and what vigild does instead: logged once
+ * ("kernel: no FEATURE: EFFECT") and kept for vigil status. */
+void vigil_kernel_lacks(const char *feature, const char *effect);
+/* One line per thing vigild turned off for this kernel, or one saying
+ * nothing is missing, for vigil status. */
+void vigil_kernel_describe(struct vigil_buf *out);
 
 #endif

@@ -32,8 +32,8 @@ static void choose_exit_hook(struct process_bpf *p)
 	bpf_program__set_autoload(p->progs.process_exit, group_dead);
 	bpf_program__set_autoload(p->progs.process_exit_nogd, !group_dead);
 	if (!group_dead)
-		vlog_info("process: sched_process_exit has no group_dead on this kernel: a "
-			  "process's end is told by its thread group's live count");
+		vigil_kernel_lacks("group_dead in sched_process_exit",
+				   "a process's end is told by its thread group's live count");
 }
 
 int vigil_pinned_size(const char *dir, const struct bpf_map *like, unsigned per_entry,

@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include <vigil/events.h>
+#include "kernel_features.h"
 #include "control_socket.h"
 #include "control.h"
 #include "export_file.h"
@@ -186,6 +187,7 @@ static void describe_streams(void *ctx, struct vigil_buf *out)
 
 	for (int i = 0; i < l->n; i++)
 		vigil_sink_stream_describe(&l->s[i], out);
+	vigil_kernel_describe(out);
 }
 
 static int parse_u64(const char *opt, const char *s, uint64_t max, uint64_t *out)

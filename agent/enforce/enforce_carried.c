@@ -212,8 +212,9 @@ int vigil_deny_carried_init(struct vigil_policy_state *s, uint64_t ring_size)
 	/* Before 6.5: deny rules still refuse what the cgroup's hooks see
 	 * (docs/kernels.md). */
 	if (!vigil_kernel_has_kfunc("bpf_sock_destroy")) {
-		vlog_info("deny: sockets carried into a denied cgroup are not ended: this kernel "
-			  "has no bpf_sock_destroy (6.5+)");
+		vigil_kernel_lacks("bpf_sock_destroy kfunc (6.5+)",
+				   "sockets carried into a denied cgroup are not ended (the cgroup's "
+				   "hooks still refuse what they see)");
 		return 0;
 	}
 	s->carried = enforce_carried_bpf__open_opts(&oo);

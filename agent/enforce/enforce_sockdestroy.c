@@ -93,8 +93,9 @@ int vigil_sock_destroy_init(struct vigil_policy_state *s, uint64_t ring_size)
 
 	/* Before 6.5: reset rules still reset flows by packets (docs/kernels.md). */
 	if (!vigil_kernel_has_kfunc("bpf_sock_destroy")) {
-		vlog_info("reset: live local sockets are not destroyed: this kernel has no "
-			  "bpf_sock_destroy (6.5+)");
+		vigil_kernel_lacks("bpf_sock_destroy kfunc (6.5+)",
+				   "reset rules do not destroy live local sockets (flows are still "
+				   "reset by packets)");
 		return 0;
 	}
 	s->sd = enforce_sockdestroy_bpf__open_opts(&oo);

@@ -16,6 +16,7 @@
 #include <linux/if_link.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "kernel_features.h"
 #include "enforce_tc.h"
 #include "flow_reset.h"
 #include "loader.h"
@@ -76,9 +77,13 @@ static struct attachment *enforced_by(uint64_t cookie, int ifindex, struct vigil
 int vigil_enforce_tc_open(struct vigil_enforce_tc **out, const struct vigil_enforce_tc_opts *o)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .pin_root_path = o->pin_dir);
-	struct vigil_enforce_tc *e = calloc(1, sizeof(*e));
+	const char *missing = vigil_kernel_packet_enforcement_missing();
+	struct vigil_enforce_tc *e;
 	int err;
 
+	if (missing)
+		return vlog_err(-EOPNOTSUPP, "enforce: %s", missing);
+	e = calloc(1, sizeof(*e));
 	if (!e)
 		return vlog_err(-ENOMEM, "enforce: out of memory");
 	if (snprintf(e->pin_dir, sizeof(e->pin_dir), "%s", o->pin_dir) >= (int)sizeof(e->pin_dir)) {

@@ -99,8 +99,7 @@ static void choose_rst_out_hook(struct vigil_net *n)
 	bpf_program__set_autoload(n->net->progs.net_rst_out, reason);
 	bpf_program__set_autoload(n->net->progs.net_rst_out_noreason, !reason);
 	if (!reason)
-		vlog_info("net: tcp_send_reset gives no reason on this kernel: resets sent carry "
-			  "reason 0");
+		vigil_kernel_lacks("reason in tcp_send_reset", "resets sent carry reason 0");
 }
 
 /* Before 6.3 the send/receive hooks' tracepoints do not exist: the pair is
@@ -111,9 +110,9 @@ static bool io_hooks_exist(struct vigil_net *n, const struct vigil_net_opts *o)
 	if (vigil_kernel_has_tracepoint("sock_send_length"))
 		return true;
 	if (!o->no_io_hooks)
-		vlog_info("net: no hook at every send and receive: this kernel has no "
-			  "sock:sock_send_length tracepoint (6.3+); an accepted socket's owner "
-			  "is the process that accepted it (as --no-io-hooks)");
+		vigil_kernel_lacks("sock:sock_send_length tracepoint (6.3+)",
+				   "no hook at every send and receive: an accepted socket's owner "
+				   "is the process that accepted it (as --no-io-hooks)");
 	bpf_program__set_autoload(n->net->progs.net_send, false);
 	bpf_program__set_autoload(n->net->progs.net_recv, false);
 	return false;
