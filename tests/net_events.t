@@ -157,8 +157,14 @@ is "$(field '.process_connect | [.error, .destination_port] | join(" ")' "$RC")"
 is "$(nev process_reset "$C" '.process_reset.direction == "received"')" 1 "refused: the client's RST received"
 is "$(nev process_close "$C")" 0 "refused: no close (there was no connection)"
 CPORT=$(field .process_reset.source_port "$(ev process_reset "$C")")
-is "$(jq -c -R --argjson p "$CPORT" --argjson ns "$NETNS_S" 'fromjson? | .process_reset | select(.direction == "sent" and .netns == $ns and .source_port == 8001 and .destination_port == $p) | .owner_unknown' "$EV")" \
-	true "refused: the server side's RST sent, with no owner"
+# A kernel whose tcp_send_reset has no reason argument (Debian 12's 6.1,
+# as vigild logs) does not fire it for a RST sent without a socket.
+if grep -q 'kernel: no reason in tcp_send_reset' "$T_DIR/agent.err"; then
+	skip "this kernel's tcp_send_reset does not fire for a RST sent without a socket"
+else
+	is "$(jq -c -R --argjson p "$CPORT" --argjson ns "$NETNS_S" 'fromjson? | .process_reset | select(.direction == "sent" and .netns == $ns and .source_port == 8001 and .destination_port == $p) | .owner_unknown' "$EV")" \
+		true "refused: the server side's RST sent, with no owner"
+fi
 
 # 6. The client exits with the socket open: its close completes after its
 # exit, and is still attributed to it.
@@ -173,23 +179,39 @@ is "$(field .process_close.process.exec_id "$(ev process_close "$C")")" \
 	"client_exits: the close names the exited client's exec_id"
 
 # 7. The connection that predates the agent: found by the socket iterator in
-# the test's namespaces, then named by its first send/receive.
+# the test's namespaces, then named by its first send/receive. A kernel
+# without the send/receive tracepoints (before 6.3, as vigild logs) names
+# no owner for it: its closes are found by port, and say so.
 touch "$T_DIR/pre/go"
 wait $PRE_C $PRE_S
 C=$(cat "$T_DIR/pre/client.pid")
 S=$(cat "$T_DIR/pre/server.pid")
-flushed process_close "$C"
-flushed process_close "$S"
-PC=$(ev process_close "$C")
-PS=$(ev process_close "$S")
+IO_HOOKS=1
+grep -q 'kernel: no sock:sock_send_length' "$T_DIR/agent.err" && IO_HOOKS=0
+if [ $IO_HOOKS = 1 ]; then
+	flushed process_close "$C"
+	flushed process_close "$S"
+	PC=$(ev process_close "$C")
+	PS=$(ev process_close "$S")
+else
+	pre_close() { jq -c -R --argjson ns "$1" "fromjson? | select(.process_close.preexisting == true and .process_close.netns == \$ns and $2)" "$EV"; }
+	wait_for 10 sh -c "grep -c '\"preexisting\":true' '$EV' | grep -qv '^[01]$'"
+	PC=$(pre_close "$NETNS_C" '.process_close.destination_port == 8100')
+	PS=$(pre_close "$NETNS_S" '.process_close.source_port == 8100 and .process_close.destination_port != 0')
+fi
 is "$(field '.process_close | [.preexisting, .stats.bytes_sent, .stats.bytes_received, .destination_port] | join(" ")' "$PC")" \
 	"true 150 100 8100" "pre-existing client socket: closed with its totals over its whole life"
 is "$(field '.process_close | [.preexisting, .stats.bytes_sent, .stats.bytes_received, .source_port] | join(" ")' "$PS")" \
 	"true 100 150 8100" "pre-existing server socket: the same"
 is "$(field .process_close.closed_by "$PC")/$(field .process_close.closed_by "$PS")" local_fin/peer_fin \
 	"pre-existing: who closed"
-is "$(field .process_close.owner_refined "$PC")/$(field .process_close.process.binary "$PS")" \
-	"true/$(readlink -f /usr/bin/python3)" "pre-existing: the owner is named by its first send or receive"
+if [ $IO_HOOKS = 1 ]; then
+	is "$(field .process_close.owner_refined "$PC")/$(field .process_close.process.binary "$PS")" \
+		"true/$(readlink -f /usr/bin/python3)" "pre-existing: the owner is named by its first send or receive"
+else
+	is "$(field .process_close.owner_unknown "$PC")/$(field .process_close.owner_unknown "$PS")" \
+		"true/true" "pre-existing, no send/receive hook on this kernel: no owner, and said so"
+fi
 is "$(nev process_connect "$C")$(nev process_accept "$S")" 00 "pre-existing: no connect or accept invented"
 wait_for 5 sh -c "grep -q '\"owner_unknown\":true,\"uid\":0,\"preexisting\":true,[^}]*\"source_port\":8100,[^}]*\"netns\":$NETNS_S' '$EV'"
 ok $? "pre-existing listener, never read from: closed with no owner, its uid, preexisting"
