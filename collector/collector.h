@@ -108,6 +108,10 @@ struct collector {
 	struct conn **conns;
 	unsigned max_conns, nconns;
 	unsigned max_per_addr;		/* 0: no cap (a collector in a fuzz target) */
+	unsigned max_handshakes;	/* TLS handshakes an address may start a
+					 * second (handshake_rate.c); 0: no limit */
+	uint64_t handshakes_refused;
+	double handshake_said;		/* last logged */
 	uint64_t evicted;		/* connections closed to make room */
 	struct conn **dead;		/* closed this round, freed after it: room
 					 * for 2 * max_conns (see conn_room.c) */
@@ -132,6 +136,9 @@ int collector_conn_open(struct collector *c, int fd, const struct sockaddr *sa,
 /* The peer's address as --max-conns-per-addr counts it: IPv4 as mapped
  * IPv6, IPv6 to its /64, anything else all zero. */
 void collector_conn_addr(const struct sockaddr *sa, __u8 key[16]);
+/* May addr (host: its text) start one more TLS handshake now? Counts and
+ * logs a refusal (handshake_rate.c). */
+bool collector_handshake_allowed(struct collector *c, const __u8 addr[16], const char *host);
 /* Makes room for one more connection from addr, evicting one if need be
  * (conn_room.c); -EAGAIN when closed connections must be reaped first. */
 int collector_conn_room(struct collector *c, const __u8 addr[16]);

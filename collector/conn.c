@@ -52,6 +52,16 @@ int collector_conn_open(struct collector *c, int fd, const struct sockaddr *sa,
 	int err;
 
 	collector_conn_addr(sa, addr);
+	if (tls) {
+		char host[ADDR_MAX], peer[64];
+
+		peer_name(sa, host, peer, sizeof(peer));
+		if (!collector_handshake_allowed(c, addr, host)) {
+			c->refused++;
+			close(fd);
+			return -ECONNREFUSED;
+		}
+	}
 	if ((err = collector_conn_room(c, addr))) {
 		c->refused++;
 		close(fd);

@@ -41,7 +41,7 @@ enum option_code {
 	O_MAXSIZE = 256, O_BACKUPS, O_AGENTS, O_CONNS, O_PER_ADDR, O_HELLO, O_FRAME,
 	O_PEER, O_FORGET, O_REBIND, O_FSYNC, O_PUB, O_PUB_SUBJ, O_PUB_STREAM,
 	O_PUB_CREDS, O_PUB_WAIT, O_PUB_CA, O_PUB_CERT, O_PUB_KEY, O_PUB_NAME, O_FORMAT,
-	O_FORMAT_LAST = O_FORMAT + 2, O_TLS_CERT, O_TLS_KEY, O_TLS_CA, O_STATUS,
+	O_FORMAT_LAST = O_FORMAT + 2, O_TLS_CERT, O_TLS_KEY, O_TLS_CA, O_STATUS, O_HANDSHAKES,
 };
 
 static const char usage_head[] =
@@ -105,6 +105,10 @@ static const struct vigil_opt options[] = {
 	  "connections of one address (IPv6: one /64) at once\n"
 	  "(default 32); past it, a new one evicts that\n"
 	  "address's longest-idle connection" },
+	{ "max-handshakes-per-addr", 0, O_HANDSHAKES, "N",
+	  "TLS handshakes one address (IPv6: one /64) may start\n"
+	  "a second, with bursts of twice that (default 50;\n"
+	  "0: no limit); past it, connections are closed at once" },
 	{ "hello-timeout", 0, O_HELLO, "S",
 	  "seconds a new connection has to say hello, TLS\n"
 	  "handshake included (default 5)" },
@@ -139,7 +143,7 @@ struct options {
 	const char *tls_cert, *tls_key, *tls_ca;
 	struct vigil_format_opts format;
 	struct vigil_pub_config pub;
-	uint64_t max_mb, backups, max_agents, max_conns, max_per_addr;
+	uint64_t max_mb, backups, max_agents, max_conns, max_per_addr, max_handshakes;
 	double hello_timeout, frame_timeout, rebind_after, peer_timeout, forget_after;
 	bool fsync;
 };
@@ -207,7 +211,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 	int ch, err;
 
 	*o = (struct options){ .max_mb = 10, .backups = 5, .max_agents = 256, .max_conns = 256,
-			       .max_per_addr = 32, .hello_timeout = 5, .frame_timeout = 10,
+			       .max_per_addr = 32, .max_handshakes = 50, .hello_timeout = 5,
+			       .frame_timeout = 10,
 			       .rebind_after = 0, .peer_timeout = 60, .forget_after = 7 * 86400,
 			       .pub = { .prefix = "vigil", .stream = "VIGIL", .wait = 5, .stop = &stop } };
 	if (vigil_getopt_make(&g, options, VIGIL_OPTS_N(options), ""))
@@ -252,6 +257,11 @@ static int parse_options(int argc, char **argv, struct options *o)
 			if (parse_num("--max-conns-per-addr", optarg, 65536, &v) || v < 1)
 				return vlog_err(-EINVAL, "--max-conns-per-addr wants 1 to 65536");
 			o->max_per_addr = v;
+			break;
+		case O_HANDSHAKES:
+			if (parse_num("--max-handshakes-per-addr", optarg, 100000, &v))
+				return -EINVAL;
+			o->max_handshakes = v;
 			break;
 		case O_PEER:
 			if (parse_num("--peer-timeout", optarg, 3600, &o->peer_timeout) ||
@@ -407,6 +417,7 @@ int main(int argc, char **argv)
 	c.rebind_after = o.rebind_after;
 	c.peer_timeout = o.peer_timeout;
 	c.max_per_addr = o.max_per_addr;
+	c.max_handshakes = o.max_handshakes;
 	c.tls = tls != NULL;
 	c.agents = calloc(c.max_agents, sizeof(*c.agents));
 	c.conns = calloc(c.max_conns, sizeof(*c.conns));
@@ -452,10 +463,12 @@ int main(int argc, char **argv)
 		pauses += listeners[i].pauses;
 		accept_refused += listeners[i].refused;
 	}
-	vlog_info("stopping: %llu connections closed for bad input, %llu refused; "
+	vlog_info("stopping: %llu connections closed for bad input, %llu refused (%llu TLS "
+		  "handshakes past --max-handshakes-per-addr); "
 		  "accept paused %llu times (%llu attempts out of descriptors or memory); "
 		  "%llu datagrams, %llu bad, %llu from agents not yet known",
 		  (unsigned long long)c.closed_hostile, (unsigned long long)c.refused,
+		  (unsigned long long)c.handshakes_refused,
 		  (unsigned long long)pauses, (unsigned long long)accept_refused,
 		  (unsigned long long)c.udp_datagrams, (unsigned long long)c.udp_bad,
 		  (unsigned long long)c.udp_unknown);

@@ -12,7 +12,9 @@
 # not load. The collector stays up, holds TLS sessions within its memory
 # bound, and exits cleanly. Restarted on the same output, it still binds
 # node-a's stream to node-a's certificate (the state file keeps a hash of
-# the name). Usage errors at start name the option.
+# the name). A handshake flood from one address is cut at
+# --max-handshakes-per-addr while another address streams. Usage errors at
+# start name the option.
 # Certificates are made here (tests/tls_lib.sh).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/stream_lib.sh"
@@ -22,7 +24,7 @@ H=/usr/bin/python3
 C="$TOP/tests/tls_client.py"
 F="$TOP/tests/collector_forge.py"
 OUT="$T_DIR/out.json"
-plan 60
+plan 65
 
 ca ca && ca other && cert ca collector vigil-collector 'IP:127.0.0.1,DNS:localhost' &&
 	cert ca node-a node-a 'DNS:node-a' && cert ca node-b node-b 'DNS:node-b,DNS:node-a' &&
@@ -212,4 +214,27 @@ ok $? "its status file lists node-a by its certificate, none of the refused peer
 kill -TERM $COLL_PID
 wait $COLL_PID
 ok $? "the restarted collector exits cleanly"
+
+# A handshake flood from one address: past --max-handshakes-per-addr (5 a
+# second, bursts of 10) connections are closed before any TLS byte, said in
+# the log; an agent from another address is not held up.
+start_collector c3 "" --listen tls://127.0.0.1:0 "${TLS2[@]}" --max-handshakes-per-addr 5 \
+	-o "$T_DIR/c3.json" || exit 1
+CERR="$T_DIR/c3.err"
+PORT=$COLL_PORT
+r=$($H "$C" $PORT "$P" flood node-a 60)
+read -r _ done _ _ _ secs _ <<<"$r"
+[ "$done" -ge 10 ] && [ "$done" -le $((11 + 5 * (${secs%.*} + 1))) ]
+ok $? "60 handshakes in a row from one address: the burst and the rate get through ($r)"
+grep -q "refusing TLS handshakes from 127.0.0.1: more than 5 a second (--max-handshakes-per-addr)" "$CERR"
+ok $? "the refusal is logged, naming the address and the option"
+B3=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')
+is "$(TLS_SRC=127.0.0.2 $H "$C" $PORT "$P" good node-r node-r "$B3" 1 3)" "acked $((3 * 88))" \
+	"an agent from another address streams meanwhile"
+sleep 2.5
+is "$($H "$C" $PORT "$P" good node-a node-a "$B3" 2 3)" "acked $((3 * 88))" \
+	"and the flooding address gets in again once its rate allows"
+kill -TERM $COLL_PID
+wait $COLL_PID
+ok $? "that collector exits cleanly"
 done_testing

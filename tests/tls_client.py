@@ -19,6 +19,11 @@ collector's tls:// listener on loopback. PKI is the folder of tests/tls_lib.sh
                                                or "closed"
   tls_client.py PORT PKI hold CERT N SECS      N connections stalled in a record
   tls_client.py PORT PKI server CERT           the CN of the collector's certificate
+  tls_client.py PORT PKI flood CERT N          N full handshakes one after another:
+                                               "done D of N in S s"
+
+TLS_SRC=ADDR connects from ADDR (another loopback address) instead of
+127.0.0.1.
 
 Every case but good and stall prints "closed" when the collector closed
 the connection, "open" when it did not.
@@ -45,7 +50,8 @@ def context(pki, cert=None):
 def tls_connect(port, pki, cert=None):
     """A TLS connection; None when the handshake already failed (in TLS 1.3
     the client's side usually ends before the server has checked it)."""
-    raw = socket.create_connection(('127.0.0.1', port), timeout=5)
+    raw = socket.create_connection(('127.0.0.1', port), timeout=5,
+                                   source_address=(os.environ.get('TLS_SRC', '127.0.0.1'), 0))
     try:
         return context(pki, cert).wrap_socket(raw, server_hostname='127.0.0.1')
     except (ssl.SSLError, OSError):
@@ -117,6 +123,16 @@ def main():
         except OSError:
             return print('closed')
         return print(acked_or_closed(s, start + len(stream)))
+    if case == 'flood':
+        if s is not None:
+            s.close()
+        n, done, t0 = int(args[1]), 0, time.monotonic()
+        for _ in range(n - 1):
+            c = tls_connect(port, pki, args[0])	# None: closed before a handshake
+            if c is not None:
+                done += 1
+                c.close()
+        return print('done %d of %d in %.1f s' % (done + (s is not None), n, time.monotonic() - t0))
     if case == 'hold':
         # args: CERT N SECS: N connections, each with a hello and most of a
         # record, held SECS seconds: what TLS sessions cost the collector.
