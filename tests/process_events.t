@@ -2,7 +2,7 @@
 # Process events from a real kernel: exec and exit of known commands, as a
 # user reads them in the JSON export.
 . "$(dirname "$0")/lib.sh"
-plan 25
+plan 26
 
 EV="$T_DIR/events.json"
 WD="$T_DIR/work dir"
@@ -108,6 +108,8 @@ else
 	[ "$(grep -c "^kernel $(uname -r): no " <<<"$st")" -eq "$lacks" ]
 fi
 ok $? "vigil status says what this kernel lacks ($lacks: $(grep '^kernel' <<<"$st" | head -3 | tr '\n' ' '))"
+grep -q "^records by kind: exec [1-9][0-9]*, exit [1-9]" <<<"$st"
+ok $? "and the records the agent took, by kind ($(grep '^records by kind' <<<"$st"))"
 stop_agent
 grep -q ' 0 gaps and 0 duplicates' "$T_DIR/agent.err"
 ok $? "no gap and no duplicate in the sequence numbers"

@@ -42,8 +42,9 @@ struct vigil_control {
 	char *req;	/* VIGIL_CONTROL_MSG_MAX bytes, for the request being read */
 	char path[108];
 	struct vigil_policy_state policy;
-	/* What `vigil status` shows of the streams (--send), a line each;
-	 * NULL: none. */
+	/* What `vigil status` shows of the running agent, a line each: its
+	 * streams (--send), its records by kind, what the kernel lacks
+	 * (the "streams" verb, its first use); NULL: nothing. */
 	void (*describe_streams)(void *ctx, struct vigil_buf *out);
 	void *streams_ctx;
 	volatile sig_atomic_t *hup;	/* set by the SIGHUP handler */

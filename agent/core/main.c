@@ -175,18 +175,23 @@ static const struct vigil_opt options[] = {
 	{ "version", 'V', 'V', NULL, "version and event schema" },
 };
 
-/* The stream sinks, for `vigil status` (agent/control). */
-static struct stream_list {
+/* What the running agent adds to `vigil status` (agent/control): its
+ * streams, the records it took by kind, what the kernel lacks. */
+static struct agent_view {
 	struct vigil_sink_stream *s;
 	int n;
-} stream_list;
+	const struct vigil_formatter *fmt;	/* the local sink's: every record */
+} agent_view;
 
-static void describe_streams(void *ctx, struct vigil_buf *out)
+static void describe_agent(void *ctx, struct vigil_buf *out)
 {
-	struct stream_list *l = ctx;
+	struct agent_view *v = ctx;
 
-	for (int i = 0; i < l->n; i++)
-		vigil_sink_stream_describe(&l->s[i], out);
+	for (int i = 0; i < v->n; i++)
+		vigil_sink_stream_describe(&v->s[i], out);
+	vbuf_printf(out, "records by kind: ");
+	vigil_event_counts_text(v->fmt, out);
+	vbuf_putc(out, '\n');
 	vigil_kernel_describe(out);
 }
 
@@ -581,9 +586,9 @@ int main(int argc, char **argv)
 			goto out_local;
 		vigil_pump_add(&pump, &streams[nstreams].sink);
 	}
-	stream_list = (struct stream_list){ streams, nstreams };
-	control.describe_streams = describe_streams;
-	control.streams_ctx = &stream_list;
+	agent_view = (struct agent_view){ streams, nstreams, &local.fmt };
+	control.describe_streams = describe_agent;
+	control.streams_ctx = &agent_view;
 	{
 		/* Interfaces an earlier agent enforced on and this one does not
 		 * name: released once this one is sure to run. */
