@@ -38,8 +38,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (rec.span < 8 || (rec.span & 7) || rec.span > len - p ||
 		    rec.span > VIGIL_STREAM_REC_MAX)
 			abort();
-		/* What the parser hands on is an event the formatter takes. */
-		if (rec.event && vigil_event_check(rec.event, rec.len, &why))
+		/* What the parser hands on is an event the formatter takes,
+		 * or one of a kind this build does not know (a newer minor
+		 * schema), which is counted and skipped, never read. */
+		if (rec.event && vigil_stream_type_known(((const struct vigil_hdr *)rec.event)->type) &&
+		    vigil_event_check(rec.event, rec.len, &why))
 			abort();
 		p += rec.span;
 	}
