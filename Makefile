@@ -158,9 +158,9 @@ $(FUZZ)/%.o: %.c
 	$(CLANG) $(FUZZ_CFLAGS) $(DEPFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 $(FUZZ)/fuzz_%: tests/fuzz/fuzz_%.c $(wildcard tests/fuzz/*.h) $(FUZZ_OBJS)
 	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJS) $(LDLIBS) -lnats -lssl -lcrypto
-$(FUZZ)/make_seeds: tests/fuzz/make_seeds.c $(FUZZ_OBJS)
+$(FUZZ)/make_seeds: tests/fuzz/make_seeds.c tests/policy_cases.h $(FUZZ_OBJS)
 	$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_OBJS) $(LDLIBS) -lnats -lssl -lcrypto
-$(FUZZ)/seeds: $(FUZZ)/make_seeds tests/fuzz/make_corpus.sh docs/policy.md tests/policy_parse.t
+$(FUZZ)/seeds: $(FUZZ)/make_seeds tests/fuzz/make_corpus.sh docs/policy.md
 	tests/fuzz/make_corpus.sh $< $@
 
 fuzz-build: deps $(FUZZ_BINS) $(FUZZ)/seeds

@@ -702,20 +702,28 @@ static int read_policy_file(const char *path, unsigned char **text, size_t *len,
 
 int vigil_policy_add_file(struct vigil_policy *p, const char *path, char *err, size_t errlen)
 {
+	unsigned char *text = NULL;
+	size_t len = 0;
+	int ret = read_policy_file(path, &text, &len, err, errlen);
+
+	if (!ret)
+		ret = vigil_policy_add_text(p, path, text, len, err, errlen);
+	free(text);
+	return ret;
+}
+
+int vigil_policy_add_text(struct vigil_policy *p, const char *path, const unsigned char *text,
+			  size_t len, char *err, size_t errlen)
+{
 	struct pctx c = { .file = path, .err = err, .errlen = errlen };
 	unsigned room = VIGIL_RULES_MAX - p->n_rules, n = 0;
 	struct vigil_rule *rules = calloc(room ? room : 1, sizeof(*rules)), *merged;
 	char **files, *name = NULL;
-	unsigned char *text = NULL;
-	size_t len = 0;
 	int ret;
 
 	snprintf(err, errlen, "%s: out of memory", path);
 	if (!rules)
 		return -ENOMEM;
-	ret = read_policy_file(path, &text, &len, err, errlen);
-	if (ret)
-		goto out;
 	ret = load_yaml(&c, text, len);
 	if (ret)
 		goto out;
@@ -748,7 +756,6 @@ out:
 		rule_free(&rules[i]);
 	free(rules);
 	free(name);
-	free(text);
 	return ret;
 }
 

@@ -57,6 +57,10 @@ struct vigil_policy {
  * over 1 MiB). Bounded in cost (size, depth and values), so the agent can
  * read a file on its event loop. */
 int vigil_policy_add_file(struct vigil_policy *p, const char *path, char *err, size_t errlen);
+/* The same for text already read (its checks of the file aside), named
+ * path in p and in errors: what add_file does once it has the bytes. */
+int vigil_policy_add_text(struct vigil_policy *p, const char *path, const unsigned char *text,
+			  size_t len, char *err, size_t errlen);
 void vigil_policy_free(struct vigil_policy *p);
 
 /* Would rule r refuse the agent's own traffic to peer (an address
