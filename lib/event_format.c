@@ -61,11 +61,6 @@ int vigil_event_check(const void *rec, uint32_t len, const char **why)
 	return kinds[h->type].check ? kinds[h->type].check(rec, len, why) : 0;
 }
 
-const char *vigil_event_kind_name(unsigned type)
-{
-	return type <= VIGIL_EV_TYPE_MAX ? kinds[type].name : NULL;
-}
-
 void vigil_event_counts_text(const struct vigil_formatter *f, struct vigil_buf *b)
 {
 	size_t at = b->len;
@@ -423,7 +418,6 @@ void vigil_event_format(struct vigil_formatter *f, const void *rec, struct vigil
 			struct vigil_buf *compact)
 {
 	bool tetragon = f->opts.format == VIGIL_EXPORT_TETRAGON;
-
 	unsigned type = ((const struct vigil_hdr *)rec)->type & VIGIL_EV_TYPE_MAX;
 
 	f->counts[type]++;

@@ -31,8 +31,6 @@ void vigil_formatter_free(struct vigil_formatter *f);
  * names what is wrong. */
 int vigil_event_check(const void *rec, uint32_t len, const char **why);
 
-/* The kind's short name in the catalogue ("exec", "connect"), or NULL. */
-const char *vigil_event_kind_name(unsigned type);
 /* "exec 12, exit 10, connect 3": the records f formatted, by kind, those
  * it saw; "none" when it saw none. */
 void vigil_event_counts_text(const struct vigil_formatter *f, struct vigil_buf *b);
@@ -46,7 +44,8 @@ struct jw;
 typedef int vigil_event_check_fn(const void *rec, uint32_t len, const char **why);
 typedef void vigil_event_format_fn(struct vigil_formatter *f, const void *rec,
 				   struct vigil_buf *json, struct vigil_buf *compact);
-vigil_event_check_fn vigil_check_exec, vigil_check_net, vigil_check_enforce;
+vigil_event_check_fn vigil_check_exec, vigil_check_conn, vigil_check_report_remote,
+	vigil_check_enforce;
 vigil_event_format_fn vigil_format_exec, vigil_format_exit, vigil_format_fork,
 	vigil_format_throttle, vigil_format_loss, vigil_format_conn, vigil_format_close,
 	vigil_format_reset, vigil_format_report_proc, vigil_format_report_remote,

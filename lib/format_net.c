@@ -21,17 +21,20 @@ static bool family_ok(uint16_t family)
 	return family == AF_INET || family == AF_INET6;
 }
 
-int vigil_check_net(const void *rec, uint32_t len, const char **why)
+/* Every connection event starts hdr, proc, tuple; sizes were checked
+ * against the catalogue already. */
+int vigil_check_conn(const void *rec, uint32_t len, const char **why)
 {
-	const struct vigil_hdr *h = rec;
-
-	(void)len;	/* checked against the catalogue already */
-	/* Every connection event starts hdr, proc, tuple. */
-	if (h->type <= VIGIL_EV_NET_LAST &&
-	    !family_ok(((const struct vigil_conn *)rec)->tuple.family))
+	(void)len;
+	if (!family_ok(((const struct vigil_conn *)rec)->tuple.family))
 		return *why = "network event of an unknown address family", -EINVAL;
-	if (h->type == VIGIL_EV_REPORT_REMOTE &&
-	    !family_ok(((const struct vigil_report_remote *)rec)->remote.family))
+	return 0;
+}
+
+int vigil_check_report_remote(const void *rec, uint32_t len, const char **why)
+{
+	(void)len;
+	if (!family_ok(((const struct vigil_report_remote *)rec)->remote.family))
 		return *why = "remote report of an unknown address family", -EINVAL;
 	return 0;
 }

@@ -115,7 +115,7 @@ static uint64_t resume_at(struct vigil_sink_stream *s, const struct vigil_ring *
 
 /* The connection works: backoff from the start, and the log says so once
  * per episode, with the path that runs. */
-static void proven(struct vigil_sink_stream *s)
+static void connected(struct vigil_sink_stream *s)
 {
 	char tls[128] = "";
 
@@ -186,7 +186,7 @@ static void say_hello(struct vigil_sink_stream *s, const struct vigil_ring *r)
 	s->state = STREAM_UP;
 	s->connects++;
 	watch(s, s->fd);
-	proven(s);	/* TLS: accepted before the hello */
+	connected(s);	/* TLS: accepted before the hello */
 }
 
 /* Connected: TLS first on tls://, else the hello. */
@@ -411,8 +411,6 @@ static int offer(struct vigil_sink *sk, const struct vigil_ring *r, uint64_t end
 		if ((err = read_acks(s)))
 			down(s, err, s->why[0] ? s->why	/* TLS said why */
 				     : err == -EPROTO ? "bad ack from the collector" : "connection lost");
-		if (s->state != STREAM_UP)
-			;
 		else if ((released = vigil_tx_poll(&s->tx)) < 0 || (err = send_next(s, r, end)) ||
 			 (released = vigil_tx_poll(&s->tx)) < 0)
 			down(s, released < 0 ? released : err,

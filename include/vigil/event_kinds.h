@@ -30,19 +30,19 @@
 	X(VIGIL_EV_FORK, fork, vigil_fork, 0, NULL, vigil_format_fork, NULL)			\
 	X(VIGIL_EV_THROTTLE, throttle, vigil_throttle, 0, NULL, vigil_format_throttle, NULL)	\
 	X(VIGIL_EV_LOSS, loss, vigil_loss, 0, NULL, vigil_format_loss, vigil_tetragon_loss)	\
-	X(VIGIL_EV_CONNECT, connect, vigil_conn, 0, vigil_check_net, vigil_format_conn,	\
+	X(VIGIL_EV_CONNECT, connect, vigil_conn, 0, vigil_check_conn, vigil_format_conn,	\
 	  vigil_tetragon_conn)									\
-	X(VIGIL_EV_ACCEPT, accept, vigil_conn, 0, vigil_check_net, vigil_format_conn,		\
+	X(VIGIL_EV_ACCEPT, accept, vigil_conn, 0, vigil_check_conn, vigil_format_conn,		\
 	  vigil_tetragon_conn)									\
-	X(VIGIL_EV_LISTEN, listen, vigil_conn, 0, vigil_check_net, vigil_format_conn,		\
+	X(VIGIL_EV_LISTEN, listen, vigil_conn, 0, vigil_check_conn, vigil_format_conn,		\
 	  vigil_tetragon_conn)									\
-	X(VIGIL_EV_CLOSE, close, vigil_close, 0, vigil_check_net, vigil_format_close,		\
+	X(VIGIL_EV_CLOSE, close, vigil_close, 0, vigil_check_conn, vigil_format_close,		\
 	  vigil_tetragon_close)									\
-	X(VIGIL_EV_RESET, reset, vigil_reset, 0, vigil_check_net, vigil_format_reset,		\
+	X(VIGIL_EV_RESET, reset, vigil_reset, 0, vigil_check_conn, vigil_format_reset,		\
 	  vigil_tetragon_reset)									\
 	X(VIGIL_EV_REPORT_PROC, report_proc, vigil_report_proc, 0, NULL,			\
 	  vigil_format_report_proc, NULL)							\
-	X(VIGIL_EV_REPORT_REMOTE, report_remote, vigil_report_remote, 0, vigil_check_net,	\
+	X(VIGIL_EV_REPORT_REMOTE, report_remote, vigil_report_remote, 0, vigil_check_report_remote,	\
 	  vigil_format_report_remote, NULL)							\
 	X(VIGIL_EV_REPORT_END, report_end, vigil_report_end, 0, NULL, vigil_format_report_end,	\
 	  NULL)											\
