@@ -56,7 +56,7 @@ static struct layout our_layout(const struct vigil_commit *c)
 	return (struct layout){ sizeof(struct file_hdr), sizeof(struct vigil_commit_entry), c->max };
 }
 
-static uint32_t fnv(const void *p, size_t n, uint32_t h)
+uint32_t vigil_fnv1a(const void *p, size_t n, uint32_t h)
 {
 	const uint8_t *b = p;
 
@@ -70,7 +70,7 @@ static uint32_t slot_sum(const struct slot_hdr *h, const void *entries, size_t b
 	struct slot_hdr z = *h;
 
 	z.sum = 0;
-	return fnv(entries, bytes, fnv(&z, sizeof(z), 2166136261u));
+	return vigil_fnv1a(entries, bytes, vigil_fnv1a(&z, sizeof(z), VIGIL_FNV_START));
 }
 
 /* Reads slot i of layout l into buf (slot_size(l) bytes); 0 when valid. */
@@ -159,7 +159,7 @@ static int load(struct vigil_commit *c, const char *path, unsigned v1_max, bool 
 	if (got == 0)
 		return 0;	/* a first start */
 	if (got == sizeof(fh) && !memcmp(fh.magic, FILE_MAGIC, 8)) {
-		if (fnv(&fh, offsetof(struct file_hdr, sum), 2166136261u) != fh.sum ||
+		if (vigil_fnv1a(&fh, offsetof(struct file_hdr, sum), VIGIL_FNV_START) != fh.sum ||
 		    fh.format != FORMAT || fh.entry_size < V1_ENTRY || fh.entry_size > ENTRY_MAX ||
 		    fh.entry_size % 8 || !fh.max || fh.max > 1u << 20)
 			return vlog_err(-EBADMSG, "%s: a state file this collector cannot read "
@@ -216,7 +216,7 @@ static int convert(struct vigil_commit *c, const char *path)
 	fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
 	if (fd < 0)
 		return vlog_err(-errno, "cannot create %s", tmp);
-	fh.sum = fnv(&fh, offsetof(struct file_hdr, sum), 2166136261u);
+	fh.sum = vigil_fnv1a(&fh, offsetof(struct file_hdr, sum), VIGIL_FNV_START);
 	c->fd = fd;
 	if (pwrite(fd, &fh, sizeof(fh), 0) != sizeof(fh))
 		err = vlog_err(errno ? -errno : -EIO, "cannot write %s", tmp);

@@ -29,6 +29,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stddef.h>
 #include <linux/types.h>
 
 struct vigil_commit_entry {
@@ -62,6 +63,11 @@ struct vigil_commit {
 	void *live_ctx;
 	uint64_t retired, evicted;
 };
+
+/* FNV-1a of n bytes at p, going on from h (VIGIL_FNV_START to begin): the
+ * state file's checksums, and the handshake buckets' index. */
+#define VIGIL_FNV_START 2166136261u
+uint32_t vigil_fnv1a(const void *p, size_t n, uint32_t h);
 
 /* Opens PATH.state and loads it (converting a format-1 file, or a file of
  * another size, in place); cuts export_fd back to the size recorded;

@@ -47,20 +47,17 @@ int collector_conn_open(struct collector *c, int fd, const struct sockaddr *sa,
 			struct ssl_ctx_st *tls)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
+	char host[ADDR_MAX], peer[64];
 	struct conn *k;
 	__u8 addr[16];
 	int err;
 
 	collector_conn_addr(sa, addr);
-	if (tls) {
-		char host[ADDR_MAX], peer[64];
-
-		peer_name(sa, host, peer, sizeof(peer));
-		if (!collector_handshake_allowed(c, addr, host)) {
-			c->refused++;
-			close(fd);
-			return -ECONNREFUSED;
-		}
+	peer_name(sa, host, peer, sizeof(peer));
+	if (tls && !collector_handshake_allowed(c, addr, host)) {
+		c->refused++;
+		close(fd);
+		return -ECONNREFUSED;
 	}
 	if ((err = collector_conn_room(c, addr))) {
 		c->refused++;
@@ -86,7 +83,8 @@ int collector_conn_open(struct collector *c, int fd, const struct sockaddr *sa,
 	}
 	k->opened = k->last_rx = vigil_stream_now();
 	memcpy(k->addr, addr, 16);
-	peer_name(sa, k->host, k->peer, sizeof(k->peer));
+	memcpy(k->host, host, sizeof(k->host));
+	memcpy(k->peer, peer, sizeof(k->peer));
 	ev.data.ptr = k;
 	if (epoll_ctl(c->epfd, EPOLL_CTL_ADD, fd, &ev)) {
 		err = -errno;

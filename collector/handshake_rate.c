@@ -24,18 +24,9 @@ struct bucket {
 
 static struct bucket buckets[HANDSHAKE_SLOTS];
 
-static unsigned slot_of(const __u8 addr[16])
-{
-	unsigned h = 2166136261u;
-
-	for (int i = 0; i < 16; i++)
-		h = (h ^ addr[i]) * 16777619u;
-	return h % HANDSHAKE_SLOTS;
-}
-
 bool collector_handshake_allowed(struct collector *c, const __u8 addr[16], const char *host)
 {
-	struct bucket *b = &buckets[slot_of(addr)];
+	struct bucket *b = &buckets[vigil_fnv1a(addr, 16, VIGIL_FNV_START) % HANDSHAKE_SLOTS];
 	double now = vigil_stream_now(), burst = 2.0 * c->max_handshakes;
 
 	if (!c->max_handshakes)
