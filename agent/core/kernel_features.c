@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Kernel feature probes from vmlinux BTF (agent/core/kernel_features.h). Each probe
- * reads the BTF afresh: there are few, all at start.
+ * reads the BTF afresh: there are few, at start; the one policy loads ask
+ * again is kept.
  */
 #include <stdio.h>
 #include <sys/utsname.h>
@@ -68,15 +69,23 @@ bool vigil_kernel_has_kfunc(const char *name)
 	return vmlinux_has(name, BTF_KIND_FUNC);
 }
 
+/* Probed once: each rule naming interfaces asks, and reading vmlinux BTF
+ * costs tens of milliseconds. */
 const char *vigil_kernel_packet_enforcement_missing(void)
 {
+	static const char *missing;
+	static bool probed;
+
+	if (probed)
+		return missing;
+	probed = true;
 	if (!vigil_kernel_has_kfunc("bpf_cast_to_kern_ctx"))
-		return "packet enforcement on named interfaces needs Linux 6.6 or later: this "
-		       "kernel has no bpf_cast_to_kern_ctx kfunc (6.2+)";
-	if (!vmlinux_has("tcx_entry", BTF_KIND_STRUCT))
-		return "packet enforcement on named interfaces needs Linux 6.6 or later: this "
-		       "kernel has no TCX links (6.6+)";
-	return NULL;
+		missing = "packet enforcement on named interfaces needs Linux 6.6 or later: this "
+			  "kernel has no bpf_cast_to_kern_ctx kfunc (6.2+)";
+	else if (!vmlinux_has("tcx_entry", BTF_KIND_STRUCT))
+		missing = "packet enforcement on named interfaces needs Linux 6.6 or later: this "
+			  "kernel has no TCX links (6.6+)";
+	return missing;
 }
 
 void vigil_kernel_lacks(const char *feature, const char *effect)
