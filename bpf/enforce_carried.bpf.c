@@ -110,7 +110,7 @@ int carried_scan(struct bpf_iter__task_file *ctx)
 {
 	struct task_struct *task = ctx->task;
 	struct file *file = ctx->file;
-	struct vigil_walk w = { .by_cgroup = VIGIL_WALK_ANCESTORS };
+	struct vigil_walk w = {};
 	struct vigil_carried c = {};
 	struct sock_common *skc;
 	struct vigil_match m = {};

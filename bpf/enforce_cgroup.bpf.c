@@ -204,7 +204,7 @@ static __always_inline int skb_dest(struct __sk_buff *skb, struct vigil_pkt *p)
 SEC("cgroup_skb/egress")
 int enforce_skb_egress(struct __sk_buff *skb)
 {
-	struct vigil_walk w = { .by_cgroup = VIGIL_WALK_ANCESTORS };
+	struct vigil_walk w = {};
 	struct vigil_rule_stats *st;
 	struct vigil_match m;
 	struct vigil_pkt p;

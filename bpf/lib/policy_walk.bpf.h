@@ -25,16 +25,14 @@ struct {
 enum vigil_walk_by {
 	VIGIL_WALK_ALL = 0,	/* every rule, scoped or not */
 	VIGIL_WALK_TASK,	/* skip rules scoped to a cgroup the task is not in */
-	VIGIL_WALK_ANCESTORS,	/* the same, by ancestors[] (a packet's socket):
-				 * vigil_walk_ancestors */
 };
 
 struct vigil_walk {
 	__u64 set;		/* rules covering the peer (vigil_policy_set) */
 	__u16 dport;
 	__u8 proto;
-	__u8 by_cgroup;		/* enum vigil_walk_by */
-	__u64 ancestors[VIGIL_CG_LEVELS];	/* VIGIL_WALK_ANCESTORS: id by level */
+	__u8 by_cgroup;		/* enum vigil_walk_by (vigil_walk) */
+	__u64 ancestors[VIGIL_CG_LEVELS];	/* vigil_walk_ancestors: id by level */
 	__u32 id;		/* out: the first matching rule */
 	__u8 action;		/* out: its action, 0 when none matched */
 	__u8 scoped;		/* out: the rule names a cgroup */
