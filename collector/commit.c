@@ -195,8 +195,9 @@ static int load(struct vigil_commit *c, const char *path, unsigned v1_max, bool 
 		err = add(c, &e);	/* a smaller table: the least recently heard go */
 	}
 	if (*convert)
-		vlog_info("%s: format %u, %u entries a slot: rewritten as format %u, %u", path,
-			  l.base ? FORMAT : 1, l.max, FORMAT, c->max);
+		vlog_info("%s: format %u, %u entries a slot: rewritten as format %u, %u (entries "
+			  "of %zu bytes, now %zu)", path, l.base ? FORMAT : 1, l.max, FORMAT, c->max,
+			  l.esz, sizeof(*c->e));
 out:
 	free(buf);
 	return err;
