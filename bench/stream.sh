@@ -18,10 +18,10 @@ ratio() { awk -v x="$1" -v y="$2" 'BEGIN { printf (y > 0 ? "%.2f" : "n/a"), x / 
 # TLS rows: t (tls://: kernel TLS where the kernel has it, else SSL_write from
 # the ring's pages) against f (tcp://, the default path) in the same run, at
 # 64 B and 512 B, lossless events/s, then the consumer's CPU at 1 M events/s.
-# Certificates (EC P-256) made here. STREAM_ROWS=tls runs only these rows.
-tls_rows() {
-	local d="$BUILD/bench/tls" r
-	declare -A TE TC
+# Certificates (EC P-256) made here. STREAM_ROWS=tls runs only these rows,
+# STREAM_ROWS=collector only the collector's.
+tls_certs() {
+	local d="$BUILD/bench/tls"
 	mkdir -p "$d"
 	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
 		-subj /CN=bench-ca -keyout "$d/ca.key" -out "$d/ca.pem" 2>/dev/null || return 1
@@ -34,6 +34,11 @@ tls_rows() {
 			return 1
 	done
 	export BENCH_TLS_DIR="$d"
+}
+tls_rows() {
+	local r
+	declare -A TE TC
+	tls_certs || return 1
 	for size in 64 512; do
 		for m in f t; do
 			r=$(run $m $size "$SECS" 0 nowake); echo "$r"; TE[$m$size]=$(val eps "$r")
@@ -47,38 +52,40 @@ tls_rows() {
 		"512 B $(ratio "${TE[t512]}" "${TE[f512]}"); CPU at 1 M/s, 64 B: f ${TC[f]} %" \
 		"(${TC[nsf]} ns/event), t ${TC[t]} % (${TC[nst]} ns/event)"
 }
-if [ "${STREAM_ROWS:-all}" = tls ]; then
-	tls_rows
-	exit
-fi
-declare -A EPS CPU
-for size in 64 512; do
+case "${STREAM_ROWS:-all}" in
+tls) tls_rows; exit ;;
+collector) tls_certs || exit 1 ;;
+esac
+if [ "${STREAM_ROWS:-all}" = all ]; then
+	declare -A EPS CPU
+	for size in 64 512; do
+		for m in a b c d e f g; do
+			r=$(run $m $size "$SECS" 0 nowake); echo "$r"
+			EPS[$m$size]=$(val eps "$r")
+		done
+	done
+	r=$(run a 64 "$SECS" 0 default); echo "$r"; EPS[adef]=$(val eps "$r")
+	r=$(run b 64 "$SECS" 0 default); echo "$r"; EPS[bdef]=$(val eps "$r")
+	echo "# agent CPU at a fixed offered rate of 1 M events/s, 64 B"
 	for m in a b c d e f g; do
-		r=$(run $m $size "$SECS" 0 nowake); echo "$r"
-		EPS[$m$size]=$(val eps "$r")
+		r=$(run $m 64 "$SECS" 1000000 nowake); echo "$r"
+		CPU[$m]=$(val cpu_pct "$r")
 	done
-done
-r=$(run a 64 "$SECS" 0 default); echo "$r"; EPS[adef]=$(val eps "$r")
-r=$(run b 64 "$SECS" 0 default); echo "$r"; EPS[bdef]=$(val eps "$r")
-echo "# agent CPU at a fixed offered rate of 1 M events/s, 64 B"
-for m in a b c d e f g; do
-	r=$(run $m 64 "$SECS" 1000000 nowake); echo "$r"
-	CPU[$m]=$(val cpu_pct "$r")
-done
 
-tls_rows
-for size in 64 512; do
-	echo "# ratios, ${size} B (d = SEND_ZC, e = send, f = default path, g = f with an edge-triggered ring):"
-	echo "#   d/a $(ratio "${EPS[d$size]}" "${EPS[a$size]}")  d/b $(ratio "${EPS[d$size]}" "${EPS[b$size]}")" \
-		" d/c $(ratio "${EPS[d$size]}" "${EPS[c$size]}")  e/d $(ratio "${EPS[e$size]}" "${EPS[d$size]}")"
-	for m in f g; do
-		echo "#   $m/a $(ratio "${EPS[$m$size]}" "${EPS[a$size]}")  $m/b $(ratio "${EPS[$m$size]}" "${EPS[b$size]}")" \
-			" $m/c $(ratio "${EPS[$m$size]}" "${EPS[c$size]}")"
+	tls_rows
+	for size in 64 512; do
+		echo "# ratios, ${size} B (d = SEND_ZC, e = send, f = default path, g = f with an edge-triggered ring):"
+		echo "#   d/a $(ratio "${EPS[d$size]}" "${EPS[a$size]}")  d/b $(ratio "${EPS[d$size]}" "${EPS[b$size]}")" \
+			" d/c $(ratio "${EPS[d$size]}" "${EPS[c$size]}")  e/d $(ratio "${EPS[e$size]}" "${EPS[d$size]}")"
+		for m in f g; do
+			echo "#   $m/a $(ratio "${EPS[$m$size]}" "${EPS[a$size]}")  $m/b $(ratio "${EPS[$m$size]}" "${EPS[b$size]}")" \
+				" $m/c $(ratio "${EPS[$m$size]}" "${EPS[c$size]}")"
+		done
 	done
-done
-echo "# wakeups, 64 B: a nowake/default $(ratio "${EPS[a64]}" "${EPS[adef]}"), b nowake/default $(ratio "${EPS[b64]}" "${EPS[bdef]}")"
-echo "# CPU at 1 M/s, c's over vigil's: c/d $(ratio "${CPU[c]}" "${CPU[d]}")  c/e $(ratio "${CPU[c]}" "${CPU[e]}")" \
-	" c/f $(ratio "${CPU[c]}" "${CPU[f]}")  c/g $(ratio "${CPU[c]}" "${CPU[g]}")"
+	echo "# wakeups, 64 B: a nowake/default $(ratio "${EPS[a64]}" "${EPS[adef]}"), b nowake/default $(ratio "${EPS[b64]}" "${EPS[bdef]}")"
+	echo "# CPU at 1 M/s, c's over vigil's: c/d $(ratio "${CPU[c]}" "${CPU[d]}")  c/e $(ratio "${CPU[c]}" "${CPU[e]}")" \
+		" c/f $(ratio "${CPU[c]}" "${CPU[f]}")  c/g $(ratio "${CPU[c]}" "${CPU[g]}")"
+fi
 
 # The collector's own speed: decode, de-duplicate, JSON-encode, on one core;
 # then the same with every line also published to NATS JetStream (a private
@@ -86,23 +93,35 @@ echo "# CPU at 1 M/s, c's over vigil's: c/d $(ratio "${CPU[c]}" "${CPU[d]}")  c/
 # agent sends N exit events and waits for the last ack; the collector's CPU
 # time and the wall time until that ack are the figures.
 N=${COLLECTOR_EVENTS:-300000}
+# SCHEME tls (the certificates of tls_rows) measures tls:// beside tcp://.
 collector_speed() {
-	local label=$1; shift
-	"$BUILD/vigil-collector" --listen tcp://127.0.0.1:0 "$@" 2>"$BUILD/bench/collector.err" &
+	local label=$1 scheme=$2; shift 2
+	local tls=()
+	[ "$scheme" = tls ] && tls=(--tls-cert "$BENCH_TLS_DIR/server.pem"
+		--tls-key "$BENCH_TLS_DIR/server.key" --tls-ca "$BENCH_TLS_DIR/ca.pem")
+	"$BUILD/vigil-collector" --listen "$scheme://127.0.0.1:0" "${tls[@]}" "$@" \
+		2>"$BUILD/bench/collector.err" &
 	CP=$!
 	for _ in $(seq 50); do grep -q listening "$BUILD/bench/collector.err" && break; sleep 0.1; done
-	PORT=$(grep -o 'listening on tcp://[^ ]*' "$BUILD/bench/collector.err" | sed 's/.*://')
-	/usr/bin/python3 - "$PORT" "$N" "$CP" "$label" <<'PY'
-import os, socket, struct, sys, time
+	PORT=$(grep -o "listening on $scheme://[^ ]*" "$BUILD/bench/collector.err" | sed 's/.*://')
+	/usr/bin/python3 - "$PORT" "$N" "$CP" "$label" "$scheme" "${BENCH_TLS_DIR:-}" <<'PY'
+import os, socket, ssl, struct, sys, time
 sys.path.insert(0, 'tests')
 from collector_hostile import exit_event, hello, record   # the wire format, once
-port, n, pid, label = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
-greeting = hello(name=b'bench-node', ring_size=1 << 24)
+port, n, pid, label, scheme, certs = sys.argv[1:]
+port, n = int(port), int(n)
+greeting = hello(name=b'bench', ring_size=1 << 24)   # the client certificate's name
 recs = b''.join(record(exit_event(i + 1, 1000 + i % 5000)) for i in range(n))
 def cpu():
     f = open('/proc/%s/stat' % pid).read().rsplit(')', 1)[1].split()
     return (int(f[11]) + int(f[12])) / os.sysconf('SC_CLK_TCK')
 s = socket.create_connection(('127.0.0.1', port))
+if scheme == 'tls':
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.minimum_version = ssl.TLSVersion.TLSv1_3
+    ctx.load_verify_locations(certs + '/ca.pem')
+    ctx.load_cert_chain(certs + '/client.pem', certs + '/client.key')
+    s = ctx.wrap_socket(s, server_hostname='127.0.0.1')
 c0, w0 = cpu(), time.monotonic()
 s.sendall(greeting + recs)
 acked, buf = 0, b''
@@ -120,14 +139,17 @@ print('collector, %s: %d exit events (%s acked) in %.2f s, %.2f s of its CPU: '
 PY
 	kill -TERM $CP; wait $CP
 }
-r=$(collector_speed "to a file" -o /dev/null); echo "$r"
+r=$(collector_speed "to a file" tcp -o /dev/null); echo "$r"
 FILE_EPS=$(val eps "$r"); FILE_CPU=$(val cpu_eps "$r")
+r=$(collector_speed "to a file, over tls://" tls -o /dev/null); echo "$r"
+echo "# tls:// over tcp:// into the collector: events/s $(ratio "$(val eps "$r")" "$FILE_EPS")," \
+	"events per CPU second of the collector $(ratio "$(val cpu_eps "$r")" "$FILE_CPU")"
 if command -v nats-server >/dev/null; then
 	JS=$(mktemp -d /tmp/vigil-bench-js.XXXX)
 	nats-server -a 127.0.0.1 -p -1 -js -sd "$JS" -l "$JS/nats.log" & NP=$!
 	for _ in $(seq 50); do grep -qs "Listening for client" "$JS/nats.log" && break; sleep 0.1; done
 	NPORT=$(grep -o 'client connections on [0-9.]*:[0-9]*' "$JS/nats.log" | sed 's/.*://')
-	r=$(collector_speed "to a file and JetStream" -o /dev/null --publish "nats://127.0.0.1:$NPORT"); echo "$r"
+	r=$(collector_speed "to a file and JetStream" tcp -o /dev/null --publish "nats://127.0.0.1:$NPORT"); echo "$r"
 	kill -TERM $NP; wait $NP; rm -rf "$JS"
 	echo "# JetStream over file only: events/s $(ratio "$(val eps "$r")" "$FILE_EPS")," \
 		"events per CPU second of the collector $(ratio "$(val cpu_eps "$r")" "$FILE_CPU")"

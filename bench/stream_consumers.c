@@ -138,9 +138,23 @@ static void *reader(void *arg)
 		size_t p = 0;
 
 		if (ssl) {
-			n = SSL_read(ssl, buf + len, cap - len);
-			if (n <= 0 && SSL_get_error(ssl, n) == SSL_ERROR_WANT_READ)
-				n = -1, errno = EAGAIN;
+			/* Take every record that is there before acknowledging,
+			 * as the collector does (it reads until WANT_READ): one
+			 * ack per drain, not per 16 KiB record. */
+			char c;
+
+			n = 0;
+			do {
+				int r = SSL_read(ssl, buf + len + n, cap - len - n);
+
+				if (r <= 0) {
+					if (!n && SSL_get_error(ssl, r) == SSL_ERROR_WANT_READ)
+						n = -1, errno = EAGAIN;
+					break;
+				}
+				n += r;
+			} while (cap - len - n > 0 && (SSL_has_pending(ssl) ||
+				 recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) > 0));
 		} else {
 			n = recv(fd, buf + len, cap - len, 0);
 		}
