@@ -23,7 +23,7 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_endian.h>
 #include "lib/enforce.bpf.h"
-#include "lib/policy_walk.bpf.h"
+#include "lib/rule_walk.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 

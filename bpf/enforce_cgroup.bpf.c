@@ -21,7 +21,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 #include "lib/enforce.bpf.h"	/* vigil_enforce_event */
-#include "lib/policy_walk.bpf.h"
+#include "lib/rule_walk.bpf.h"
 #include "lib/path.bpf.h"	/* task.bpf.h needs its sizes */
 #include "lib/task.bpf.h"
 

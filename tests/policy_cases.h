@@ -3,7 +3,7 @@
  * The policy parser's cases, one table: tests/unit_policy.c checks each
  * (accepted as it reads, or refused at its line and column saying what),
  * tests/fuzz/make_seeds.c writes each as a seed of the policy fuzz target.
- * Include once, after "policy.h" and <netinet/in.h>.
+ * Include once, after "policy_parse.h" and <netinet/in.h>.
  */
 #ifndef VIGIL_TESTS_POLICY_CASES_H
 #define VIGIL_TESTS_POLICY_CASES_H

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit checks (TAP) for the policy parser (lib/policy.c), one table
+ * Unit checks (TAP) for the policy parser (lib/policy_parse.c), one table
  * (policy_cases.h): every spelling the format could allow either means what
  * it reads as (checked field by field) or is refused at its line and column
  * with a message naming what is wrong. Nothing is accepted and then enforces nothing.
@@ -16,7 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "policy.h"
+#include "policy_parse.h"
 #include "policy_cases.h"
 
 static int n, failed;

@@ -5,7 +5,7 @@
  * are served between ring polls and nothing here waits: a connection waits
  * in clients[] until its request has come (polled each tick, read with
  * MSG_DONTWAIT) or its deadline passes. A request's own work is bounded by
- * the policy file limits (lib/policy.c).
+ * the policy file limits (lib/policy_parse.c).
  */
 #ifndef VIGIL_AGENT_CONTROL_H
 #define VIGIL_AGENT_CONTROL_H
@@ -13,7 +13,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <sys/socket.h>
-#include "policy_state.h"
+#include "rule_maps.h"
 
 struct vigil_buf;
 

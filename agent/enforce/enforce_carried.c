@@ -14,7 +14,7 @@
 #include "loader.h"
 #include "log.h"
 #include "netns.h"
-#include "policy_state.h"
+#include "rule_maps.h"
 #include "enforce_carried.skel.h"
 
 #define AF_PACKET_ 17

@@ -17,7 +17,7 @@
 #include "loader.h"
 #include "log.h"
 #include "netns.h"
-#include "policy_state.h"
+#include "rule_maps.h"
 #include "enforce_sockdestroy.h"
 #include "enforce_sockdestroy.skel.h"
 

@@ -19,7 +19,7 @@
 
 /* The first rule (lowest id) matching a packet to dport seen at hook dir,
  * peer its source (ingress) or destination (egress) address, as
- * bpf/lib/policy.bpf.h decides it; -1 when none. */
+ * bpf/lib/rule_match.bpf.h decides it; -1 when none. */
 static int first_rule(struct vigil_flow_reset *r, uint8_t dir, uint8_t family, const uint8_t *peer,
 		      uint8_t proto, uint16_t dport)
 {

@@ -8,7 +8,7 @@
 #define VIGIL_ENFORCE_BPF_H
 
 #include "ring.bpf.h"
-#include "policy.bpf.h"
+#include "rule_match.bpf.h"
 #include "ratelimit.bpf.h"
 #include "pkt.bpf.h"
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* libFuzzer target: the policy file parser (lib/policy.c), from the bytes
+/* libFuzzer target: the policy file parser (lib/policy_parse.c), from the bytes
  * on (vigil_policy_add_text: what vigil_policy_add_file does once it has
  * read the file; its checks of the file itself refuse a /proc/self/fd
  * link, so a memfd would never reach the parser). A file is taken whole or
@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "policy.h"
+#include "policy_parse.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <netinet/in.h>
-#include "policy.h"
+#include "policy_parse.h"
 #include "../policy_cases.h"
 #include "ring.h"
 #include "stream.h"

@@ -16,7 +16,7 @@
 #include "cmd.h"
 #include "control.h"
 #include "log.h"
-#include "policy.h"
+#include "policy_parse.h"
 #include "stream.h"
 
 /* Prints a warning for each rule that would refuse vigild's stream to one

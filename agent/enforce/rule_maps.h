@@ -6,15 +6,15 @@
  * (cgroups, namespaces) in full before any map changes; if anything is
  * wrong, the policy in force stays as it was.
  */
-#ifndef VIGIL_POLICY_STATE_H
-#define VIGIL_POLICY_STATE_H
+#ifndef VIGIL_RULE_MAPS_H
+#define VIGIL_RULE_MAPS_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <vigil/events.h>
 #include <vigil/enforce_maps.h>
-#include "policy.h"
+#include "policy_parse.h"
 
 struct enforce_cgroup_bpf;
 struct enforce_sockdestroy_bpf;
@@ -86,7 +86,7 @@ int vigil_cgroup_attach(struct vigil_policy_state *s, const struct vigil_cgroup_
 int vigil_cgroup_detach_others(struct vigil_policy_state *s, const struct vigil_cgroup_ref *refs,
 			       unsigned n);
 
-/* agent/enforce/policy_tc.c: TC on the interfaces rules name, in their namespaces. */
+/* agent/enforce/rule_interfaces.c: TC on the interfaces rules name, in their namespaces. */
 /* Each interface of r is there in each namespace r names. */
 int vigil_policy_tc_check(const struct vigil_rule *r, char *err, size_t errlen);
 /* Attaches the interfaces of p not attached yet. */

@@ -3,10 +3,10 @@
  * Network policy files (YAML, docs/policy.md) read into rules. This file
  * only reads and checks: a file is taken whole or refused whole, with the
  * file, line and column of the first thing wrong. Turning rules into BPF
- * maps is the agent's (agent/enforce/policy.c); nothing here touches the kernel.
+ * maps is the agent's (agent/enforce/rule_maps.c); nothing here touches the kernel.
  */
-#ifndef VIGIL_POLICY_H
-#define VIGIL_POLICY_H
+#ifndef VIGIL_POLICY_PARSE_H
+#define VIGIL_POLICY_PARSE_H
 
 #include <stdbool.h>
 #include <stddef.h>

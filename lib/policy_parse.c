@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <yaml.h>
-#include "policy.h"
+#include "policy_parse.h"
 
 /* Bounds on what one file may cost to read: the agent reads policies on
  * its event loop, so a file must not be able to hold it up. Parsing is

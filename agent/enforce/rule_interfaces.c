@@ -17,7 +17,7 @@
 #include "enforce_tc.h"
 #include "log.h"
 #include "netns.h"
-#include "policy_state.h"
+#include "rule_maps.h"
 
 static int if_exists(void *ifname)
 {

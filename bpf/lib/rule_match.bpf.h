@@ -5,8 +5,8 @@
  * cgroup hooks, iterators) includes this file; the maps are pinned by name,
  * so all of them read the rules the agent wrote once.
  */
-#ifndef VIGIL_POLICY_BPF_H
-#define VIGIL_POLICY_BPF_H
+#ifndef VIGIL_RULE_MATCH_BPF_H
+#define VIGIL_RULE_MATCH_BPF_H
 
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>

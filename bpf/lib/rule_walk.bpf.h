@@ -5,10 +5,10 @@
  * scoped to a cgroup (vigil_rule_cgroup) are skipped unless the task is in
  * that cgroup, and the match says whether the rule was scoped.
  */
-#ifndef VIGIL_POLICY_WALK_BPF_H
-#define VIGIL_POLICY_WALK_BPF_H
+#ifndef VIGIL_RULE_WALK_BPF_H
+#define VIGIL_RULE_WALK_BPF_H
 
-#include "lib/policy.bpf.h"
+#include "lib/rule_match.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
