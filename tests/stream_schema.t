@@ -3,9 +3,10 @@
 # part declares is in it, so the stream's hello announces it (a collector
 # refuses, and the agent would re-send forever, a record whose type the
 # hello did not announce); and docs/stream.md's table of kinds is exactly
-# the catalogue, ids, structs and sizes.
+# the catalogue, ids, structs and sizes, and its record layouts every field
+# of those structs, as BPF lays them out (their BTF).
 . "$(dirname "$0")/lib.sh"
-plan 3
+plan 4
 types=$(grep -hoE '^[[:space:]]+VIGIL_EV_[A-Z0-9_]+' "$TOP"/include/vigil/*.h | tr -d '[:space:]\n' | sed 's/VIGIL_EV_/ VIGIL_EV_/g')
 missing=$(for t in $types; do
 	[ "$t" = VIGIL_EV_TYPE_MAX ] && continue
@@ -20,4 +21,9 @@ grep -E '^\| [0-9]+ \| [a-z_]+ \| `struct ' "$TOP/docs/stream.md" |
 diff "$T_DIR/catalogue" "$T_DIR/docs" >"$T_DIR/diff"
 ok $? "docs/stream.md lists exactly the catalogue's kinds, names, structs and sizes"
 [ -s "$T_DIR/diff" ] && sed 's/^/#   /' "$T_DIR/diff"
+"$TOP/$BUILD/tests/event_kinds" --layout "$TOP/$BUILD/tests/event_layout.bpf.o" | sort >"$T_DIR/fields"
+grep -E '^\| `struct vigil_[a-z_0-9]+` \| `' "$TOP/docs/stream.md" | sort >"$T_DIR/docs_fields"
+[ -s "$T_DIR/fields" ] && diff "$T_DIR/fields" "$T_DIR/docs_fields" >"$T_DIR/diff_fields"
+ok $? "docs/stream.md's record layouts are exactly the catalogue structs' fields ($(wc -l <"$T_DIR/fields")), offsets, sizes and types"
+[ -s "$T_DIR/diff_fields" ] && sed 's/^/#   /' "$T_DIR/diff_fields"
 done_testing
