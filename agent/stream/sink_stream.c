@@ -443,11 +443,12 @@ static int offer(struct vigil_sink *sk, const struct vigil_ring *r, uint64_t end
 	return 0;
 }
 
-static void flush(struct vigil_sink *sk, const struct vigil_ring *r)
+/* The stream's summary, once, when it ends (a flush may run more than once
+ * at stop: before and after the final loss record). */
+static void log_summary(const struct vigil_sink_stream *s)
 {
-	struct vigil_sink_stream *s = (struct vigil_sink_stream *)sk;
-
-	(void)r;
+	if (s->socktype == SOCK_DGRAM)
+		return vigil_sink_stream_udp_summary(s);
 	vlog_info("stream %s: %llu sends, %llu bytes; zero-copy sends %llu, copied by the kernel %llu; "
 		  "spooled %llu bytes, dropped %llu records (%llu bytes); spool syncs %llu (%.1f ms); "
 		  "skipped %llu bytes gone before they were sent",
@@ -458,7 +459,7 @@ static void flush(struct vigil_sink *sk, const struct vigil_ring *r)
 		  s->spool.sync_s * 1000, (unsigned long long)s->skipped);
 }
 
-static const struct vigil_sink_ops stream_ops = { .offer = offer, .flush = flush };
+static const struct vigil_sink_ops stream_ops = { .offer = offer };
 
 int vigil_sink_stream_init(struct vigil_sink_stream *s, const struct vigil_stream_opts *o,
 			   int ring_fd, int epfd)
@@ -510,6 +511,7 @@ int vigil_sink_stream_init(struct vigil_sink_stream *s, const struct vigil_strea
 
 void vigil_sink_stream_free(struct vigil_sink_stream *s)
 {
+	log_summary(s);
 	if (s->tx.ssl)
 		vigil_tls_close(&s->tx);
 	vigil_tls_free(&s->tls);

@@ -85,5 +85,7 @@ int vigil_sink_stream_init(struct vigil_sink_stream *s, const struct vigil_strea
 void vigil_sink_stream_free(struct vigil_sink_stream *s);
 /* udp://: the sink sends datagrams instead (agent/stream/sink_stream_udp.c). */
 int vigil_sink_stream_udp_init(struct vigil_sink_stream *s);
+/* Its line at the end: datagrams, bytes, sends refused. */
+void vigil_sink_stream_udp_summary(const struct vigil_sink_stream *s);
 
 #endif

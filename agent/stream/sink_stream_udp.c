@@ -83,17 +83,14 @@ static int offer_udp(struct vigil_sink *sk, const struct vigil_ring *r, uint64_t
 	return 0;
 }
 
-static void flush_udp(struct vigil_sink *sk, const struct vigil_ring *r)
+void vigil_sink_stream_udp_summary(const struct vigil_sink_stream *s)
 {
-	struct vigil_sink_stream *s = (struct vigil_sink_stream *)sk;
-
-	(void)r;
 	vlog_info("stream %s: %llu datagrams, %llu bytes, %llu not sent", s->o.url,
 		  (unsigned long long)s->tx.sends, (unsigned long long)s->tx.bytes,
 		  (unsigned long long)s->udp_errors);
 }
 
-static const struct vigil_sink_ops udp_ops = { .offer = offer_udp, .flush = flush_udp };
+static const struct vigil_sink_ops udp_ops = { .offer = offer_udp };
 
 int vigil_sink_stream_udp_init(struct vigil_sink_stream *s)
 {
