@@ -21,6 +21,11 @@ collector's tls:// listener on loopback. PKI is the folder of tests/tls_lib.sh
   tls_client.py PORT PKI server CERT           the CN of the collector's certificate
   tls_client.py PORT PKI flood CERT N          N full handshakes one after another:
                                                "done D of N in S s"
+  tls_client.py PORT PKI deaf CERT NAME BOOT RING N SECS
+                                               N exit events one at a time, none
+                                               of the acks read for SECS s (a
+                                               tiny receive buffer), then read:
+                                               "acked OFF" or "closed"
 
 TLS_SRC=ADDR connects from ADDR (another loopback address) instead of
 127.0.0.1.
@@ -83,6 +88,31 @@ def stall(port, pki):
     print('closed after %.1f s' % (time.time() - t0))
 
 
+def deaf(port, pki, args):
+    """An agent that stops reading: the collector's acks back up until its
+    socket takes no more and TLS must wait to write (SSL_ERROR_WANT_WRITE),
+    then it reads them all."""
+    cert, name, boot, ring, n, secs = args[0], args[1].encode(), bytes.fromhex(args[2]), \
+        int(args[3]), int(args[4]), float(args[5])
+    raw = socket.socket()
+    raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)	# the kernel's least
+    raw.settimeout(5)
+    raw.connect(('127.0.0.1', port))
+    try:
+        s = context(pki, cert).wrap_socket(raw, server_hostname='127.0.0.1')
+        s.sendall(hello(name=name, boot=boot, ring=ring))
+        total, end = 0, time.monotonic() + secs
+        for i in range(n):		# one record a write: one ack each
+            r = record(exit_event(i + 1, 50000 + i))
+            s.sendall(r)
+            total += len(r)
+            time.sleep(max(0.0, min(0.002, end - time.monotonic())))
+        time.sleep(max(0.0, end - time.monotonic()))
+    except OSError:
+        return print('closed')
+    print(acked_or_closed(s, total))
+
+
 def main():
     port, pki, case = int(sys.argv[1]), sys.argv[2], sys.argv[3]
     args = sys.argv[4:]
@@ -93,6 +123,8 @@ def main():
         return verdict(tls_connect(port, pki), hello())
     if case == 'stall':
         return stall(port, pki)
+    if case == 'deaf':
+        return deaf(port, pki, args)
     s = tls_connect(port, pki, args[0])
     if case == 'cert':
         # The certificate's first DNS SAN is its file name's node here.
