@@ -7,6 +7,7 @@
 # held there, which no cgroup hook covers, are reported. Hooks and iterators
 # touch only a cgroup and a network namespace this test creates.
 . "$(dirname "$0")/lib.sh"
+needs sock-destroy
 plan 13
 
 [ -n "$(cgroup2_mount)" ] || skip_all "no cgroup v2 mount"

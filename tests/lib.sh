@@ -44,6 +44,32 @@ is() { # is GOT WANT DESCRIPTION
 	if [ "$1" = "$2" ]; then ok 0 "$3"; else ok 1 "$3"; echo "#   got:  '$1'"; echo "#   want: '$2'"; fi
 }
 diag() { echo "# $*"; }
+
+# kernel_has KIND NAME: the running kernel's BTF holds that type (STRUCT
+# tcx_entry, FUNC bpf_sock_destroy, TYPEDEF btf_trace_sock_send_length),
+# read once per test. The same probes vigild makes (agent/core/kernel_features.c).
+kernel_has() {
+	[ -s "$T_DIR/vmlinux.btf" ] ||
+		bpftool btf dump file /sys/kernel/btf/vmlinux >"$T_DIR/vmlinux.btf" 2>/dev/null
+	grep -q "^\[[0-9]*\] $1 '$2'" "$T_DIR/vmlinux.btf"
+}
+# needs FEATURE: a test file that is all about FEATURE skips whole, with the
+# reason, on a kernel without it (docs/kernels.md says what vigild does
+# there, and which test checks that).
+needs() {
+	case $1 in
+	packet-enforcement)
+		kernel_has STRUCT tcx_entry && kernel_has FUNC bpf_cast_to_kern_ctx ||
+			skip_all "packet enforcement on interfaces needs Linux 6.6 or later (TCX links, the bpf_cast_to_kern_ctx kfunc); tests/policy_tc.t checks that it is refused here" ;;
+	sock-destroy)
+		kernel_has FUNC bpf_sock_destroy ||
+			skip_all "no bpf_sock_destroy kfunc (Linux 6.5 or later): live sockets are not destroyed here, and vigild says so (tests/process_events.t)" ;;
+	io-tracepoints)
+		kernel_has TYPEDEF btf_trace_sock_send_length ||
+			skip_all "no sock:sock_send_length/sock_recv_length tracepoints (Linux 6.3 or later): vigild has no send/receive hooks here (tests/net_events.t checks what it does instead)" ;;
+	*) echo "needs: unknown feature $1" >&2; exit 2 ;;
+	esac
+}
 skip() { _t_n=$((_t_n + 1)); echo "ok $_t_n # SKIP $*"; }	# skip REASON: one check
 skip_all() { echo "1..0 # SKIP $*"; exit 0; }
 

@@ -54,9 +54,15 @@ flushed process_connect "$C"
 is "$(field '.process_connect | [.family, .error] | join(" ")' "$(ev process_connect "$C")")" \
 	"AF_INET6 ECONNREFUSED" "refused IPv6 connect"
 NETNS_S=$(stat -L -c %i "/run/netns/$NS_S")
-wait_for 5 sh -c "grep -q '\"netns\":$NETNS_S,\"direction\":\"sent\"' '$EV'"
-is "$(jq -r -R --argjson ns "$NETNS_S" 'fromjson? | .process_reset | select(.netns? == $ns and .direction == "sent" and .source_port == 8001) | [.source_ip, .destination_ip, .owner_unknown] | join(" ")' "$EV")" \
-	"$NET_S6 $NET_C6 true" "the refusing side's RST sent, its IPv6 ends read from the segment"
+# (6.1's tcp_send_reset, which has no reason argument as vigild logs, does
+# not fire for a RST sent without a socket: tests/net_events.t.)
+if grep -q 'kernel: no reason in tcp_send_reset' "$T_DIR/agent.err"; then
+	skip "this kernel's tcp_send_reset does not fire for a RST sent without a socket"
+else
+	wait_for 5 sh -c "grep -q '\"netns\":$NETNS_S,\"direction\":\"sent\"' '$EV'"
+	is "$(jq -r -R --argjson ns "$NETNS_S" 'fromjson? | .process_reset | select(.netns? == $ns and .direction == "sent" and .source_port == 8001) | [.source_ip, .destination_ip, .owner_unknown] | join(" ")' "$EV")" \
+		"$NET_S6 $NET_C6 true" "the refusing side's RST sent, its IPv6 ends read from the segment"
+fi
 
 # 3. Loopback inside the client namespace: no events at all.
 ip netns exec "$NS_C" /usr/bin/python3 -c '

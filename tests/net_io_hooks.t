@@ -4,6 +4,7 @@
 # worker), and a restart that changes the setting swaps the pinned hooks.
 # In namespaces this test creates.
 . "$(dirname "$0")/lib.sh"
+needs io-tracepoints
 . "$(dirname "$0")/net_lib.sh"
 plan 10
 

@@ -9,6 +9,7 @@
 # Enforcement goes on while no agent runs, and a restarted agent takes it
 # over; one that names no interface removes it.
 . "$(dirname "$0")/lib.sh"
+needs packet-enforcement
 . "$(dirname "$0")/enforce_lib.sh"
 plan 36
 

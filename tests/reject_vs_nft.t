@@ -7,6 +7,7 @@
 # The RSTs captured with tshark must agree in port, seq, ack, flags and
 # window, IPv4 and IPv6; vigil's XDP program (a third pair) answers alike.
 . "$(dirname "$0")/lib.sh"
+needs packet-enforcement
 . "$(dirname "$0")/enforce_lib.sh"
 plan 12
 

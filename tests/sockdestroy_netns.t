@@ -5,6 +5,7 @@
 # namespace (loopback, the test's own) are left alone. The iterators run only
 # in the namespace this test creates and names.
 . "$(dirname "$0")/lib.sh"
+needs sock-destroy
 plan 12
 
 PORT=38001
