@@ -184,6 +184,8 @@ install: $(BINS)
 clean:
 	rm -rf build
 
-DEP_FILES := $(sort $(shell find $(BUILD) $(FUZZ) -name '*.d' 2>/dev/null))
+# Not under $(BUILD)/vm: a failed VM run keeps its tests' folders there,
+# whose files may end in .d too (make test-kernel).
+DEP_FILES := $(sort $(shell find $(BUILD) $(FUZZ) -path '$(BUILD)/vm' -prune -o -name '*.d' -print 2>/dev/null))
 $(DEP_FILES): ;
 -include $(DEP_FILES)
