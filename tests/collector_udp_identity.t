@@ -76,8 +76,12 @@ wait_for 5 grep -q process_exec "$OUT"
 kill -STOP $COLL_PID
 $H "$ATTACK" udp_flood $UPORT $BOOT3 200 >/dev/null
 kill -CONT $COLL_PID
-wait_for 10 sh -c "[ \$(grep -c process_exec '$OUT') -gt 60 ]"
-ok $? "the queued datagrams are taken"
+# With a smaller rmem_max (Debian's default, 208 KiB: the 6.1 VM) only a
+# few datagrams wait: more than the first one's 6 execs is all that holds.
+WANT=6
+[ "$(cat /proc/sys/net/core/rmem_max)" -ge 4194304 ] && WANT=60
+wait_for 10 sh -c "[ \$(grep -c process_exec '$OUT') -gt $WANT ]"
+ok $? "the queued datagrams are taken (more than $WANT execs)"
 sleep 0.5
 BOUND=$((8192 + 4 * (1024 + 64) + 4 * 260))
 HWM=$(awk '/VmHWM/ {print $2}' /proc/$COLL_PID/status)

@@ -12,6 +12,9 @@ T_NAME=$(basename "$0" .t)
 T_ID="${T_NAME}_$$"
 T_DIR=$(mktemp -d "/tmp/vigil-test.${T_ID}.XXXX")
 T_PIN="/sys/fs/bpf/vigil-test-${T_ID}"
+# T_SLOW: how many times slower than this machine the tests run (5 in the
+# VM under TCG, tests/vm/run.sh): time caps on load generators scale by it.
+T_SLOW=${T_SLOW:-1}
 _t_n=0
 _t_fail=0
 _t_cleanups=()

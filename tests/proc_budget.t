@@ -16,10 +16,12 @@ CG_STORM2=$(new_cgroup storm2) || skip_all "no cgroup v2"
 STORM_ID=$(stat -c %i "$CG_STORM")
 
 # storm N [CGROUP [UID]]: N fork+execs of /bin/true from CGROUP (the storm
-# cgroup), as UID (root), at most 20 s.
+# cgroup), as UID (root), at most 20 s (times T_SLOW: under TCG a storm
+# runs about 50 execs a second).
 storm() {
 	(echo $BASHPID >"${2:-$CG_STORM}/cgroup.procs" &&
-		exec setpriv --reuid="${3:-0}" --regid="${3:-0}" --clear-groups timeout 20 "$STORM" "$1") >/dev/null
+		exec setpriv --reuid="${3:-0}" --regid="${3:-0}" --clear-groups \
+			timeout $((20 * T_SLOW)) "$STORM" "$1") >/dev/null
 }
 # marker TAG [UID]: one exec from the marker cgroup, as UID (root).
 marker() {

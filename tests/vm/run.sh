@@ -93,6 +93,8 @@ mkdir -p "$out"
 {
 	printf 'TOP=%q\nBUILD=%q\nTEST_TIMEOUT=%q\n' "$TOP" "$BUILD" "$TEST_TIMEOUT"
 	printf 'TESTS=%q\nVM_CMD=%q\n' "$TESTS" "${VM_CMD:-}"
+	# How much slower than the host the guest runs, for the tests' time caps.
+	printf 'T_SLOW=%q\n' "$([ "$accel" = tcg ] && echo 5 || echo 1)"
 } >"$out/env"
 echo "vm: $kver from $(basename "$deb"), $accel, ${VM_MEM} MiB, 1 vCPU; log in $out" >&2
 
