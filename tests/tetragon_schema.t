@@ -147,9 +147,15 @@ R=$(ev process_kprobe $CX '.process_kprobe.function_name == "tcp_connect"')
 is "$(jq -c '[(.process_kprobe.args[] | select(.label == "error") | .string_arg), .process_kprobe.args[0].sock_arg.state]' <<<"$R")" \
 	'["ECONNREFUSED","TCP_CLOSE"]' "refused connect: error and state"
 is "$(ev process_kprobe $CX '.process_kprobe.function_name == "tcp_reset"' | wc -l)" 1 "refused connect: the RST received"
-jq -e -s --arg p 8001 '[.[] | select(.process_kprobe.function_name == "tcp_send_reset" and
-	.process_kprobe.process.flags == "unknown" and .process_kprobe.args[0].sock_arg.sport == 8001)] | length == 1' "$EV" >/dev/null
-ok $? "the refusing side's RST, with no owner, still has a process object"
+# (6.1's tcp_send_reset, which has no reason argument as vigild logs, does
+# not fire for a RST sent without a socket: tests/net_events.t.)
+if grep -q 'kernel: no reason in tcp_send_reset' "$T_DIR/agent.err"; then
+	skip "this kernel's tcp_send_reset does not fire for a RST sent without a socket"
+else
+	jq -e -s --arg p 8001 '[.[] | select(.process_kprobe.function_name == "tcp_send_reset" and
+		.process_kprobe.process.flags == "unknown" and .process_kprobe.args[0].sock_arg.sport == 8001)] | length == 1' "$EV" >/dev/null
+	ok $? "the refusing side's RST, with no owner, still has a process object"
+fi
 
 # 6. vigil drain --export-format tetragon: records left in the pinned ring
 # after the agent stopped.
