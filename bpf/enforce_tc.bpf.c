@@ -139,9 +139,7 @@ static __always_inline int reset_tcp(struct __sk_buff *skb, struct vigil_pkt *p,
 /* The namespace the packet is in (a scalar: read for the broadcast walk). */
 static __always_inline const struct net *pkt_net(struct __sk_buff *skb)
 {
-	struct sk_buff *k = bpf_cast_to_kern_ctx(skb);
-
-	return BPF_CORE_READ(k, dev, nd_net.net);
+	return BPF_CORE_READ(vigil_skb_of(skb), dev, nd_net.net);
 }
 
 /* One packet being decided: what the subprograms below share. */
@@ -208,9 +206,7 @@ static __noinline void report(const struct decision *d)
 /* The namespace the packet is in, as SO_NETNS_COOKIE names it to the agent. */
 static __always_inline __u64 netns_cookie(struct __sk_buff *skb)
 {
-	struct sk_buff *k = bpf_cast_to_kern_ctx(skb);
-
-	return k->dev->nd_net.net->net_cookie;
+	return BPF_CORE_READ(vigil_skb_of(skb), dev, nd_net.net, net_cookie);
 }
 
 static __noinline struct vigil_flow *track(struct __sk_buff *skb, const struct decision *d)

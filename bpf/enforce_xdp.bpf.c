@@ -37,14 +37,10 @@ struct decision {
 	__u64 now;	/* read once for the rate limits */
 };
 
-extern void *bpf_cast_to_kern_ctx(void *obj) __ksym;
-
 /* The namespace the frame arrived in (a scalar: read for the broadcast walk). */
 static __always_inline const struct net *xdp_net(struct xdp_md *xdp)
 {
-	struct xdp_buff *x = bpf_cast_to_kern_ctx(xdp);
-
-	return BPF_CORE_READ(x, rxq, dev, nd_net.net);
+	return BPF_CORE_READ(vigil_xdp_buff_of(xdp), rxq, dev, nd_net.net);
 }
 
 /* Answers d->p in place; the XDP verdict. Not inlined: see enforce_tc. */
@@ -84,9 +80,7 @@ static __noinline void report(const struct decision *d)
 
 static __noinline struct vigil_flow *track(struct xdp_md *xdp, const struct decision *d)
 {
-	struct xdp_buff *x = bpf_cast_to_kern_ctx(xdp);
-
-	return vigil_flow_track(&d->p, BPF_CORE_READ(x, rxq, dev, nd_net.net, net_cookie),
+	return vigil_flow_track(&d->p, BPF_CORE_READ(vigil_xdp_buff_of(xdp), rxq, dev, nd_net.net, net_cookie),
 				d->ifindex, bpf_ktime_get_ns());
 }
 

@@ -4,8 +4,8 @@
  * packet with a bad checksum (nf_ip_checksum), and neither do we: a reply to
  * a corrupted packet would answer a flow that does not exist.
  *
- * At TC the kernel often knows already (ip_summed, read through
- * bpf_cast_to_kern_ctx): CHECKSUM_PARTIAL (sent locally, or over veth: only
+ * At TC the kernel often knows already (ip_summed, read from the sk_buff:
+ * kern_ctx.bpf.h): CHECKSUM_PARTIAL (sent locally, or over veth: only
  * the pseudo-header sum is in the field yet) and CHECKSUM_UNNECESSARY
  * (checked by the device) count as good, as in nf_ip_checksum. Otherwise,
  * and always at XDP, the sum is computed over the segment, copied into a
@@ -14,6 +14,7 @@
 #ifndef VIGIL_PKT_CSUM_BPF_H
 #define VIGIL_PKT_CSUM_BPF_H
 
+#include "kern_ctx.bpf.h"
 #include "pkt.bpf.h"
 
 #define VIGIL_CHECKSUM_NONE 0
@@ -23,8 +24,6 @@
 
 /* Segments longer than this with no checksum state get no reply. */
 #define VIGIL_CSUM_SCRATCH 1536
-
-extern void *bpf_cast_to_kern_ctx(void *obj) __ksym;
 
 struct vigil_csum_scratch {
 	__u8 b[VIGIL_CSUM_SCRATCH + 4];
@@ -39,19 +38,19 @@ struct {
 
 static __always_inline __u8 vigil_ip_summed(struct __sk_buff *skb)
 {
-	struct sk_buff *k = bpf_cast_to_kern_ctx(skb);
+	const struct sk_buff *k = vigil_skb_of(skb);
 
-	return k->ip_summed;
+	return BPF_CORE_READ_BITFIELD_PROBED(k, ip_summed);
 }
 
 /* A CHECKSUM_PARTIAL skb: is the sum the stack or device still owes the one
  * starting off bytes into the frame, its field at off + field? */
 static __always_inline bool vigil_partial_at(struct __sk_buff *skb, __u32 off, __u16 field)
 {
-	struct sk_buff *k = bpf_cast_to_kern_ctx(skb);
-	__u64 data_off = (__u64)k->data - (__u64)k->head;
+	const struct sk_buff *k = vigil_skb_of(skb);
+	__u64 data_off = (__u64)BPF_CORE_READ(k, data) - (__u64)BPF_CORE_READ(k, head);
 
-	return k->csum_start == data_off + off && k->csum_offset == field;
+	return BPF_CORE_READ(k, csum_start) == data_off + off && BPF_CORE_READ(k, csum_offset) == field;
 }
 
 /* Computes the L4 checksum of the segment p describes; true when it holds. */
@@ -62,8 +61,14 @@ static __always_inline bool vigil_l4_csum_verify(void *ctx, bool xdp, const stru
 
 	if (p->proto == VIGIL_IPPROTO_UDP && p->family == VIGIL_AF_INET && !p->l4_check)
 		return true;	/* IPv4 UDP without a checksum */
-	if (len == 0 || len > VIGIL_CSUM_SCRATCH)
+	/* len - 1 below the bound, then + 1: a verifier before Linux 6.8 learns
+	 * nothing from len != 0, and the load needs a length of at least 1.
+	 * barrier_var keeps the compiler from folding it back into len. */
+	len -= 1;
+	if (len >= VIGIL_CSUM_SCRATCH)
 		return false;
+	barrier_var(len);
+	len += 1;
 	s = bpf_map_lookup_elem(&vigil_csum_scratch, &zero);
 	if (!s)
 		return false;
