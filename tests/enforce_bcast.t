@@ -6,7 +6,6 @@
 # `brd` address, under a reject and a reset rule, at TC and at XDP: none
 # draws a RST. A SYN to the server's own address does (the control).
 . "$(dirname "$0")/lib.sh"
-needs packet-enforcement
 . "$(dirname "$0")/enforce_lib.sh"
 plan 20
 

@@ -10,7 +10,6 @@
 # sender (a cidr-scoped rule elsewhere), the same shapes pass: the server
 # reassembles the IPv4 fragments and answers.
 . "$(dirname "$0")/lib.sh"
-needs packet-enforcement
 . "$(dirname "$0")/enforce_lib.sh"
 plan 45
 

@@ -61,9 +61,6 @@ kernel_has() {
 # there, and which test checks that).
 needs() {
 	case $1 in
-	packet-enforcement)
-		kernel_has STRUCT tcx_entry && kernel_has FUNC bpf_cast_to_kern_ctx ||
-			skip_all "packet enforcement on interfaces needs Linux 6.6 or later (TCX links, the bpf_cast_to_kern_ctx kfunc); tests/policy_tc.t checks that it is refused here" ;;
 	sock-destroy)
 		kernel_has FUNC bpf_sock_destroy ||
 			skip_all "no bpf_sock_destroy kfunc (Linux 6.5 or later): live sockets are not destroyed here, and vigild says so (tests/process_events.t)" ;;
@@ -73,6 +70,9 @@ needs() {
 	*) echo "needs: unknown feature $1" >&2; exit 2 ;;
 	esac
 }
+# has_tcx: TC enforcement is pinned TCX links that outlive the agent (6.6+);
+# else netlink clsact filters that vigild removes when it stops.
+has_tcx() { kernel_has STRUCT tcx_entry; }
 skip() { _t_n=$((_t_n + 1)); echo "ok $_t_n # SKIP $*"; }	# skip REASON: one check
 skip_all() { echo "1..0 # SKIP $*"; exit 0; }
 

@@ -9,7 +9,6 @@
 # Enforcement goes on while no agent runs, and a restarted agent takes it
 # over; one that names no interface removes it.
 . "$(dirname "$0")/lib.sh"
-needs packet-enforcement
 . "$(dirname "$0")/enforce_lib.sh"
 plan 36
 
@@ -128,9 +127,21 @@ sup=$(bpftool map lookup pinned "$T_PIN/vigil_rule_stats" key 3 0 0 0 -j |
 	jq '[.formatted.values[].value.replies_suppressed] | add')
 check "floods: suppressed replies counted ($sup)" -- test "${sup:-0}" -ge 1000
 # Enforcement outlives the agent: its TCX links are pinned, and the
-# programs go on answering on the pinned policy maps.
+# programs go on answering on the pinned policy maps. Without TCX (before
+# 6.6) the TC hooks are clsact filters that the stopping agent removes.
 links() { ls "$T_PIN" | grep '^enforce_link_' | sort; }
 link_ids() { for l in $(links); do bpftool link show pinned "$T_PIN/$l" -j | jq -r '"\(.id) \(.prog_id)"'; done; }
+filters() { for ns in "$NS_s vs" "$NS_c vc"; do for d in ingress egress; do
+	tc -n ${ns% *} filter show dev ${ns#* } $d; done; done | grep -c "handle 0x7669"; }
+if ! has_tcx; then
+	is "$(filters)" 4 "no TCX: 4 clsact filters (TC ingress and egress on 2 interfaces)"
+	stop_agent
+	is "$(filters)" 0 "no TCX: the stopped agent removed its filters"
+	r=$(cl connect 10.77.0.2 8081 2); is "${r%% *}" connected "no TCX: the port the drop rule named connects again"
+	grep -q 'kernel: no TCX links (6.6+): TC enforcement is netlink clsact filters' "$T_DIR/agent.err"
+	ok $? "no TCX: the agent said so at start"
+	for ((i = 5; i <= 9; i++)); do skip "this kernel has no TCX links (Linux 6.6+): enforcement does not outlive the agent"; done
+else
 stop_agent
 r=$(cl connect 10.77.0.2 8080 2); check "agent stopped: reject still answered at once ($r)" -- fast "$r"
 r=$(cl connect 10.77.0.2 8081 1); is "$r" timeout "agent stopped: drop still drops"
@@ -153,4 +164,5 @@ grep -q 'enforcement an earlier agent left is removed' "$T_DIR/agent.err"
 ok $? "plain agent: says it removed the earlier agent's enforcement"
 r=$(cl connect 10.77.0.2 8081 2); is "${r%% *}" connected "plain agent: the port the drop rule named connects again"
 stop_agent
+fi
 done_testing

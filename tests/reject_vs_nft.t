@@ -7,7 +7,6 @@
 # The RSTs captured with tshark must agree in port, seq, ack, flags and
 # window, IPv4 and IPv6; vigil's XDP program (a third pair) answers alike.
 . "$(dirname "$0")/lib.sh"
-needs packet-enforcement
 . "$(dirname "$0")/enforce_lib.sh"
 plan 12
 
@@ -60,9 +59,17 @@ for fam in 4 6; do
 	is "$(echo "$x" | awk '$1 >= 40007')" "" "IPv$fam: XDP: no answer to RST, bad checksum or fragment"
 done
 stop_agent
-ip -n "$NS_s3" link show vs | grep -q "prog/xdp"
-ok $? "agent stopped: its XDP program stays on the interface (a pinned link)"
-"$VIGIL" --pin-dir "$T_PIN" unpin >/dev/null
-ip -n "$NS_s3" link show vs | grep -q "prog/xdp"
-ok $((! $?)) "vigil unpin: the XDP program is off the interface"
+if has_tcx; then
+	ip -n "$NS_s3" link show vs | grep -q "prog/xdp"
+	ok $? "agent stopped: its XDP program stays on the interface (a pinned link)"
+	"$VIGIL" --pin-dir "$T_PIN" unpin >/dev/null
+	ip -n "$NS_s3" link show vs | grep -q "prog/xdp"
+	ok $((! $?)) "vigil unpin: the XDP program is off the interface"
+else
+	# Without TCX the resets XDP hands over are built by a clsact filter the
+	# stopping agent removes; the XDP link goes with it.
+	ip -n "$NS_s3" link show vs | grep -q "prog/xdp"
+	ok $((! $?)) "no TCX: the stopped agent took its XDP program off the interface"
+	skip "this kernel has no TCX links (Linux 6.6+): enforcement does not outlive the agent"
+fi
 done_testing

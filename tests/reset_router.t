@@ -5,7 +5,6 @@
 # once idle (no trigger: RSTs built from the flow state and injected): when
 # a reset rule lands on R, both ends see ECONNRESET promptly. IPv4 and IPv6.
 . "$(dirname "$0")/lib.sh"
-needs packet-enforcement
 . "$(dirname "$0")/enforce_lib.sh"
 plan 14
 

@@ -7,7 +7,6 @@
 # B's RCV.NXT, then A's segment meets the reset rule; the RST captured at B
 # must carry the larger of the two.
 . "$(dirname "$0")/lib.sh"
-needs packet-enforcement
 . "$(dirname "$0")/enforce_lib.sh"
 plan 3
 

@@ -17,7 +17,6 @@
 # VIGIL_SHAPES_XDP=1 runs the same with XDP on R's interfaces (the TC
 # egress program stays).
 . "$(dirname "$0")/lib.sh"
-needs packet-enforcement
 . "$(dirname "$0")/enforce_lib.sh"
 SHAPES=(
 	"port-any|port"

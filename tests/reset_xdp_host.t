@@ -7,7 +7,6 @@
 # both ends see ECONNRESET. (XDP_TX alone answered the client only, and
 # over veth reached it only with an XDP program on the client's end.)
 . "$(dirname "$0")/lib.sh"
-needs packet-enforcement
 . "$(dirname "$0")/enforce_lib.sh"
 plan 8
 

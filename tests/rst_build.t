@@ -4,6 +4,5 @@
 # options and extension headers stripped, no reply to RST, fragments, bad
 # checksums or group addresses, and ICMP port unreachable for UDP.
 . "$(dirname "$0")/lib.sh"
-needs packet-enforcement
 # Not exec: the temp folder lib.sh made is removed at exit.
 "$TOP/$BUILD/tests/rst_build"

@@ -57,15 +57,25 @@ OLD_PIN="$T_PIN-old"
 	--no-procfs --poll-ms 20 2>"$T_DIR/old_agent.err" &
 OLD_PID=$!
 on_exit "kill -TERM $OLD_PID 2>/dev/null; wait $OLD_PID; '$VIGIL' --pin-dir '$OLD_PIN' unpin >/dev/null 2>&1; rmdir '$OLD_PIN' 2>/dev/null"
-wait_for 20 grep -qs 'attached' "$T_DIR/old_agent.err"
-ok $? "the earlier vigild starts" || sed 's/^/#   /' "$T_DIR/old_agent.err"
-run_markers "mo$$" 1 50
-wait_for 20 grep -q "\"mo$$-50\"" "$T_DIR/c2.json"
-check "the earlier agent to this collector: every event once, in order" -- markers_in_order "mo$$" 50 "$T_DIR/c2.json"
-! grep -q "closing" "$T_DIR/c2.err" && [ "$(grep -vc '"node_name":"mixed-old"' "$T_DIR/c2.json")" -eq 0 ]
-ok $? "this collector calls nothing hostile, every line names the earlier agent's node"
-kill -TERM $OLD_PID; wait $OLD_PID
-ok $? "the earlier agent stops cleanly"
+wait_for 20 sh -c "grep -qs -e attached -e 'cannot load BPF object' '$T_DIR/old_agent.err'"
+# The earlier build predates vigil's support of kernels before 6.6 (6.1 in
+# tests/vm): there its BPF does not load, and this part cannot run.
+if grep -qs 'cannot load BPF object' "$T_DIR/old_agent.err"; then
+	for i in 1 2 3 4; do
+		skip "the vigild of ${BASE:0:7} does not load on this kernel ($(grep -m1 -o 'cannot load BPF object [a-z_]*' "$T_DIR/old_agent.err"))"
+	done
+	wait $OLD_PID
+else
+	grep -qs attached "$T_DIR/old_agent.err"
+	ok $? "the earlier vigild starts" || sed 's/^/#   /' "$T_DIR/old_agent.err"
+	run_markers "mo$$" 1 50
+	wait_for 20 grep -q "\"mo$$-50\"" "$T_DIR/c2.json"
+	check "the earlier agent to this collector: every event once, in order" -- markers_in_order "mo$$" 50 "$T_DIR/c2.json"
+	! grep -q "closing" "$T_DIR/c2.err" && [ "$(grep -vc '"node_name":"mixed-old"' "$T_DIR/c2.json")" -eq 0 ]
+	ok $? "this collector calls nothing hostile, every line names the earlier agent's node"
+	kill -TERM $OLD_PID; wait $OLD_PID
+	ok $? "the earlier agent stops cleanly"
+fi
 kill -TERM $COLL_PID; wait $COLL_PID
 
 # 3. This agent to a collector that does not know one of its kinds.

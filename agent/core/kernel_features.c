@@ -69,23 +69,15 @@ bool vigil_kernel_has_kfunc(const char *name)
 	return vmlinux_has(name, BTF_KIND_FUNC);
 }
 
-/* Probed once: each rule naming interfaces asks, and reading vmlinux BTF
- * costs tens of milliseconds. */
-const char *vigil_kernel_packet_enforcement_missing(void)
+/* Probed once: each instance of the enforcement objects asks, and reading
+ * vmlinux BTF costs tens of milliseconds. */
+bool vigil_kernel_has_tcx(void)
 {
-	static const char *missing;
-	static bool probed;
+	static int has = -1;
 
-	if (probed)
-		return missing;
-	probed = true;
-	if (!vigil_kernel_has_kfunc("bpf_cast_to_kern_ctx"))
-		missing = "packet enforcement on named interfaces needs Linux 6.6 or later: this "
-			  "kernel has no bpf_cast_to_kern_ctx kfunc (6.2+)";
-	else if (!vmlinux_has("tcx_entry", BTF_KIND_STRUCT))
-		missing = "packet enforcement on named interfaces needs Linux 6.6 or later: this "
-			  "kernel has no TCX links (6.6+)";
-	return missing;
+	if (has < 0)
+		has = vmlinux_has("tcx_entry", BTF_KIND_STRUCT);
+	return has;
 }
 
 void vigil_kernel_lacks(const char *feature, const char *effect)

@@ -25,10 +25,9 @@ int vigil_kernel_tracepoint_args(const char *name);
 /* True when the kernel has the kfunc NAME (a BTF function of vmlinux). */
 bool vigil_kernel_has_kfunc(const char *name);
 
-/* Why packet enforcement (TC and XDP on named interfaces) cannot run on
- * this kernel, or NULL when it can: it needs the bpf_cast_to_kern_ctx
- * kfunc (6.2) and TCX links (6.6). */
-const char *vigil_kernel_packet_enforcement_missing(void);
+/* True when the kernel has TCX links (6.6); without them TC enforcement
+ * is netlink clsact filters (agent/enforce/enforce_tc.c). */
+bool vigil_kernel_has_tcx(void);
 
 /* What the kernel lacks and what vigild does instead: logged once
  * ("kernel: no FEATURE: EFFECT") and kept for vigil status. */

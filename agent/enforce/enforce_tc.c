@@ -4,6 +4,11 @@
  * policy maps) and attaches them as pinned links (TCX, XDP), each attach
  * from a thread in the intended network namespace (agent/core/netns.c). Owns
  * nothing of the policy: rules reach the programs through the pinned maps.
+ *
+ * A kernel without TCX (before Linux 6.6) gets netlink clsact filters for
+ * the TC hooks instead: not links, so nothing to pin, and this agent
+ * removes them (and its XDP links, whose resets go through TC) when it
+ * stops: there, enforcement does not outlive the agent.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -33,6 +38,10 @@
 #define VIGIL_BPF_TCX_INGRESS 46
 #define VIGIL_BPF_TCX_EGRESS 47
 #define VIGIL_BPF_F_BEFORE (1U << 3)
+/* Without TCX: vigil's clsact filters, one per hook at this handle, first
+ * in priority (as BPF_F_BEFORE puts the TCX links first). */
+#define VIGIL_CLSACT_HANDLE 0x7669	/* "vi" */
+#define VIGIL_CLSACT_PRIORITY 1
 
 struct attachment {
 	char netns[256];
@@ -52,6 +61,7 @@ struct vigil_enforce_tc {
 	struct attachment at[ATTACH_MAX];
 	unsigned n;
 	bool track_flows;
+	bool tcx;		/* the kernel has TCX links; else clsact filters */
 	struct vigil_flow_reset idle;	/* with track_flows: idle flows' resets */
 };
 
@@ -74,15 +84,24 @@ static struct attachment *enforced_by(uint64_t cookie, int ifindex, struct vigil
 	return NULL;
 }
 
+/* Said once, however many instances open. */
+static void lacks_tcx(void)
+{
+	static bool said;
+
+	if (!said)
+		vigil_kernel_lacks("TCX links (6.6+)",
+				   "TC enforcement is netlink clsact filters, removed when vigild "
+				   "stops: enforcement on interfaces does not outlive the agent");
+	said = true;
+}
+
 int vigil_enforce_tc_open(struct vigil_enforce_tc **out, const struct vigil_enforce_tc_opts *o)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .pin_root_path = o->pin_dir);
-	const char *missing = vigil_kernel_packet_enforcement_missing();
 	struct vigil_enforce_tc *e;
 	int err;
 
-	if (missing)
-		return vlog_err(-EOPNOTSUPP, "enforce: %s", missing);
 	e = calloc(1, sizeof(*e));
 	if (!e)
 		return vlog_err(-ENOMEM, "enforce: out of memory");
@@ -112,6 +131,9 @@ int vigil_enforce_tc_open(struct vigil_enforce_tc **out, const struct vigil_enfo
 		goto fail;
 	}
 	e->track_flows = o->track_flows;
+	e->tcx = vigil_kernel_has_tcx();
+	if (!e->tcx)
+		lacks_tcx();
 	e->idle = (struct vigil_flow_reset){
 		.build_fd = bpf_program__fd(e->tc->progs.vigil_tc_build),
 		.flows_fd = bpf_map__fd(e->tc->maps.vigil_flows),
@@ -175,19 +197,77 @@ static void remove_link(const char *path)
 		vlog_err(-errno, "cannot remove %s", path);
 }
 
-/* Removes a's links: every hook, or only those this agent made. */
+static bool is_tc_hook(const struct attachment *a, unsigned h)
+{
+	return !(h == 0 && a->xdp);
+}
+
+static __u32 prog_id_of(int prog_fd);
+
+/* The clsact filters of a's TC hooks in mask, in a's namespace. */
+struct clsact_job {
+	const struct vigil_enforce_tc *e;
+	const struct attachment *a;
+	unsigned mask;
+};
+
+/* In the namespace: removes vigil's filter from each hook in the mask, if
+ * it still runs one of this instance's programs on a's interface (another
+ * device may have its index now). */
+static int clsact_detach_run(void *arg)
+{
+	const struct clsact_job *j = arg;
+	const struct attachment *a = j->a;
+	__u32 ours[3] = { prog_id_of(bpf_program__fd(j->e->tc->progs.vigil_tc_ingress)),
+			  prog_id_of(bpf_program__fd(j->e->tc->progs.vigil_tc_egress)),
+			  prog_id_of(bpf_program__fd(j->e->tc->progs.vigil_tc_xdp_ingress)) };
+	uint64_t cookie;
+
+	if (vigil_netns_cookie(&cookie) || cookie != a->ns.cookie)
+		return 0;	/* the name leads to another namespace now */
+	for (unsigned h = 0; h < hooks_of(a); h++) {
+		LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = a->ifindex,
+			    .attach_point = h == 1 ? BPF_TC_EGRESS : BPF_TC_INGRESS);
+		LIBBPF_OPTS(bpf_tc_opts, q, .handle = VIGIL_CLSACT_HANDLE,
+			    .priority = VIGIL_CLSACT_PRIORITY);
+		LIBBPF_OPTS(bpf_tc_opts, del, .handle = VIGIL_CLSACT_HANDLE,
+			    .priority = VIGIL_CLSACT_PRIORITY);
+		int err;
+
+		if (!(j->mask & (1u << h)) || !is_tc_hook(a, h))
+			continue;
+		if (bpf_tc_query(&hook, &q) ||
+		    (q.prog_id != ours[0] && q.prog_id != ours[1] && q.prog_id != ours[2]))
+			continue;
+		if ((err = bpf_tc_detach(&hook, &del)) && err != -ENOENT)
+			vlog_err(err, "cannot remove the %s filter of %s in %s", hook_name(a, h),
+				 a->ifname, a->netns);
+	}
+	return 0;
+}
+
+/* Removes a's links (or clsact filters): every hook, or only those this
+ * agent made. */
 static void take_back(const struct vigil_enforce_tc *e, struct attachment *a, bool only_made)
 {
+	struct clsact_job j = { .e = e, .a = a };
 	char path[512];
 
 	for (unsigned h = 0; h < hooks_of(a); h++) {
 		if (only_made && !(a->made & (1u << h)))
 			continue;
+		if (!e->tcx && is_tc_hook(a, h)) {
+			j.mask |= 1u << h;
+			continue;
+		}
 		if (a->fd[h] >= 0)
 			bpf_link_detach(a->fd[h]);
 		hook_pin(path, sizeof(path), e, a, h);
 		remove_link(path);
 	}
+	/* A namespace that is gone took its filters along. */
+	if (j.mask && a->ifindex)
+		vigil_netns_run(a->netns, clsact_detach_run, &j, NULL);
 	a->made = 0;
 }
 
@@ -349,6 +429,33 @@ static int attach_hook(struct tc_job *j, unsigned h, int prog_fd, int attach_typ
 	return make_link(j, h, prog_fd, attach_type, path);
 }
 
+/* In the namespace, without TCX: prog as vigil's clsact filter on hook h,
+ * in place of one an earlier agent left there (atomically: no gap). */
+static int clsact_attach(struct tc_job *j, unsigned h, int prog_fd)
+{
+	struct attachment *a = j->a;
+	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = a->ifindex,
+		    .attach_point = h == 1 ? BPF_TC_EGRESS : BPF_TC_INGRESS);
+	LIBBPF_OPTS(bpf_tc_opts, opts, .handle = VIGIL_CLSACT_HANDLE,
+		    .priority = VIGIL_CLSACT_PRIORITY, .prog_fd = prog_fd, .flags = BPF_TC_F_REPLACE);
+	int err = bpf_tc_hook_create(&hook);
+
+	if (err && err != -EEXIST)
+		return vlog_err(err, "cannot add a clsact qdisc to %s in %s", a->ifname, a->netns);
+	if ((err = bpf_tc_attach(&hook, &opts)))
+		return vlog_err(err, "cannot attach %s to %s in %s as a clsact filter",
+				hook_name(a, h), a->ifname, a->netns);
+	a->made |= 1u << h;
+	return 0;
+}
+
+static int attach_tc(struct tc_job *j, unsigned h, int prog_fd)
+{
+	if (!j->e->tcx)
+		return clsact_attach(j, h, prog_fd);
+	return attach_hook(j, h, prog_fd, h == 1 ? VIGIL_BPF_TCX_EGRESS : VIGIL_BPF_TCX_INGRESS);
+}
+
 /* In the namespace: find the interface, then attach. 1: this instance has
  * it already, under another name of the namespace, which it now goes by. */
 static int tc_job_run(void *arg)
@@ -378,14 +485,11 @@ static int tc_job_run(void *arg)
 	if (a->xdp)
 		err = attach_hook(j, 0, bpf_program__fd(e->xdp->progs.vigil_xdp_ingress), BPF_XDP);
 	else
-		err = attach_hook(j, 0, bpf_program__fd(e->tc->progs.vigil_tc_ingress),
-				  VIGIL_BPF_TCX_INGRESS);
+		err = attach_tc(j, 0, bpf_program__fd(e->tc->progs.vigil_tc_ingress));
 	if (!err)
-		err = attach_hook(j, 1, bpf_program__fd(e->tc->progs.vigil_tc_egress),
-				  VIGIL_BPF_TCX_EGRESS);
+		err = attach_tc(j, 1, bpf_program__fd(e->tc->progs.vigil_tc_egress));
 	if (!err && a->xdp)
-		err = attach_hook(j, 2, bpf_program__fd(e->tc->progs.vigil_tc_xdp_ingress),
-				  VIGIL_BPF_TCX_INGRESS);
+		err = attach_tc(j, 2, bpf_program__fd(e->tc->progs.vigil_tc_xdp_ingress));
 	return err;
 }
 
@@ -437,8 +541,9 @@ int vigil_enforce_tc_attach(struct vigil_enforce_tc *e, const char *netns, const
 	e->n++;
 	if (e->track_flows && (err = watch_netns(e, a->netns)))
 		return err;
-	vlog_info("enforcing on %s in %s (%s ingress, TC egress)", ifname, netns,
-		  xdp ? "XDP (resets through TC)" : "TC");
+	vlog_info("enforcing on %s in %s (%s ingress, TC egress%s)", ifname, netns,
+		  xdp ? "XDP (resets through TC)" : "TC",
+		  e->tcx ? "" : "; clsact filters, removed when vigild stops");
 	return 0;
 }
 
@@ -573,9 +678,14 @@ void vigil_enforce_tc_close(struct vigil_enforce_tc *e)
 	for (unsigned k = 0; k < OPEN_MAX; k++)
 		if (open_set[k] == e)
 			open_set[k] = NULL;
-	for (unsigned i = 0; i < e->n; i++)
+	/* The links stay pinned: enforcement outlives the agent. Without TCX
+	 * the TC hooks are filters this agent removes now, and the XDP links
+	 * go too: their resets are built by the TC ingress program. */
+	for (unsigned i = 0; i < e->n; i++) {
+		if (!e->tcx)
+			take_back(e, &e->at[i], false);
 		close_fds(&e->at[i]);
-	/* The links stay pinned: enforcement outlives the agent. */
+	}
 	enforce_tc_bpf__destroy(e->tc);
 	enforce_xdp_bpf__destroy(e->xdp);
 	free(e);

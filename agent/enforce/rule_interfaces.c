@@ -13,7 +13,6 @@
 #include <net/if.h>
 #include <stdio.h>
 #include <string.h>
-#include "kernel_features.h"
 #include "enforce_tc.h"
 #include "log.h"
 #include "netns.h"
@@ -26,12 +25,6 @@ static int if_exists(void *ifname)
 
 int vigil_policy_tc_check(const struct vigil_rule *r, char *err, size_t errlen)
 {
-	const char *missing = r->n_interfaces ? vigil_kernel_packet_enforcement_missing() : NULL;
-
-	if (missing) {
-		snprintf(err, errlen, "%s", missing);
-		return -EOPNOTSUPP;
-	}
 	for (unsigned n = 0; n < r->n_netns; n++) {
 		for (unsigned i = 0; i < r->n_interfaces; i++) {
 			int ret = vigil_netns_run(r->netns[n], if_exists, r->interfaces[i], NULL);
