@@ -11,7 +11,6 @@
 missing_feature() {
 	case $1 in
 	*"'bpf_sock_destroy': not found"*) echo "no bpf_sock_destroy kfunc (Linux 6.5+)" ;;
-	*"'bpf_cast_to_kern_ctx': not found"*) echo "no bpf_cast_to_kern_ctx kfunc (Linux 6.2+)" ;;
 	*"BTF type ID of 'sock_send_length'"* | *"BTF type ID of 'sock_recv_length'"*)
 		echo "no sock:sock_send_length/sock_recv_length tracepoints (Linux 6.3+)" ;;
 	*"func 'tcp_send_reset' doesn't have 3-th argument"*)

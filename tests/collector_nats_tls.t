@@ -7,7 +7,6 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/stream_lib.sh"
 command -v nats-server >/dev/null || skip_all "nats-server is not installed"
-command -v openssl >/dev/null || skip_all "openssl is not installed"
 plan 10
 . "$(dirname "$0")/tls_lib.sh"
 

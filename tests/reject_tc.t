@@ -74,11 +74,12 @@ check "event: egress reject" -- ev '"action":"reject","reply":"rst_to_sender","d
 # Another tool's classic filter on the same interface still sees what vigil
 # does not act on: vigil's programs hand it on (TCX_NEXT), they never pass
 # a packet over the others' heads.
-tc -n "$NS_s" qdisc add dev vs clsact &&
-	tc -n "$NS_s" filter add dev vs ingress bpf obj "$TOP/$BUILD/tests/tc_drop.bpf.o" sec tc da
+# (Without TCX vigil's own filters are on that clsact already, first.)
+tc -n "$NS_s" qdisc show dev vs | grep -q clsact || tc -n "$NS_s" qdisc add dev vs clsact
+tc -n "$NS_s" filter add dev vs ingress pref 100 bpf obj "$TOP/$BUILD/tests/tc_drop.bpf.o" sec tc da
 r=$(cl connect 10.77.0.2 8000 1); is "$r" timeout "another tool's filter after vigil's program drops port 8000"
 r=$(cl connect 10.77.0.2 8080 2); check "vigil's reject still answers before it ($r)" -- fast "$r"
-tc -n "$NS_s" qdisc del dev vs clsact
+tc -n "$NS_s" filter del dev vs ingress pref 100
 r=$(cl connect 10.77.0.2 8000 2); is "${r%% *}" connected "that filter removed: port 8000 connects"
 
 # Events: each decision, with its rule, reply and 5-tuple.

@@ -7,7 +7,6 @@
 # certificate. Certificates are made here (tests/tls_lib.sh).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/stream_lib.sh"
-command -v openssl >/dev/null || skip_all "openssl is not installed"
 . "$(dirname "$0")/tls_lib.sh"
 plan 13
 NODE="tlse2e$$"

@@ -14,7 +14,6 @@
 # doubles nothing.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/stream_lib.sh"
-command -v openssl >/dev/null || skip_all "openssl is not installed"
 plan 39
 PEER="$TOP/tests/tls_peer.py"
 

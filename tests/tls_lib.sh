@@ -7,6 +7,10 @@
 #                         SAN (e.g. 'DNS:node-a' or 'IP:127.0.0.1,DNS:x';
 #                         empty: none), valid DAYS (default 2; 0: it expires
 #                         within the second): $P/NAME.pem, $P/NAME.key
+# Skips the whole test where there is no openssl CLI; TLS_CLIENT is the
+# test TLS client (tests/tls_client.py).
+command -v openssl >/dev/null || skip_all "openssl is not installed"
+TLS_CLIENT="$TOP/tests/tls_client.py"
 P=${P:-$T_DIR/pki}
 mkdir -p "$P"
 

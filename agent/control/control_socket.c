@@ -16,6 +16,7 @@
 #include "json.h"
 #include "control_socket.h"
 #include "enforce_carried.h"
+#include "kernel_features.h"
 #include "log.h"
 #include "stream.h"
 /* lib/control.h and agent/control/control_socket.h share a name: take the lib one by path. */
@@ -100,6 +101,36 @@ static bool cgroup_holds(const char *rule_cgroup, const char *own)
 	return !strncmp(own, ref.path, n) && (own[n] == '/' || !own[n]);
 }
 
+static void warn_line(struct vigil_buf *out, const char *line)
+{
+	vlog_info("policy: %s", line);
+	if (out)
+		vbuf_printf(out, "%s\n", line);
+}
+
+/* Rules accepted on a kernel that lacks part of what they do: what holds
+ * and what does not (docs/policy.md, docs/kernels.md). */
+static void warn_kernel(const struct vigil_rule *r, struct vigil_buf *out)
+{
+	static int sock_destroy = -1;
+	char line[PATH_MAX + 256];
+
+	if (sock_destroy < 0)
+		sock_destroy = vigil_kernel_has_kfunc("bpf_sock_destroy");
+	if (r->n_interfaces && !vigil_kernel_has_tcx()) {
+		snprintf(line, sizeof(line), "%s:%u: warning: rule '%s': this kernel has no TCX "
+			 "links (6.6+): its interfaces get clsact filters, removed when vigild stops",
+			 r->file, r->line, r->name);
+		warn_line(out, line);
+	}
+	if (r->action == VIGIL_ACT_RESET && r->n_netns && !sock_destroy) {
+		snprintf(line, sizeof(line), "%s:%u: warning: rule '%s': this kernel has no "
+			 "bpf_sock_destroy (6.5+): flows are reset by packets, live local sockets "
+			 "are not destroyed", r->file, r->line, r->name);
+		warn_line(out, line);
+	}
+}
+
 /* Rules that would cut vigild off from its own work: refusing its stream to
  * a collector (--send), or scoped to the cgroup vigild runs in. Warned
  * about, not refused (an operator may mean it): logged, and added to out
@@ -115,13 +146,12 @@ static void warn_self(struct vigil_control *c, struct vigil_buf *out)
 		const struct vigil_rule *r = &p->rules[i];
 		bool mine = !r->cgroup || (know_own && cgroup_holds(r->cgroup, own));
 
+		warn_kernel(r, out);
 		if (r->cgroup && mine) {
 			snprintf(line, sizeof(line), "%s:%u: warning: rule '%s' covers vigild's own "
 				 "cgroup (%s): its connects that the rule matches are refused",
 				 r->file, r->line, r->name, own);
-			vlog_info("policy: %s", line);
-			if (out)
-				vbuf_printf(out, "%s\n", line);
+			warn_line(out, line);
 		}
 		for (unsigned j = 0; j < c->n_peers && mine; j++) {
 			if (!vigil_rule_covers_peer(r, &c->peers[j], c->peer_socktype[j]))
@@ -129,9 +159,7 @@ static void warn_self(struct vigil_control *c, struct vigil_buf *out)
 			snprintf(line, sizeof(line), "%s:%u: warning: rule '%s' (%s) covers vigild's "
 				 "stream to %s (--send)", r->file, r->line, r->name,
 				 vigil_policy_action_name(r->action), c->peer_url[j]);
-			vlog_info("policy: %s", line);
-			if (out)
-				vbuf_printf(out, "%s\n", line);
+			warn_line(out, line);
 		}
 	}
 }

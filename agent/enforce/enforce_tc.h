@@ -17,6 +17,8 @@
  * configuration no longer names, it removes at start
  * (vigil_enforce_links_prune), and a policy reload what the new policy no
  * longer names (vigil_enforce_tc_detach); `vigil unpin` removes everything.
+ * Before Linux 6.6 (no TCX) the TC hooks are netlink clsact filters, which
+ * the agent removes when it stops (docs/resets.md).
  */
 #ifndef VIGIL_ENFORCE_TC_H
 #define VIGIL_ENFORCE_TC_H
@@ -66,7 +68,8 @@ bool vigil_enforce_tc_owns(const struct vigil_enforce_tc *e, const char *name);
  * instances (some may be NULL) attached: an earlier agent's, for interfaces
  * this one does not name. Returns how many. */
 int vigil_enforce_links_prune(const char *pin_dir, struct vigil_enforce_tc *const *keep, unsigned n);
-/* Frees; the links stay pinned and running. */
+/* Frees; the links stay pinned and running (without TCX, the filters and
+ * XDP links are removed). */
 void vigil_enforce_tc_close(struct vigil_enforce_tc *e);
 
 #endif

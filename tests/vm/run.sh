@@ -12,12 +12,15 @@ set -euo pipefail
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$TOP"
 BUILD=${BUILD:-build}
-# The smoke subset, what CI runs on 6.1: process and network events, the
-# stream across a restart (also through kernel TLS), the collector's hostile
-# input, cgroup deny, packet rules refused by name, every program verified.
-SMOKE="tests/bpf_verify.t tests/process_events.t tests/net_events.t tests/stream_restart.t
-	tests/collector_hostile.t tests/deny_cgroup.t tests/policy_tc.t tests/stream_tls.t
-	tests/stream_ktls.t"
+# The smoke subset, what CI runs on 6.1: process events (procfs start,
+# loss), network events and reports, the stream across an agent kill (also
+# through kernel TLS), the collector's hostile input, cgroup deny, TC reject
+# and the router's resets (clsact filters there), policy reloads, every
+# program verified.
+SMOKE="tests/bpf_verify.t tests/process_events.t tests/loss.t tests/net_events.t
+	tests/report_exact.t tests/stream_restart.t tests/collector_hostile.t tests/deny_cgroup.t
+	tests/reject_tc.t tests/reset_router.t tests/policy_tc.t tests/policy_reload.t
+	tests/stream_tls.t tests/stream_ktls.t"
 TESTS=${TESTS:-$SMOKE}
 CACHE=${VIGIL_KERNEL_CACHE:-$HOME/.cache/vigil-kernels}
 VM_MEM=${VM_MEM:-1024}
