@@ -45,9 +45,16 @@ capture() {
 	ip netns exec "$1" tshark -q -n -i "$2" -w "$3" -f "tcp or icmp or icmp6" 2>"$3.err" &
 	CAPTURE_PID=$!
 	on_exit "kill $CAPTURE_PID"
-	wait_for 5 grep -q "Capturing on" "$3.err"
+	wait_for $((5 * T_SLOW)) grep -q "Capturing on" "$3.err"
 }
-stop_capture() { sleep 0.3; kill -INT "$CAPTURE_PID"; wait "$CAPTURE_PID" 2>/dev/null; }
+# Waits a little for tshark to write what it has; one that does not stop on
+# SIGINT (still starting, under TCG) is killed.
+stop_capture() {
+	sleep 0.3
+	kill -INT "$CAPTURE_PID" 2>/dev/null
+	wait_for $((5 * T_SLOW)) sh -c "! kill -0 $CAPTURE_PID 2>/dev/null" || kill -KILL "$CAPTURE_PID" 2>/dev/null
+	wait "$CAPTURE_PID" 2>/dev/null
+}
 
 # rsts PCAP [SPORT]: one line per RST seen (from SPORT): "port seq ack flags
 # window", by destination port.

@@ -50,6 +50,7 @@ struct attachment {
 	int ifindex;
 	bool xdp;
 	unsigned made;		/* hooks (bit h for hook h: HOOKS) whose links this agent made */
+	bool clsact;		/* without TCX: the interface has its clsact qdisc */
 	int fd[3];		/* the links, held while the agent runs: a `vigil unpin`
 				 * meanwhile ends them only when it stops */
 };
@@ -438,10 +439,11 @@ static int clsact_attach(struct tc_job *j, unsigned h, int prog_fd)
 		    .attach_point = h == 1 ? BPF_TC_EGRESS : BPF_TC_INGRESS);
 	LIBBPF_OPTS(bpf_tc_opts, opts, .handle = VIGIL_CLSACT_HANDLE,
 		    .priority = VIGIL_CLSACT_PRIORITY, .prog_fd = prog_fd, .flags = BPF_TC_F_REPLACE);
-	int err = bpf_tc_hook_create(&hook);
+	int err = a->clsact ? 0 : bpf_tc_hook_create(&hook);
 
 	if (err && err != -EEXIST)
 		return vlog_err(err, "cannot add a clsact qdisc to %s in %s", a->ifname, a->netns);
+	a->clsact = true;	/* one per interface, for both directions */
 	if ((err = bpf_tc_attach(&hook, &opts)))
 		return vlog_err(err, "cannot attach %s to %s in %s as a clsact filter",
 				hook_name(a, h), a->ifname, a->netns);
