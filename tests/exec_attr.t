@@ -6,7 +6,7 @@
 # path marked " (deleted)", its inode and link count; "fileless" flags a
 # binary with no link left. A normal binary is reported as before.
 . "$(dirname "$0")/lib.sh"
-plan 22
+plan 24
 
 PY=/usr/bin/python3
 EV="$T_DIR/events.json"
@@ -105,6 +105,21 @@ is "$(jq -c '[.binary_properties, .flags]' <<<"$E")" '[null,"execve"]' "a normal
 E=$(jq -c --argjson pid $PRE 'select(.process_exec.process.pid == $pid) | .process_exec.process' "$EV" | head -1)
 is "$(jq -r .binary <<<"$E")" "memfd:vt-pre" "a memfd process found at start: binary is the memfd's name"
 is "$(jq -r '.binary_properties.file.path' <<<"$E")" "memfd:vt-pre (deleted)" "... and marked deleted"
+
+# 7. A working directory deeper than the path buffer (4096 bytes): its path
+# is cut at the root side and flagged truncCWD; what is kept is the true
+# tail. (The walk's position must be unknown to the verifier: on a kernel
+# before 6.7 a constant start lost the cut, bpf/lib/loop.bpf.h.)
+N=$(printf 'd%.0s' $(seq 200))
+(cd "$T_DIR" && for i in $(seq 24); do mkdir "$N$i" && cd "$N$i" || exit 1; done && exec /usr/bin/true) &
+P=$!
+wait $P
+wait_for 5 seen_exit $P
+E=$(ex $P)
+C=$(jq -r .cwd <<<"$E")
+check "a cwd past 4096 bytes: flagged truncCWD" -- jq -e '.flags | split(" ") | index("truncCWD")' <<<"$E"
+check "... the tail kept, whole components (${#C} bytes)" -- \
+	sh -c "[ ${#C} -gt 3000 ] && [ ${#C} -lt 4096 ] && echo '$C' | grep -Eq '^(/${N}[0-9]+)+\$' && echo '$C' | grep -q '/${N}24\$'"
 
 stop_agent
 done_testing

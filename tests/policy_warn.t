@@ -4,7 +4,7 @@
 # its stream to the collector (--send), and one scoped to the cgroup vigild
 # runs in.
 . "$(dirname "$0")/lib.sh"
-plan 10
+plan 11
 
 CG=$(new_cgroup self) || skip_all "no cgroup v2"
 PORT=$((20000 + $$ % 20000))
@@ -48,4 +48,17 @@ case "$out" in *"w.yaml:3: warning: rule 'own-cg' covers vigild's own cgroup ($C
 check "the log has the warnings too" -- grep -q "warning: rule 'own-cg'" "$T_DIR/agent.err"
 out=$("$VIGIL" --pin-dir "$T_PIN" policy load "$T_DIR/quiet.yaml" 2>&1)
 is "$out" "1 rules in force" "a policy that spares vigild loads without a warning"
+# A reset rule on a kernel without bpf_sock_destroy (before 6.5) is taken,
+# with a warning that live sockets are not destroyed (only the test's own,
+# empty, namespace is named).
+NS=$(new_netns w) || exit 1
+printf 'rules:\n  - {name: cut, action: reset, netns: %s, cidr: 198.51.100.0/24}\n' "$NS" >"$T_DIR/reset.yaml"
+out=$("$VIGIL" --pin-dir "$T_PIN" policy load "$T_DIR/reset.yaml" 2>&1)
+if kernel_has FUNC bpf_sock_destroy; then
+	is "$out" "1 rules in force" "a reset rule: no warning where the kernel destroys live sockets"
+else
+	is "$out" "1 rules in force
+$T_DIR/reset.yaml:2: warning: rule 'cut': this kernel has no bpf_sock_destroy (6.5+): flows are reset by packets, live local sockets are not destroyed" \
+		"a reset rule without bpf_sock_destroy: the reply warns what does not hold"
+fi
 stop_agent; ok $? "the agent stops cleanly"

@@ -19,6 +19,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
+#include "loop.bpf.h"
 #include "pkt.bpf.h"
 
 #define VIGIL_BCAST_STEPS 1024	/* interfaces and addresses, together */
@@ -75,6 +76,7 @@ static __always_inline bool vigil_directed_bcast(const struct net *net, const st
 	__builtin_memcpy(&w.b, p->daddr, 4);
 	w.head = (__u64)net + bpf_core_field_offset(struct net, dev_base_head);
 	w.node = w.head;	/* the first step moves to the first device */
+	w.ifa = vigil_loop_opaque(0);	/* not a constant to the verifier: loop.bpf.h */
 	bpf_loop(VIGIL_BCAST_STEPS, vigil_bcast_step, &w, 0);
 	return w.found;
 }

@@ -15,6 +15,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 #include <vigil/events.h>
+#include "loop.bpf.h"
 
 #define VIGIL_PATH_BUF VIGIL_PATH_MAX	/* power of two: offsets are masked */
 #define VIGIL_PATH_MASK (VIGIL_PATH_BUF - 1)
@@ -83,7 +84,7 @@ static __always_inline __u32 vigil_path_build(char *buf, const struct path *p,
 		.mnt = container_of(BPF_CORE_READ(p, mnt), struct mount, mnt),
 		.root_dentry = root ? BPF_CORE_READ(root, dentry) : NULL,
 		.root_mnt = root ? BPF_CORE_READ(root, mnt) : NULL,
-		.pos = VIGIL_PATH_BUF,
+		.pos = vigil_loop_opaque(VIGIL_PATH_BUF),	/* loop.bpf.h */
 	};
 
 	bpf_loop(VIGIL_PATH_DEPTH, vigil_path_step, &w, 0);

@@ -12,6 +12,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 #include <vigil/events.h>
+#include "loop.bpf.h"
 
 #ifndef PF_KTHREAD
 #define PF_KTHREAD 0x00200000
@@ -147,7 +148,7 @@ static __always_inline __u32 vigil_cgroup_path(char *buf, struct task_struct *t,
 	struct vigil_cgroup_walk w = {
 		.buf = buf,
 		.kn = vigil_task_cgroup_kn(t),
-		.pos = VIGIL_CGROUP_MAX,
+		.pos = vigil_loop_opaque(VIGIL_CGROUP_MAX),	/* loop.bpf.h */
 	};
 
 	if (w.kn)
