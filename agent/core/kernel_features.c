@@ -2,9 +2,10 @@
 /*
  * Kernel feature probes from vmlinux BTF (agent/core/kernel_features.h). Each probe
  * reads the BTF afresh: there are few, at start; the one policy loads ask
- * again is kept.
+ * again (TCX) is kept.
  */
 #include <stdio.h>
+#include <string.h>
 #include <sys/utsname.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -82,6 +83,11 @@ bool vigil_kernel_has_tcx(void)
 
 void vigil_kernel_lacks(const char *feature, const char *effect)
 {
+	/* Said once, however many parts ask (stream sinks, enforcement
+	 * instances). */
+	for (unsigned i = 0; i < n_lacks; i++)
+		if (!strcmp(lacks[i].feature, feature) && !strcmp(lacks[i].effect, effect))
+			return;
 	vlog_info("kernel: no %s: %s", feature, effect);
 	if (n_lacks < LACKS_MAX)
 		lacks[n_lacks++] = (typeof(lacks[0])){ feature, effect };

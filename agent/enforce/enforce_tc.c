@@ -85,18 +85,6 @@ static struct attachment *enforced_by(uint64_t cookie, int ifindex, struct vigil
 	return NULL;
 }
 
-/* Said once, however many instances open. */
-static void lacks_tcx(void)
-{
-	static bool said;
-
-	if (!said)
-		vigil_kernel_lacks("TCX links (6.6+)",
-				   "TC enforcement is netlink clsact filters, removed when vigild "
-				   "stops: enforcement on interfaces does not outlive the agent");
-	said = true;
-}
-
 int vigil_enforce_tc_open(struct vigil_enforce_tc **out, const struct vigil_enforce_tc_opts *o)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .pin_root_path = o->pin_dir);
@@ -134,7 +122,9 @@ int vigil_enforce_tc_open(struct vigil_enforce_tc **out, const struct vigil_enfo
 	e->track_flows = o->track_flows;
 	e->tcx = vigil_kernel_has_tcx();
 	if (!e->tcx)
-		lacks_tcx();
+		vigil_kernel_lacks("TCX links (6.6+)",
+				   "TC enforcement is netlink clsact filters, removed when vigild "
+				   "stops: enforcement on interfaces does not outlive the agent");
 	e->idle = (struct vigil_flow_reset){
 		.build_fd = bpf_program__fd(e->tc->progs.vigil_tc_build),
 		.flows_fd = bpf_map__fd(e->tc->maps.vigil_flows),

@@ -51,6 +51,7 @@ struct vigil_tx {
 	unsigned zc_head, zc_count;
 	uint32_t next_id;
 	struct io_uring *uring;	/* io_uring path only, kept across connections */
+	bool zc_report;		/* its sends ask whether the kernel copied (6.2+) */
 	int uring_fd;		/* for the pump's epoll: completions wake it */
 	int drain_fd;		/* a dropped MSG_ZEROCOPY socket whose sends
 				 * are not all notified yet, or -1 */

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <liburing.h>
+#include "kernel_features.h"
 #include "log.h"
 #include "stream_tx.h"
 
@@ -26,6 +27,33 @@
 #endif
 
 #define URING_ENTRIES 64
+
+#define PROBE_ID UINT64_MAX	/* no send of ours has it: gen and id are 32 bits */
+
+/* Whether SEND_ZC takes IORING_SEND_ZC_REPORT_USAGE (Linux 6.2; some 6.1
+ * builds have it backported): a send on no socket fails in the check of
+ * its flags (EINVAL) before the socket is looked up (EBADF). */
+static bool report_usage_supported(struct io_uring *ring)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+	struct io_uring_cqe *cqe;
+	int res = -EINVAL;
+
+	if (!sqe)
+		return false;
+	io_uring_prep_send_zc(sqe, -1, NULL, 0, 0, 0);
+	sqe->ioprio |= IORING_SEND_ZC_REPORT_USAGE;
+	io_uring_sqe_set_data64(sqe, PROBE_ID);
+	if (io_uring_submit_and_wait(ring, 1) < 0)
+		return false;
+	/* Its completion, and a notification if the kernel posts one. */
+	while (!io_uring_peek_cqe(ring, &cqe)) {
+		if (io_uring_cqe_get_data64(cqe) == PROBE_ID && !(cqe->flags & IORING_CQE_F_NOTIF))
+			res = cqe->res;
+		io_uring_cqe_seen(ring, cqe);
+	}
+	return res != -EINVAL;
+}
 
 int vigil_uring_init(struct vigil_tx *t)
 {
@@ -56,6 +84,11 @@ int vigil_uring_init(struct vigil_tx *t)
 		return -EOPNOTSUPP;
 	}
 	t->uring_fd = t->uring->ring_fd;
+	t->zc_report = report_usage_supported(t->uring);
+	if (!t->zc_report)
+		vigil_kernel_lacks("IORING_SEND_ZC_REPORT_USAGE (6.2)",
+				   "io_uring zero-copy sends do not tell whether the kernel copied "
+				   "the pages: loopback streams stay on zero-copy");
 	return 0;
 }
 
@@ -84,7 +117,8 @@ int vigil_uring_send(struct vigil_tx *t, const void *p, size_t len)
 		return 0;
 	id = t->next_id++;
 	io_uring_prep_send_zc(sqe, t->fd, p, len, MSG_WAITALL | MSG_NOSIGNAL, 0);
-	sqe->ioprio |= IORING_SEND_ZC_REPORT_USAGE;
+	if (t->zc_report)
+		sqe->ioprio |= IORING_SEND_ZC_REPORT_USAGE;
 	io_uring_sqe_set_data64(sqe, (uint64_t)t->gen << 32 | id);
 	err = io_uring_submit(t->uring);
 	if (err < 0)
