@@ -98,11 +98,12 @@ for hook in tc xdp; do
 	for dst in 10.77.0.2 fd77::2; do
 		got=$(answered "$c" "$s" $dst 7001); DELTA=$(cat "$T_DIR/delta")
 		diag "cidr-only $hook $dst: $got; counted $DELTA"
-		# The kernel here drops two IPv6 shapes itself, vigil or not: the
-		# first fragment without its whole TCP header (RFC 7112) and the
-		# 20-header chain (seen unanswered without any rule too).
+		# The kernel drops two IPv6 shapes itself, vigil or not: the first
+		# fragment without its whole TCP header (RFC 7112) and, on 6.18
+		# (not on 6.1, which answers it), the 20-header chain (seen
+		# unanswered without any rule too): that one is left out.
 		[[ $dst == *:* ]] && want="synack: 41003 41004" || want="synack: 41001"
-		is "$(grep synack: <<<"$got")" "$want" "no rule covers the sender, $hook, $dst: the shapes pass (SYN-ACK)"
+		is "$(grep synack: <<<"$got" | sed 's/ 41005$//')" "$want" "no rule covers the sender, $hook, $dst: the shapes pass (SYN-ACK)"
 		is "$DELTA" "0 0 0" "no rule covers the sender, $hook, $dst: nothing counted"
 	done
 done

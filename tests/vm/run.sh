@@ -117,6 +117,12 @@ qrc=${PIPESTATUS[0]}
 set -e
 rc=$(cat "$out/status" 2>/dev/null || echo 1)
 echo "vm: $kver ($accel) ran ${SECONDS}s; exit status $rc" >&2
+# Skips are counted and named: each is a feature this kernel lacks.
+tr -d '\r' <"$out/tap.txt" | sed -nE 's/^(ok [0-9]+|1\.\.0) # SKIP (.*)/\1\t\2/p' >"$out/skips.txt"
+if [ -s "$out/skips.txt" ]; then
+	echo "vm: $(grep -vc '^1\.\.0' "$out/skips.txt") tests and $(grep -c '^1\.\.0' "$out/skips.txt") whole files skipped, by reason:" >&2
+	cut -f2 "$out/skips.txt" | sort | uniq -c | sort -rn | sed 's/^/vm: /' >&2
+fi
 if [ ! -f "$out/status" ]; then
 	echo "vm: the guest did not finish (qemu status $qrc): see $out/console.log" >&2
 	tail -20 "$out/console.log" >&2
