@@ -68,6 +68,8 @@ entries() {
 # silenced NAME PORT SET: an established connection to PORT, whose segments
 # then go to the nftables set SET, until the client's kernel gives up. Sets
 # P (the client) and OPEN_ENTRIES (its socket entries while it was open).
+# The server holds its end longer than that takes (a slow machine, TCG,
+# included): its close with unread data would send a RST.
 silenced() {
 	local d="$T_DIR/$1"
 	mkdir -p "$d"
@@ -75,7 +77,7 @@ silenced() {
 import socket, sys, time
 ls = socket.socket(); ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 ls.bind(("0.0.0.0", int(sys.argv[2]))); ls.listen(); open(sys.argv[1], "w").close()
-s, _ = ls.accept(); time.sleep(8)' "$d/ready" "$2" &
+s, _ = ls.accept(); time.sleep(float(sys.argv[3]))' "$d/ready" "$2" $((8 * T_SLOW)) &
 	on_exit "kill -9 $!"
 	wait_for 5 test -e "$d/ready"
 	ip netns exec "$NS_C" /usr/bin/python3 "$T_DIR/to.py" est "$NET_S" "$2" "$d" >"$d/err" &
