@@ -90,7 +90,8 @@ start_agent() {
 	"$VIGILD" --pin-dir "$T_PIN" "$@" 2>>"$T_DIR/agent.err" &
 	AGENT_PID=$!
 	on_exit "kill -TERM $AGENT_PID; wait $AGENT_PID"
-	wait_for 20 grep -qs 'attached\|resumed' "$T_DIR/agent.err" || {
+	# (Under TCG, 6.1's verifier takes seconds per enforcement program.)
+	wait_for $((20 * T_SLOW)) grep -qs 'attached\|resumed' "$T_DIR/agent.err" || {
 		diag "agent did not start:"; sed 's/^/#   /' "$T_DIR/agent.err"; return 1; }
 }
 # Stops the agent; an unclean exit (a sanitizer report, a crash) fails the
