@@ -158,9 +158,15 @@ static void link_pin(char *out, size_t len, const char *pin_dir, uint64_t cookie
 		 (unsigned long long)cookie, ifindex, hook);
 }
 
+/* A TC hook's direction: only hook 1 is egress (HOOKS). */
+static bool is_egress(unsigned h)
+{
+	return h == 1;
+}
+
 static const char *hook_name(const struct attachment *a, unsigned h)
 {
-	return h == 1 ? "tc_egress" : h == 0 && a->xdp ? "xdp" : "tc_ingress";
+	return is_egress(h) ? "tc_egress" : h == 0 && a->xdp ? "xdp" : "tc_ingress";
 }
 
 static unsigned hooks_of(const struct attachment *a)
@@ -193,6 +199,7 @@ static bool is_tc_hook(const struct attachment *a, unsigned h)
 	return !(h == 0 && a->xdp);
 }
 
+
 static __u32 prog_id_of(int prog_fd);
 
 /* The clsact filters of a's TC hooks in mask, in a's namespace. */
@@ -218,19 +225,18 @@ static int clsact_detach_run(void *arg)
 		return 0;	/* the name leads to another namespace now */
 	for (unsigned h = 0; h < hooks_of(a); h++) {
 		LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = a->ifindex,
-			    .attach_point = h == 1 ? BPF_TC_EGRESS : BPF_TC_INGRESS);
+			    .attach_point = is_egress(h) ? BPF_TC_EGRESS : BPF_TC_INGRESS);
 		LIBBPF_OPTS(bpf_tc_opts, q, .handle = VIGIL_CLSACT_HANDLE,
-			    .priority = VIGIL_CLSACT_PRIORITY);
-		LIBBPF_OPTS(bpf_tc_opts, del, .handle = VIGIL_CLSACT_HANDLE,
 			    .priority = VIGIL_CLSACT_PRIORITY);
 		int err;
 
-		if (!(j->mask & (1u << h)) || !is_tc_hook(a, h))
+		if (!(j->mask & (1u << h)))
 			continue;
 		if (bpf_tc_query(&hook, &q) ||
 		    (q.prog_id != ours[0] && q.prog_id != ours[1] && q.prog_id != ours[2]))
 			continue;
-		if ((err = bpf_tc_detach(&hook, &del)) && err != -ENOENT)
+		q.prog_id = 0;	/* a detach names the filter by handle and priority only */
+		if ((err = bpf_tc_detach(&hook, &q)) && err != -ENOENT)
 			vlog_err(err, "cannot remove the %s filter of %s in %s", hook_name(a, h),
 				 a->ifname, a->netns);
 	}
@@ -426,7 +432,7 @@ static int clsact_attach(struct tc_job *j, unsigned h, int prog_fd)
 {
 	struct attachment *a = j->a;
 	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = a->ifindex,
-		    .attach_point = h == 1 ? BPF_TC_EGRESS : BPF_TC_INGRESS);
+		    .attach_point = is_egress(h) ? BPF_TC_EGRESS : BPF_TC_INGRESS);
 	LIBBPF_OPTS(bpf_tc_opts, opts, .handle = VIGIL_CLSACT_HANDLE,
 		    .priority = VIGIL_CLSACT_PRIORITY, .prog_fd = prog_fd, .flags = BPF_TC_F_REPLACE);
 	int err = a->clsact ? 0 : bpf_tc_hook_create(&hook);
@@ -445,7 +451,7 @@ static int attach_tc(struct tc_job *j, unsigned h, int prog_fd)
 {
 	if (!j->e->tcx)
 		return clsact_attach(j, h, prog_fd);
-	return attach_hook(j, h, prog_fd, h == 1 ? VIGIL_BPF_TCX_EGRESS : VIGIL_BPF_TCX_INGRESS);
+	return attach_hook(j, h, prog_fd, is_egress(h) ? VIGIL_BPF_TCX_EGRESS : VIGIL_BPF_TCX_INGRESS);
 }
 
 /* In the namespace: find the interface, then attach. 1: this instance has
