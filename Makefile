@@ -153,7 +153,7 @@ FUZZ_CFLAGS  := -g -O1 -fno-omit-frame-pointer -Wall -Wextra -Wno-missing-field-
 FUZZ_OBJS    := $(patsubst %.c,$(FUZZ)/%.o,$(LIB_SRCS) $(filter-out collector/main.c,$(wildcard collector/*.c)))
 FUZZ_BINS    := $(patsubst tests/fuzz/%.c,$(FUZZ)/%,$(wildcard tests/fuzz/fuzz_*.c))
 
-$(FUZZ)/%.o: %.c
+$(FUZZ)/%.o: %.c | deps
 	@mkdir -p $(@D)
 	$(CLANG) $(FUZZ_CFLAGS) $(DEPFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 $(FUZZ)/fuzz_%: tests/fuzz/fuzz_%.c $(wildcard tests/fuzz/*.h) $(FUZZ_OBJS)
