@@ -29,11 +29,24 @@ BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(wildcard bpf/*.bpf.c))
 SKELS     := $(patsubst $(BUILD)/%.bpf.o,$(BUILD)/%.skel.h,$(BPF_OBJS))
 LIB_SRCS  := $(wildcard lib/*.c)
 LIB_OBJS  := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS))
-# agent/ holds one folder per capability: core, observe, sinks, stream,
-# enforce, control (docs/architecture.md); its files include each other
-# by name.
-AGENT_DIRS:= $(sort $(dir $(wildcard agent/*/*.c)))
-AGENT_OBJS:= $(patsubst %.c,$(BUILD)/%.o,$(wildcard agent/*/*.c))
+# agent/ holds one folder per capability and vigild.c, the composition
+# root, on top (docs/architecture.md). The folders form one chain, and a
+# file includes an agent header by its folder ("core/pump.h"):
+#   core <- observe, sinks, stream, enforce <- control <- vigild.c
+# Each folder compiles against an include root that holds only itself and
+# the folders below it, so an include the wrong way does not build (and
+# tests/agent_layers.t checks every include the compiler saw).
+AGENT_BELOW_core    :=
+AGENT_BELOW_observe := core
+AGENT_BELOW_sinks   := core
+AGENT_BELOW_stream  := core
+AGENT_BELOW_enforce := core
+AGENT_BELOW_control := core observe sinks stream enforce
+AGENT_BELOW_vigild  := core observe sinks stream enforce control
+AGENT_LAYERS := core observe sinks stream enforce control
+AGENT_OBJS:= $(patsubst %.c,$(BUILD)/%.o,$(wildcard agent/*/*.c agent/*.c))
+# The root of folder F: symbolic links to the folders F may include.
+agent_root = $(BUILD)/agent-roots/$(1)
 COLL_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard collector/*.c))
 CLI_OBJS  := $(patsubst %.c,$(BUILD)/%.o,$(wildcard cli/*.c))
 BENCH_SRCS:= $(wildcard bench/*.c)
@@ -94,7 +107,15 @@ $(BUILD)/%.o: %.c | deps $(SKELS)
 
 # libssl: vigild --send tls://.
 $(BUILD)/vigild: LDLIBS += -lssl -lcrypto
-$(AGENT_OBJS): CFLAGS += $(addprefix -I,$(AGENT_DIRS))
+$(BUILD)/agent-roots/%/.made:
+	@rm -rf $(@D) && mkdir -p $(@D)
+	@for d in $(AGENT_BELOW_$*) $(filter-out vigild,$*); do ln -s $(CURDIR)/agent/$$d $(@D)/$$d; done
+	@touch $@
+$(foreach l,$(AGENT_LAYERS),$(eval $(BUILD)/agent/$(l)/%.o: CFLAGS += -I$(call agent_root,$(l))))
+$(foreach l,$(AGENT_LAYERS),$(eval $(filter $(BUILD)/agent/$(l)/%,$(AGENT_OBJS)): | $(call agent_root,$(l))/.made))
+AGENT_TOP_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard agent/*.c))
+$(AGENT_TOP_OBJS): CFLAGS += -I$(call agent_root,vigild)
+$(AGENT_TOP_OBJS): | $(call agent_root,vigild)/.made
 $(BUILD)/vigild: $(AGENT_OBJS) $(LIB_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 # libnats: the collector publishes to JetStream, and a test reads it back.
@@ -105,13 +126,13 @@ $(BUILD)/vigil-collector: $(COLL_OBJS) $(LIB_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 $(BUILD)/vigil: $(CLI_OBJS) $(LIB_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
-$(BENCH_BINS:%=%.o): $(BUILD)/bench/%.o: bench/%.c | deps $(SKELS) $(BENCH_SKELS)
+$(BENCH_BINS:%=%.o): $(BUILD)/bench/%.o: bench/%.c | deps $(SKELS) $(BENCH_SKELS) $(call agent_root,vigild)/.made
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(addprefix -I,$(AGENT_DIRS)) -I$(BUILD)/bench $(DEPFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) -I$(call agent_root,vigild) -I$(BUILD)/bench $(DEPFLAGS) -c $< -o $@
 $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIB_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 # The stream benchmark runs the agent's own sinks.
-$(BUILD)/bench/stream_consumers: $(filter-out $(BUILD)/agent/core/main.o,$(AGENT_OBJS))
+$(BUILD)/bench/stream_consumers: $(filter-out $(AGENT_TOP_OBJS),$(AGENT_OBJS))
 $(BUILD)/bench/stream_consumers: LDLIBS += -lssl -lcrypto -lpthread
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIB_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)

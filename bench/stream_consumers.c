@@ -50,9 +50,9 @@
 #include <vigil/events.h>
 #include "bench_producer.skel.h"
 #include "json.h"
-#include "pump.h"
+#include "core/pump.h"
 #include "ring.h"
-#include "sink_stream.h"
+#include "stream/sink_stream.h"
 #include "stream.h"
 
 #define BURST 128

@@ -132,7 +132,7 @@ int do_drain(int argc, char **argv)
 	enum { O_FORMAT = 256, O_FORMAT_LAST = O_FORMAT + 2 };
 	static const struct vigil_opt options[] = {
 		{ "output", 'o', 'o', "FILE", "where the records go" },
-		VIGIL_FORMAT_OPTS(O_FORMAT),
+		VIGIL_FORMAT_OPTS(O_FORMAT, 0),
 	};
 	struct vigil_getopt g;
 	struct vigil_format_opts fmt = {};

@@ -21,21 +21,32 @@
 
 #define N(a) (sizeof(a) / sizeof(*(a)))
 
-int vigil_format_option(int code, int base, const char *arg, struct vigil_format_opts *o)
+static int parse_form(const char *arg, struct vigil_format_opts *o)
 {
-	if (code == base + 1) {
-		o->process_ns = true;
-	} else if (code == base + 2) {
-		o->process_cred = true;
-	} else if (!strcmp(arg, "vigil")) {
+	if (!strcmp(arg, "vigil"))
 		o->format = VIGIL_EXPORT_VIGIL;
-	} else if (!strcmp(arg, "tetragon")) {
+	else if (!strcmp(arg, "tetragon"))
 		o->format = VIGIL_EXPORT_TETRAGON;
-	} else {
+	else
 		return vlog_err(-EINVAL, "invalid value '%s' for --export-format (tetragon or vigil)",
 				arg);
-	}
 	return 0;
+}
+
+int vigil_format_option(int code, int base, const char *arg, struct vigil_format_opts *o)
+{
+	if (code == base + 1)
+		o->process_ns = true;
+	else if (code == base + 2)
+		o->process_cred = true;
+	else
+		return parse_form(arg, o);
+	return 0;
+}
+
+int vigil_format_opt_form(const struct vigil_opt *opt, void *base, const char *arg)
+{
+	return parse_form(arg, (struct vigil_format_opts *)((char *)base + opt->off));
 }
 
 /* protojson writes 64-bit integers as strings. */

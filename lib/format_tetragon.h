@@ -11,8 +11,10 @@
 #define VIGIL_FORMAT_TETRAGON_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include "buf.h"
+#include "opts.h"
 
 enum vigil_export_format {
 	VIGIL_EXPORT_VIGIL = 0,		/* the default: vigil's own superset */
@@ -29,17 +31,22 @@ struct vigil_format_opts {
 #define VIGIL_TETRAGON_NET_POLICY "vigil-network"
 
 /* The three options (--export-format, --enable-process-ns,
- * --enable-process-cred) for an option table (opts.h), with codes base to
- * base + 2; vigil_format_option takes one of them and its argument, and
- * logs and returns -EINVAL for a bad value. */
-#define VIGIL_FORMAT_OPTS(base)								\
+ * --enable-process-cred) for an option table (opts.h), storing into the
+ * struct vigil_format_opts at offset at in the options struct (vigil_opts_parse).
+ * A program with its own getopt switch gives codes base to base + 2 and
+ * calls vigil_format_option, which logs and returns -EINVAL for a bad value. */
+#define VIGIL_FORMAT_OPTS(base, at)							\
 	{ "export-format", 0, (base), "FORMAT",						\
 	  "JSON as vigil (default: every field vigil has) or\n"			\
-	  "tetragon (exactly Tetragon's schema; docs/events.md)" },			\
-	{ "enable-process-ns", 0, (base) + 1, NULL,					\
-	  "namespaces (\"ns\") in process objects" },					\
-	{ "enable-process-cred", 0, (base) + 2, NULL,					\
-	  "saved and fs ids and capabilities in process objects" }
+	  "tetragon (exactly Tetragon's schema; docs/events.md)",			\
+	  .set = vigil_format_opt_form, .off = (at) },					\
+	{ "enable-process-ns", 0, (base) ? (base) + 1 : 0, NULL,			\
+	  "namespaces (\"ns\") in process objects",					\
+	  .set = vigil_opt_flag, .off = (at) + offsetof(struct vigil_format_opts, process_ns) }, \
+	{ "enable-process-cred", 0, (base) ? (base) + 2 : 0, NULL,			\
+	  "saved and fs ids and capabilities in process objects",			\
+	  .set = vigil_opt_flag, .off = (at) + offsetof(struct vigil_format_opts, process_cred) }
+vigil_opt_set_fn vigil_format_opt_form;
 int vigil_format_option(int code, int base, const char *arg, struct vigil_format_opts *o);
 
 struct vigil_formatter;

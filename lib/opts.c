@@ -1,10 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Command-line options from one table (opts.h). */
 #include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+#include "log.h"
 #include "opts.h"
 
 #define HELP_COLUMN 35
+#define AUTO_CODE 256	/* past every short option's character */
+
+static int vigil_opt_code(const struct vigil_opt *o, size_t i)
+{
+	if (o->code)
+		return o->code;
+	return o->short_name ? o->short_name : AUTO_CODE + (int)i;
+}
 
 int vigil_getopt_make(struct vigil_getopt *g, const struct vigil_opt *t, size_t n,
 		      const char *prefix)
@@ -19,7 +32,7 @@ int vigil_getopt_make(struct vigil_getopt *g, const struct vigil_opt *t, size_t 
 		if (!t[i].name)
 			continue;
 		g->longopts[nl++] = (struct option){ t[i].name, t[i].arg ? required_argument : no_argument,
-						     NULL, t[i].code };
+						     NULL, vigil_opt_code(&t[i], i) };
 		if (t[i].short_name) {
 			g->shortopts[ns++] = (char)t[i].short_name;
 			if (t[i].arg)
@@ -54,4 +67,94 @@ void vigil_opts_usage(FILE *f, const char *head, const struct vigil_opt *t, size
 		}
 		fprintf(f, "%s\n", h);
 	}
+}
+
+#define FIELD(base, o, type) ((type *)((char *)(base) + (o)->off))
+
+int vigil_opt_flag(const struct vigil_opt *o, void *base, const char *arg)
+{
+	(void)arg;
+	*FIELD(base, o, bool) = true;
+	return 0;
+}
+
+int vigil_opt_str(const struct vigil_opt *o, void *base, const char *arg)
+{
+	*FIELD(base, o, const char *) = arg;
+	return 0;
+}
+
+static int out_of_range(const struct vigil_opt *o, const char *arg)
+{
+	return vlog_err(-EINVAL, "invalid value '%s' for --%s: wants %g to %g", arg, o->name,
+			o->min, o->max);
+}
+
+int vigil_opt_u64(const struct vigil_opt *o, void *base, const char *arg)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(arg, &end, 0);
+	if (errno || end == arg || *end || *arg == '-' || arg[0] == ' ')
+		return vlog_err(-EINVAL, "invalid value '%s' for --%s", arg, o->name);
+	if ((double)v < o->min || (double)v > o->max)
+		return out_of_range(o, arg);
+	*FIELD(base, o, uint64_t) = (uint64_t)v << o->shift;
+	return 0;
+}
+
+int vigil_opt_double(const struct vigil_opt *o, void *base, const char *arg)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno || end == arg || *end || !isfinite(v))
+		return vlog_err(-EINVAL, "invalid value '%s' for --%s", arg, o->name);
+	if (v < o->min || v > o->max)
+		return out_of_range(o, arg);
+	*FIELD(base, o, double) = v;
+	return 0;
+}
+
+int vigil_opt_list(const struct vigil_opt *o, void *base, const char *arg)
+{
+	unsigned *n = (unsigned *)((char *)base + o->count_off);
+
+	if (*n >= o->max)
+		return vlog_err(-E2BIG, "at most %g --%s", o->max, o->name);
+	FIELD(base, o, const char *)[(*n)++] = arg;
+	return 0;
+}
+
+int vigil_opts_parse(const struct vigil_opt *t, size_t n, int argc, char **argv, void *base,
+		     const char *prog)
+{
+	struct vigil_getopt g;
+	int c, err;
+
+	if (vigil_getopt_make(&g, t, n, ""))
+		return vlog_err(-E2BIG, "too many options for one table");
+	optind = 1;
+	while ((c = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
+		size_t i = 0;
+
+		while (i < n && (!t[i].name || vigil_opt_code(&t[i], i) != c))
+			i++;
+		if (i == n) {
+			fprintf(stderr, "Try '%s --help'.\n", prog);
+			return -EINVAL;
+		}
+		if (!t[i].set)
+			return vlog_err(-EINVAL, "--%s: no setter in the option table", t[i].name);
+		if ((err = t[i].set(&t[i], base, optarg)))
+			return err;
+	}
+	if (optind < argc)
+		return vlog_err(-EINVAL, "unexpected argument '%s' (try '%s --help')", argv[optind],
+				prog);
+	return 0;
 }

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Command-line options from one table: each option is written once, with
- * its help, and getopt_long's table, the short-option string and --help
- * are made from it (the man-page checks in tests/cli.t read that --help).
- * A program still handles each option's value in its own switch.
+ * its help and how its value is stored, and getopt_long's table, the
+ * short-option string, --help (the man-page checks in tests/cli.t read it)
+ * and the parse itself are made from it. A value is stored by the option's
+ * setter at an offset in the program's options struct: the generic setters
+ * below check the value's form and bounds and name the option in their
+ * error, so a program writes only the checks that span several options.
  */
 #ifndef VIGIL_OPTS_H
 #define VIGIL_OPTS_H
@@ -12,13 +15,36 @@
 #include <stddef.h>
 #include <stdio.h>
 
+struct vigil_opt;
+
+/* Stores arg (NULL for an option without one) for opt in the options
+ * struct at base. 0, VIGIL_OPTS_DONE (the program has answered: --help,
+ * --version), or a negative errno after logging why. */
+typedef int vigil_opt_set_fn(const struct vigil_opt *opt, void *base, const char *arg);
+#define VIGIL_OPTS_DONE 1
+
 struct vigil_opt {
 	const char *name;	/* long name; NULL: a section title (help) or a blank line */
 	int short_name;		/* 0: none */
-	int code;		/* what getopt_long returns for it: short_name, or a code */
+	int code;		/* what getopt_long returns for it: short_name, a code, or
+				 * 0: made by vigil_getopt_make (short_name, else 256 + index) */
 	const char *arg;	/* its argument as --help names it; NULL: it takes none */
 	const char *help;	/* one or more lines, separated by '\n' */
+	/* For vigil_opts_parse: */
+	vigil_opt_set_fn *set;
+	size_t off;		/* the field set writes, from the options struct's start */
+	size_t count_off;	/* vigil_opt_list: the unsigned count of the list at off */
+	double min, max;	/* numbers: the bounds, inclusive; list: max is its capacity */
+	unsigned shift;		/* vigil_opt_u64: the value is stored shifted left (MiB) */
 };
+
+/* Generic setters. Numbers are refused past [min, max] with the option's
+ * name and the bounds; a list refuses its (max + 1)th entry. */
+vigil_opt_set_fn vigil_opt_flag;	/* bool = true */
+vigil_opt_set_fn vigil_opt_str;		/* const char * = arg */
+vigil_opt_set_fn vigil_opt_u64;		/* uint64_t, decimal or 0x */
+vigil_opt_set_fn vigil_opt_double;	/* double, finite */
+vigil_opt_set_fn vigil_opt_list;	/* const char *[max], count at count_off */
 
 #define VIGIL_OPTS_MAX 96	/* options in one table */
 
@@ -35,6 +61,12 @@ int vigil_getopt_make(struct vigil_getopt *g, const struct vigil_opt *t, size_t 
 /* Writes head, then the table as --help shows it: each option's names and
  * argument, its help from column 35, sections as their titles. */
 void vigil_opts_usage(FILE *f, const char *head, const struct vigil_opt *t, size_t n);
+
+/* Parses argv by the table into the options struct at base: 0, or
+ * VIGIL_OPTS_DONE when an option answered (exit 0), or a negative errno
+ * after one line naming the option ("Try 'prog --help'." for an unknown one). */
+int vigil_opts_parse(const struct vigil_opt *t, size_t n, int argc, char **argv, void *base,
+		     const char *prog);
 
 #define VIGIL_OPTS_N(t) (sizeof(t) / sizeof(*(t)))
 

@@ -14,9 +14,10 @@
 #include <unistd.h>
 #include "buf.h"
 #include "json.h"
-#include "control_socket.h"
-#include "enforce_carried.h"
-#include "kernel_features.h"
+#include "control/control_socket.h"
+#include "enforce/rule_maps.h"
+#include "enforce/enforce_carried.h"
+#include "core/kernel_features.h"
 #include "log.h"
 #include "stream.h"
 /* lib/control.h and agent/control/control_socket.h share a name: take the lib one by path. */
@@ -138,7 +139,7 @@ static void warn_kernel(const struct vigil_rule *r, struct vigil_buf *out)
  * no rule can match, so it needs no check. */
 static void warn_self(struct vigil_control *c, struct vigil_buf *out)
 {
-	const struct vigil_policy *p = &c->policy.in_force;
+	const struct vigil_policy *p = &c->policy->in_force;
 	char own[PATH_MAX], line[PATH_MAX + 256];
 	bool know_own = !own_cgroup(own, sizeof(own));
 
@@ -172,23 +173,21 @@ int vigil_control_check(char *const *files, unsigned n)
 	return err ? vlog_err(err, "policy refused: %s", why) : 0;
 }
 
-int vigil_control_start(struct vigil_control *c, const char *pin_dir, uint64_t ring_size,
-			char *const *files, unsigned n, volatile sig_atomic_t *hup)
+int vigil_control_start(struct vigil_control *c, const char *pin_dir, struct vigil_policy_state *p,
+			volatile sig_atomic_t *hup)
 {
-	char why[1024];
-	int err;
-
 	c->fd = -1;
 	c->hup = hup;
-	/* First: it tells whether another agent is at work on these pins. */
-	if ((err = open_socket(c, pin_dir)))
-		return err;
-	err = vigil_policy_init(&c->policy, pin_dir, ring_size);
+	c->policy = p;
+	return open_socket(c, pin_dir);
+}
+
+int vigil_control_enforce(struct vigil_control *c, char *const *files, unsigned n)
+{
+	char why[1024];
+	int err = vigil_policy_apply(c->policy, files, n, why, sizeof(why));
+
 	if (err)
-		return err;
-	/* Without --policy this is an empty policy: a plain vigild observes
-	 * only, whatever an earlier agent left pinned. */
-	if ((err = vigil_policy_apply(&c->policy, files, n, why, sizeof(why))))
 		return vlog_err(err, "policy refused: %s", why);
 	warn_self(c, NULL);
 	return 0;
@@ -196,7 +195,7 @@ int vigil_control_start(struct vigil_control *c, const char *pin_dir, uint64_t r
 
 static void list_rules(struct vigil_control *c, struct vigil_buf *out)
 {
-	const struct vigil_policy *p = &c->policy.in_force;
+	const struct vigil_policy *p = &c->policy->in_force;
 
 	vbuf_printf(out, "%-3s %-20s %-7s %-8s %-5s %-11s %10s %10s %10s  %s\n", "id", "name",
 		    "action", "dir", "proto", "port", "hits", "replies", "suppressed", "match");
@@ -205,12 +204,12 @@ static void list_rules(struct vigil_control *c, struct vigil_buf *out)
 		struct vigil_rule_stats st;
 		char port[16] = "any";
 
-		vigil_policy_rule_stats(&c->policy, i, &st);
+		vigil_policy_rule_stats(c->policy, i, &st);
 		if (r->port_lo != 0 || r->port_hi != 65535)
 			snprintf(port, sizeof(port), r->port_lo == r->port_hi ? "%u" : "%u-%u",
 				 r->port_lo, r->port_hi);
 		vbuf_printf(out, "%-3u %-20s %-7s %-8s %-5s %-11s %10" PRIu64 " %10" PRIu64
-			    " %10" PRIu64 " ", c->policy.slot[i], r->name, vigil_policy_action_name(r->action),
+			    " %10" PRIu64 " ", c->policy->slot[i], r->name, vigil_policy_action_name(r->action),
 			    vigil_policy_dir_name(r->direction), vigil_policy_proto_name(r->protocol),
 			    port, (uint64_t)st.hits, (uint64_t)st.replies,
 			    (uint64_t)(st.replies_suppressed + st.events_suppressed));
@@ -249,17 +248,17 @@ static void json_list(struct vigil_buf *out, const char *key, char **items, unsi
 /* The same as list_rules, one JSON object a line, for scripts. */
 static void list_rules_json(struct vigil_control *c, struct vigil_buf *out)
 {
-	const struct vigil_policy *p = &c->policy.in_force;
+	const struct vigil_policy *p = &c->policy->in_force;
 
 	for (unsigned i = 0; i < p->n_rules; i++) {
 		const struct vigil_rule *r = &p->rules[i];
 		struct vigil_rule_stats st;
 		struct jw w;
 
-		vigil_policy_rule_stats(&c->policy, i, &st);
+		vigil_policy_rule_stats(c->policy, i, &st);
 		jw_begin(&w, out);
 		jw_obj(&w, NULL);
-		jw_u64(&w, "id", c->policy.slot[i]);
+		jw_u64(&w, "id", c->policy->slot[i]);
 		jw_cstr(&w, "name", r->name);
 		jw_cstr(&w, "action", vigil_policy_action_name(r->action));
 		jw_cstr(&w, "direction", vigil_policy_dir_name(r->direction));
@@ -318,18 +317,18 @@ static void serve(struct vigil_control *c, const char *req, size_t len, struct v
 		return;
 	}
 	if (!strcmp(verb, "load") && n)
-		err = vigil_policy_apply(&c->policy, args, n, why, sizeof(why));
+		err = vigil_policy_apply(c->policy, args, n, why, sizeof(why));
 	else if (!strcmp(verb, "unload") && n)
-		err = vigil_policy_unload(&c->policy, args, n, why, sizeof(why));
+		err = vigil_policy_unload(c->policy, args, n, why, sizeof(why));
 	else if (!strcmp(verb, "reload"))
-		err = vigil_policy_reload(&c->policy, why, sizeof(why));
+		err = vigil_policy_reload(c->policy, why, sizeof(why));
 	else
 		err = -EINVAL, snprintf(why, sizeof(why), "unknown request '%.32s'", verb);
 	if (err) {
 		vlog_err(err, "policy %s refused: %s", verb, why);
 		vbuf_printf(out, "1%s (the policy in force is unchanged)\n", why);
 	} else {
-		vbuf_printf(out, "0%u rules in force\n", c->policy.in_force.n_rules);
+		vbuf_printf(out, "0%u rules in force\n", c->policy->in_force.n_rules);
 		warn_self(c, out);
 	}
 }
@@ -408,12 +407,11 @@ void vigil_control_tick(struct vigil_control *c)
 
 	if (*c->hup) {
 		*c->hup = 0;
-		if (vigil_policy_reload(&c->policy, why, sizeof(why)))
+		if (vigil_policy_reload(c->policy, why, sizeof(why)))
 			vlog_info("SIGHUP: policy refused, the policy in force is unchanged: %s", why);
 		else
 			warn_self(c, NULL);
 	}
-	vigil_deny_carried_tick(&c->policy);
 	if (!c->req && !(c->req = malloc(VIGIL_CONTROL_MSG_MAX)))
 		return;
 	while (c->fd >= 0 && (conn = accept4(c->fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0)
@@ -436,5 +434,4 @@ void vigil_control_close(struct vigil_control *c)
 		drop_client(c, 0);
 	free(c->req);
 	c->req = NULL;
-	vigil_policy_close(&c->policy);
 }

@@ -13,9 +13,8 @@
 #include <signal.h>
 #include <stdint.h>
 #include <sys/socket.h>
-#include "rule_maps.h"
-
 struct vigil_buf;
+struct vigil_policy_state;
 
 /* How long a connected client may take to send its request, and how many
  * may wait at once (the oldest gives way to a new one). */
@@ -41,7 +40,7 @@ struct vigil_control {
 	unsigned n_clients;
 	char *req;	/* VIGIL_CONTROL_MSG_MAX bytes, for the request being read */
 	char path[108];
-	struct vigil_policy_state policy;
+	struct vigil_policy_state *policy;	/* the composition root's (agent/vigild.c) */
 	/* What `vigil status` shows of the running agent, a line each: its
 	 * streams (--send), its records by kind, what the kernel lacks
 	 * (the "streams" verb, its first use); NULL: nothing. */
@@ -55,10 +54,16 @@ struct vigil_control {
 int vigil_control_peers(struct vigil_control *c, const char *const *urls, unsigned n);
 /* Checks the --policy files before anything is loaded; logs what is wrong. */
 int vigil_control_check(char *const *files, unsigned n);
-/* Loads the enforcement objects, puts the files in force (a bad file stops
- * the start, changing nothing), and opens the control socket. */
-int vigil_control_start(struct vigil_control *c, const char *pin_dir, uint64_t ring_size,
-			char *const *files, unsigned n, volatile sig_atomic_t *hup);
+/* Opens the control socket, serving requests on the policy state p (loaded,
+ * not yet applied): first in a start, as it tells whether another agent
+ * serves these pins. */
+int vigil_control_start(struct vigil_control *c, const char *pin_dir, struct vigil_policy_state *p,
+			volatile sig_atomic_t *hup);
+/* Puts the files in force (none: an empty policy; a plain vigild observes
+ * only, whatever an earlier agent left pinned) and warns about rules that
+ * would refuse vigild's own streams. The last step of a start: a refused
+ * policy leaves the one in force as it was. */
+int vigil_control_enforce(struct vigil_control *c, char *const *files, unsigned n);
 /* Handles a pending SIGHUP and waiting requests; cheap when there are none. */
 void vigil_control_tick(struct vigil_control *c);
 void vigil_control_close(struct vigil_control *c);

@@ -4,7 +4,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "iter_drain.h"
+#include "core/iter_drain.h"
 
 int vigil_iter_drain(struct bpf_program *prog)
 {

@@ -10,7 +10,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "buf.h"
-#include "kernel_features.h"
+#include "core/kernel_features.h"
 #include "log.h"
 
 #define LACKS_MAX 16

@@ -13,9 +13,9 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <vigil/events.h>
-#include "iter_drain.h"
-#include "kernel_features.h"
-#include "loader.h"
+#include "core/iter_drain.h"
+#include "core/kernel_features.h"
+#include "core/loader.h"
 #include "pins.h"
 #include "log.h"
 #include "process.skel.h"

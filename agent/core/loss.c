@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include "counters.h"
 #include "log.h"
-#include "loss.h"
+#include "core/loss.h"
 #include "pins.h"
 
 static int report(struct vigil_loss_monitor *m, struct vigil_bpf *b, bool always)

@@ -7,7 +7,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "loader.h"
+#include "core/loader.h"
 
 struct vigil_loss_monitor {
 	uint64_t ring_full, recursion_misses, threads_exited;

@@ -4,7 +4,7 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 #include "log.h"
-#include "pump.h"
+#include "core/pump.h"
 
 int vigil_pump_init(struct vigil_pump *p, int ring_fd, int poll_ms)
 {

@@ -8,13 +8,13 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "enforce_carried.h"
-#include "iter_drain.h"
-#include "kernel_features.h"
-#include "loader.h"
+#include "enforce/enforce_carried.h"
+#include "core/iter_drain.h"
+#include "core/kernel_features.h"
+#include "core/loader.h"
 #include "log.h"
-#include "netns.h"
-#include "rule_maps.h"
+#include "core/netns.h"
+#include "enforce/rule_maps.h"
 #include "enforce_carried.skel.h"
 
 #define AF_PACKET_ 17

@@ -20,7 +20,7 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include "log.h"
-#include "rule_maps.h"
+#include "enforce/rule_maps.h"
 #include "enforce_cgroup.skel.h"
 
 #define CGROUP2_MAGIC 0x63677270

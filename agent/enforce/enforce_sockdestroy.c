@@ -12,13 +12,13 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "iter_drain.h"
-#include "kernel_features.h"
-#include "loader.h"
+#include "core/iter_drain.h"
+#include "core/kernel_features.h"
+#include "core/loader.h"
 #include "log.h"
-#include "netns.h"
-#include "rule_maps.h"
-#include "enforce_sockdestroy.h"
+#include "core/netns.h"
+#include "enforce/rule_maps.h"
+#include "enforce/enforce_sockdestroy.h"
 #include "enforce_sockdestroy.skel.h"
 
 struct sd_target {	/* as in bpf/enforce_sockdestroy.bpf.c */

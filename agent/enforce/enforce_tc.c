@@ -21,12 +21,12 @@
 #include <linux/if_link.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "kernel_features.h"
-#include "enforce_tc.h"
-#include "flow_reset.h"
-#include "loader.h"
+#include "core/kernel_features.h"
+#include "enforce/enforce_tc.h"
+#include "enforce/flow_reset.h"
+#include "core/loader.h"
 #include "log.h"
-#include "netns.h"
+#include "core/netns.h"
 #include "enforce_tc.skel.h"
 #include "enforce_xdp.skel.h"
 

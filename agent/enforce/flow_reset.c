@@ -12,9 +12,9 @@
 #include <linux/tcp.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "flow_reset.h"
+#include "enforce/flow_reset.h"
 #include "log.h"
-#include "netns.h"
+#include "core/netns.h"
 #include <vigil/enforce_maps.h>
 
 /* The first rule (lowest id) matching a packet to dport seen at hook dir,

@@ -13,10 +13,10 @@
 #include <net/if.h>
 #include <stdio.h>
 #include <string.h>
-#include "enforce_tc.h"
+#include "enforce/enforce_tc.h"
 #include "log.h"
-#include "netns.h"
-#include "rule_maps.h"
+#include "core/netns.h"
+#include "enforce/rule_maps.h"
 
 static int if_exists(void *ifname)
 {

@@ -26,13 +26,13 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "loader.h"
+#include "core/loader.h"
 #include "log.h"
-#include "netns.h"
-#include "rule_maps.h"
-#include "flow_reset.h"
-#include "enforce_sockdestroy.h"
-#include "enforce_carried.h"
+#include "core/netns.h"
+#include "enforce/rule_maps.h"
+#include "enforce/flow_reset.h"
+#include "enforce/enforce_sockdestroy.h"
+#include "enforce/enforce_carried.h"
 #include "enforce_cgroup.skel.h"
 
 struct lpm_entry {

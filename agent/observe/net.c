@@ -14,10 +14,10 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <vigil/events.h>
-#include "kernel_features.h"
-#include "loader.h"
+#include "core/kernel_features.h"
+#include "core/loader.h"
 #include "log.h"
-#include "net.h"
+#include "observe/net.h"
 #include "net.skel.h"
 #include "report.skel.h"
 

@@ -8,7 +8,7 @@
 #include "ids.h"
 #include "json.h"
 #include "log.h"
-#include "sink_local.h"
+#include "sinks/sink_local.h"
 #include "stream.h"
 
 /* Output per batch is bounded so a deep backlog costs bounded memory. */

@@ -15,7 +15,7 @@
 #include "buf.h"
 #include "event_format.h"
 #include "export_file.h"
-#include "pump.h"
+#include "core/pump.h"
 #include "seq_window.h"
 
 struct vigil_sink_local {

@@ -11,7 +11,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "log.h"
-#include "sink_stream.h"
+#include "stream/sink_stream.h"
 #include "stream.h"
 
 #define SEND_MAX (4u << 20)	/* bytes per send: many records, bounded */

@@ -17,10 +17,10 @@
 #include <sys/socket.h>
 #include <linux/types.h>
 #include "buf.h"
-#include "pump.h"
-#include "spool.h"
-#include "stream_tls.h"
-#include "stream_tx.h"
+#include "core/pump.h"
+#include "stream/spool.h"
+#include "stream/stream_tls.h"
+#include "stream/stream_tx.h"
 
 struct vigil_stream_opts {
 	const char *url;

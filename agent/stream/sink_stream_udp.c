@@ -13,7 +13,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 #include "log.h"
-#include "sink_stream.h"
+#include "stream/sink_stream.h"
 #include "stream.h"
 
 #define HELLO_EVERY_S 1.0

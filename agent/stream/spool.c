@@ -14,7 +14,7 @@
 #include <unistd.h>
 #include <vigil/events.h>
 #include "log.h"
-#include "spool.h"
+#include "stream/spool.h"
 
 static void seg_path(const struct vigil_spool *sp, uint64_t start, char *out, size_t n)
 {

@@ -9,8 +9,8 @@
 #include <openssl/x509v3.h>
 #include "log.h"
 #include "stream.h"
-#include "stream_tls.h"
-#include "stream_tx.h"
+#include "stream/stream_tls.h"
+#include "stream/stream_tx.h"
 
 bool vigil_tls_url(const char *url)
 {

@@ -12,8 +12,8 @@
 #include <linux/errqueue.h>
 #include <netinet/in.h>
 #include "log.h"
-#include "stream_tls.h"
-#include "stream_tx.h"
+#include "stream/stream_tls.h"
+#include "stream/stream_tx.h"
 
 #ifndef SO_EE_ORIGIN_ZEROCOPY
 #define SO_EE_ORIGIN_ZEROCOPY 5

@@ -14,9 +14,9 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <liburing.h>
-#include "kernel_features.h"
+#include "core/kernel_features.h"
 #include "log.h"
-#include "stream_tx.h"
+#include "stream/stream_tx.h"
 
 /* From the kernel's include/uapi/linux/io_uring.h; liburing 2.3 lacks them. */
 #ifndef IORING_SEND_ZC_REPORT_USAGE
