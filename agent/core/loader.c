@@ -227,6 +227,16 @@ int vigil_obj_prepare(struct bpf_object *obj, uint64_t ring_size)
 	return 0;
 }
 
+int vigil_skel_load(struct bpf_object_skeleton *s)
+{
+	int err = bpf_object__load_skeleton(s);
+
+	if (err)
+		return vlog_err(err, "cannot load BPF object %s (run with -v for the verifier log)",
+				s->name);
+	return 0;
+}
+
 int vigil_bpf_load(struct vigil_bpf *b, const struct vigil_loader_opts *o)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .pin_root_path = o->pin_dir);

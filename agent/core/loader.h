@@ -8,8 +8,11 @@
 #define VIGIL_LOADER_H
 
 #include <stdbool.h>
+#include <errno.h>
 #include <stdint.h>
+#include <bpf/libbpf.h>
 #include <vigil/events.h>
+#include "log.h"
 #include "pins.h"
 
 struct process_bpf;
@@ -53,6 +56,21 @@ int vigil_pinned_size(const char *dir, const struct bpf_map *like, unsigned per_
  * vigil_ring like the pinned one, and refuses, by name, a pinned map this
  * build defines otherwise. */
 int vigil_obj_prepare(struct bpf_object *obj, uint64_t ring_size);
+/* Opens skeleton NAME (NAME##_bpf, from bpf/NAME.bpf.c) into *out with its
+ * maps pinned by name under pin_dir, and prepares it (vigil_obj_prepare):
+ * 0, or an error that names the object. Then set its read-only data and
+ * call vigil_skel_load. */
+#define vigil_skel_open(NAME, out, pin_dir, ring_size)					\
+	({										\
+		LIBBPF_OPTS(bpf_object_open_opts, _oo, .pin_root_path = (pin_dir));	\
+		*(out) = NAME##_bpf__open_opts(&_oo);					\
+		*(out) ? vigil_obj_prepare((*(out))->obj, (ring_size))			\
+		       : vlog_err(-errno, "cannot open BPF object " #NAME);		\
+	})
+struct bpf_object_skeleton;
+/* Loads an opened skeleton (its ->skeleton): 0, or an error that names the
+ * object (the verifier's log is libbpf's, under -v). */
+int vigil_skel_load(struct bpf_object_skeleton *s);
 /* After load: attaches each tracing program (not iterators or syscall
  * programs) and pins its link as link_<prog>; a program whose link is pinned
  * already is left as it runs, and *resumed set. */

@@ -206,7 +206,6 @@ void vigil_deny_carried_tick(struct vigil_policy_state *s)
 
 int vigil_deny_carried_init(struct vigil_policy_state *s, uint64_t ring_size)
 {
-	LIBBPF_OPTS(bpf_object_open_opts, oo, .pin_root_path = s->pin_dir);
 	int err;
 
 	/* Before 6.5: deny rules still refuse what the cgroup's hooks see
@@ -217,13 +216,9 @@ int vigil_deny_carried_init(struct vigil_policy_state *s, uint64_t ring_size)
 				   "hooks still refuse what they see)");
 		return 0;
 	}
-	s->carried = enforce_carried_bpf__open_opts(&oo);
-	if (!s->carried)
-		return vlog_err(-errno, "cannot open BPF object enforce_carried");
-	if ((err = vigil_obj_prepare(s->carried->obj, ring_size)))
+	if ((err = vigil_skel_open(enforce_carried, &s->carried, s->pin_dir, ring_size)) ||
+	    (err = vigil_skel_load(s->carried->skeleton)))
 		return err;
-	if ((err = enforce_carried_bpf__load(s->carried)))
-		return vlog_err(err, "cannot load BPF object enforce_carried (run with -v for the verifier log)");
 	return 0;
 }
 

@@ -88,7 +88,6 @@ int vigil_sock_destroy_rule(struct vigil_policy_state *s, const struct vigil_rul
 
 int vigil_sock_destroy_init(struct vigil_policy_state *s, uint64_t ring_size)
 {
-	LIBBPF_OPTS(bpf_object_open_opts, oo, .pin_root_path = s->pin_dir);
 	int err;
 
 	/* Before 6.5: reset rules still reset flows by packets (docs/kernels.md). */
@@ -98,13 +97,9 @@ int vigil_sock_destroy_init(struct vigil_policy_state *s, uint64_t ring_size)
 				   "reset by packets)");
 		return 0;
 	}
-	s->sd = enforce_sockdestroy_bpf__open_opts(&oo);
-	if (!s->sd)
-		return vlog_err(-errno, "cannot open BPF object enforce_sockdestroy");
-	if ((err = vigil_obj_prepare(s->sd->obj, ring_size)))
+	if ((err = vigil_skel_open(enforce_sockdestroy, &s->sd, s->pin_dir, ring_size)) ||
+	    (err = vigil_skel_load(s->sd->skeleton)))
 		return err;
-	if ((err = enforce_sockdestroy_bpf__load(s->sd)))
-		return vlog_err(err, "cannot load BPF object enforce_sockdestroy (run with -v for the verifier log)");
 	return 0;
 }
 

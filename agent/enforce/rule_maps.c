@@ -718,19 +718,14 @@ int vigil_policy_reload(struct vigil_policy_state *s, char *err, size_t errlen)
 
 int vigil_policy_init(struct vigil_policy_state *s, const char *pin_dir, uint64_t ring_size)
 {
-	LIBBPF_OPTS(bpf_object_open_opts, oo, .pin_root_path = pin_dir);
 	int err;
 
 	memset(s, 0, sizeof(*s));
 	snprintf(s->pin_dir, sizeof(s->pin_dir), "%s", pin_dir);
 	s->ring_size = ring_size;
-	s->cg = enforce_cgroup_bpf__open_opts(&oo);
-	if (!s->cg)
-		return vlog_err(-errno, "cannot open BPF object enforce_cgroup");
-	if ((err = vigil_obj_prepare(s->cg->obj, ring_size)))
+	if ((err = vigil_skel_open(enforce_cgroup, &s->cg, pin_dir, ring_size)) ||
+	    (err = vigil_skel_load(s->cg->skeleton)))
 		return err;
-	if ((err = enforce_cgroup_bpf__load(s->cg)))
-		return vlog_err(err, "cannot load BPF object enforce_cgroup (run with -v for the verifier log)");
 	s->rules_fd = bpf_map__fd(s->cg->maps.vigil_rules);
 	s->pol4_fd = bpf_map__fd(s->cg->maps.vigil_pol4);
 	s->pol6_fd = bpf_map__fd(s->cg->maps.vigil_pol6);
