@@ -18,6 +18,10 @@ struct vigil_buf;
  * log line when no agent answers (its absence is the caller's to say). */
 int cli_ask_agent(const struct vigil_buf *req, bool quiet);
 
+/* `vigil policy list` with no agent: the rules pinned in cli_pin_dir
+ * (cli/policy_pinned.c). */
+int cli_policy_list_pinned(void);
+
 int do_status(int argc, char **argv);
 int do_unpin(int argc, char **argv);
 int do_drain(int argc, char **argv);

@@ -17,6 +17,7 @@
 #include "control.h"
 #include "log.h"
 #include "policy_parse.h"
+#include "policy_warn.h"
 #include "stream.h"
 
 /* Prints a warning for each rule that would refuse vigild's stream to one
@@ -36,6 +37,19 @@ static void warn_peers(const struct vigil_policy *p, char **urls, unsigned n)
 					"%s (--send)%s\n", p->rules[i].file, p->rules[i].line,
 					p->rules[i].name, vigil_policy_action_name(p->rules[i].action),
 					urls[j], p->rules[i].cgroup ? ", if vigild runs in its cgroup" : "");
+	}
+}
+
+/* A warning for each rule that can match nothing where it stands. */
+static void warn_unreachable(const struct vigil_policy *p)
+{
+	for (unsigned i = 0; i < p->n_rules; i++) {
+		const struct vigil_rule *r = &p->rules[i];
+		const char *why = vigil_rule_unreachable(p, r, false);
+
+		if (why)
+			fprintf(stderr, "%s:%u: warning: rule '%s': %s: it matches nothing unless "
+				"vigild runs with --enforce-on\n", r->file, r->line, r->name, why);
 	}
 }
 
@@ -63,8 +77,10 @@ static int policy_check(int argc, char **argv)
 		else
 			printf("%s: %u rules\n", argv[i], p.n_rules - before);
 	}
-	if (!ret)
+	if (!ret) {
+		warn_unreachable(&p);
 		warn_peers(&p, urls, nurl);
+	}
 	vigil_policy_free(&p);
 	return ret;
 }
@@ -106,6 +122,23 @@ out:
 	return err;
 }
 
+/* The rules in force, from the agent; with none running, from the pins
+ * (the rules of a stopped agent still enforce). */
+static int list(void)
+{
+	struct vigil_buf req = {};
+	int err;
+
+	vbuf_put(&req, "list", sizeof("list"));
+	err = req.oom ? -ENOMEM : cli_ask_agent(&req, true);
+	vbuf_free(&req);
+	if (err == -ENOENT || err == -ECONNREFUSED)
+		return cli_policy_list_pinned();
+	if (err == -EAGAIN || err == -EPIPE)
+		return vlog_err(err, "no reply from vigild");
+	return err;
+}
+
 int do_policy(int argc, char **argv)
 {
 	const char *verb = argc >= 2 ? argv[1] : "";
@@ -114,7 +147,9 @@ int do_policy(int argc, char **argv)
 		return policy_check(argc - 2, argv + 2);
 	if ((!strcmp(verb, "load") || !strcmp(verb, "unload")) && argc >= 3)
 		return request(verb, argc - 2, argv + 2);
-	if ((!strcmp(verb, "list") || !strcmp(verb, "reload")) && argc == 2)
+	if (!strcmp(verb, "list") && argc == 2)
+		return list();
+	if (!strcmp(verb, "reload") && argc == 2)
 		return request(verb, 0, NULL);
 	if (!strcmp(verb, "list") && argc == 3 && (!strcmp(argv[2], "-j") || !strcmp(argv[2], "--json")))
 		return request("list-json", 0, NULL);

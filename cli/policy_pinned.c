@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * `vigil policy list` when no agent answers: the rules a stopped vigild
+ * left pinned still enforce, so they are listed from the pinned maps
+ * themselves (docs/enforce-maps.md): each active rule's action, protocol,
+ * ports and hits from vigil_rules and vigil_rule_stats, its addresses and
+ * direction from the prefix tries, its cgroup from vigil_rule_cgroup.
+ * Names, files and interfaces live only in a running agent.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <vigil/enforce_maps.h>
+#include "buf.h"
+#include "cmd.h"
+#include "log.h"
+#include "policy_parse.h"
+
+struct pinned {
+	int rules, stats, cgroups, pol[2];	/* pol[0]: IPv4, pol[1]: IPv6 */
+};
+
+/* A prefix of rule i: the trie holds, for each prefix, every rule covering
+ * it, so a rule's own prefixes are those with no shorter one of its own. */
+struct prefix {
+	struct vigil_cidr cidr;
+	uint32_t dir;
+	uint64_t rules;
+};
+
+#define PREFIXES_MAX 4096
+
+static int open_pin(const char *name, int *fd)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/%s", cli_pin_dir, name);
+	*fd = bpf_obj_get(path);
+	return *fd < 0 ? vlog_err(-errno, "cannot open %s", path) : 0;
+}
+
+static unsigned read_prefixes(const struct pinned *p, struct prefix *out, unsigned room)
+{
+	unsigned n = 0;
+
+	for (int v6 = 0; v6 < 2; v6++) {
+		struct vigil_pol_key6 key, next;	/* the larger; v4 keys are its head */
+		struct vigil_pol_set set;
+		size_t alen = v6 ? 16 : 4;
+		void *prev = NULL;
+
+		while (n < room && !bpf_map_get_next_key(p->pol[v6], prev, &next)) {
+			memcpy(&key, &next, sizeof(key));
+			prev = &key;
+			if (bpf_map_lookup_elem(p->pol[v6], &key, &set))
+				continue;
+			out[n] = (struct prefix){ .dir = key.dir, .rules = set.rules,
+				.cidr = { .family = v6 ? 10 : 2, .prefix = key.prefixlen - 32 } };
+			memcpy(out[n].cidr.addr, key.addr, alen);
+			n++;
+		}
+	}
+	return n;
+}
+
+static bool within(const struct prefix *a, const struct prefix *b)	/* a inside b */
+{
+	unsigned bits = b->cidr.prefix;
+
+	if (a->cidr.family != b->cidr.family || a->dir != b->dir || a->cidr.prefix < bits)
+		return false;
+	for (unsigned i = 0; i < bits; i++)
+		if (((a->cidr.addr[i / 8] ^ b->cidr.addr[i / 8]) >> (7 - i % 8)) & 1)
+			return false;
+	return true;
+}
+
+static void print_prefixes(unsigned id, const struct prefix *pf, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		bool own = pf[i].rules >> id & 1;
+		char cidr[64];
+
+		for (unsigned j = 0; own && j < n; j++)
+			own = j == i || !(pf[j].rules >> id & 1) || !within(&pf[i], &pf[j]) ||
+			      pf[j].cidr.prefix == pf[i].cidr.prefix;
+		if (!own)
+			continue;
+		vigil_cidr_format(&pf[i].cidr, cidr, sizeof(cidr));
+		printf(" %s %s", vigil_policy_dir_name(pf[i].dir), pf[i].cidr.prefix ? cidr : "any");
+	}
+}
+
+static void sum_stats(int fd, unsigned id, int ncpus, struct vigil_rule_stats *sum)
+{
+	struct vigil_rule_stats per[ncpus > 0 ? ncpus : 1];
+
+	memset(sum, 0, sizeof(*sum));
+	if (ncpus <= 0 || bpf_map_lookup_elem(fd, &id, per))
+		return;
+	for (int c = 0; c < ncpus; c++) {
+		sum->hits += per[c].hits;
+		sum->replies += per[c].replies;
+		sum->replies_suppressed += per[c].replies_suppressed + per[c].events_suppressed;
+	}
+}
+
+static int list(const struct pinned *p)
+{
+	static struct prefix pf[PREFIXES_MAX];
+	unsigned npf = read_prefixes(p, pf, PREFIXES_MAX), shown = 0;
+	int ncpus = libbpf_num_possible_cpus();
+
+	printf("%-3s %-7s %-5s %-11s %10s %10s %10s  %s\n", "id", "action", "proto", "port",
+	       "hits", "replies", "suppressed", "match");
+	for (unsigned id = 0; id < VIGIL_RULES_MAX; id++) {
+		struct vigil_pol_rule r;
+		struct vigil_pol_cgroup cg = {};
+		struct vigil_rule_stats st;
+		char port[16] = "any";
+
+		if (bpf_map_lookup_elem(p->rules, &id, &r) || !(r.flags & VIGIL_RULE_ACTIVE))
+			continue;
+		sum_stats(p->stats, id, ncpus, &st);
+		if (r.port_lo != 0 || r.port_hi != 65535)
+			snprintf(port, sizeof(port), r.port_lo == r.port_hi ? "%u" : "%u-%u",
+				 r.port_lo, r.port_hi);
+		printf("%-3u %-7s %-5s %-11s %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " ", id,
+		       vigil_policy_action_name(r.action), vigil_policy_proto_name(r.proto), port,
+		       (uint64_t)st.hits, (uint64_t)st.replies, (uint64_t)st.replies_suppressed);
+		print_prefixes(id, pf, npf);
+		if (!bpf_map_lookup_elem(p->cgroups, &id, &cg) && cg.id)
+			printf(" cgroup=#%" PRIu64, (uint64_t)cg.id);
+		putchar('\n');
+		shown++;
+	}
+	if (!shown)
+		puts("no rules in force");
+	if (npf == PREFIXES_MAX)
+		printf("(only the first %d prefixes were read)\n", PREFIXES_MAX);
+	return 0;
+}
+
+int cli_policy_list_pinned(void)
+{
+	struct pinned p = { -1, -1, -1, { -1, -1 } };
+	int err;
+
+	if ((err = open_pin("vigil_rules", &p.rules)) ||
+	    (err = open_pin("vigil_rule_stats", &p.stats)) ||
+	    (err = open_pin("vigil_rule_cgroup", &p.cgroups)) ||
+	    (err = open_pin("vigil_pol4", &p.pol[0])) || (err = open_pin("vigil_pol6", &p.pol[1]))) {
+		if (err == -ENOENT)
+			vlog_err(err, "no policy is pinned in %s", cli_pin_dir);
+	} else {
+		fprintf(stderr, "vigil: vigild is not running; the rules pinned in %s still enforce "
+			"(names, files and interfaces are known to a running agent only):\n",
+			cli_pin_dir);
+		err = list(&p);
+	}
+	for (int *fd = &p.rules; fd <= &p.pol[1]; fd++)
+		if (*fd >= 0)
+			close(*fd);
+	return err;
+}
