@@ -221,6 +221,7 @@ static int start(struct vigild *d)
 
 	if ((err = start_kernel(d)) || (err = start_sinks(d)))
 		return err;
+	d->control.packet_path = d->o.nenforce > 0;
 	if ((err = vigil_control_enforce(&d->control, d->o.policy, d->o.npolicy)))
 		return err;
 	d->started = true;

@@ -15,6 +15,7 @@
 #include "buf.h"
 #include "json.h"
 #include "control/control_socket.h"
+#include "policy_warn.h"
 #include "enforce/rule_maps.h"
 #include "enforce/enforce_carried.h"
 #include "core/kernel_features.h"
@@ -132,12 +133,27 @@ static void warn_kernel(const struct vigil_rule *r, struct vigil_buf *out)
 	}
 }
 
-/* Rules that would cut vigild off from its own work: refusing its stream to
- * a collector (--send), or scoped to the cgroup vigild runs in. Warned
- * about, not refused (an operator may mean it): logged, and added to out
- * when a reply is being written. The control socket is a unix socket, which
+/* Rules that can match nothing where they stand (lib/policy_warn.h). */
+static void warn_unreachable(const struct vigil_control *c, const struct vigil_rule *r,
+			     struct vigil_buf *out)
+{
+	const char *why = vigil_rule_unreachable(&c->policy->in_force, r, c->packet_path);
+	char line[PATH_MAX + 512];
+
+	if (!why)
+		return;
+	snprintf(line, sizeof(line), "%s:%u: warning: rule '%s': %s, and vigild has no "
+		 "--enforce-on: it matches nothing", r->file, r->line, r->name, why);
+	warn_line(out, line);
+}
+
+/* The warnings of every load, per rule: what this kernel lacks for it, a
+ * rule that can match nothing, and rules that would cut vigild off from its
+ * own work: refusing its stream to a collector (--send), or scoped to the
+ * cgroup vigild runs in. Warned about, not refused (an operator may mean
+ * it): logged, and added to out when a reply is being written. The control socket is a unix socket, which
  * no rule can match, so it needs no check. */
-static void warn_self(struct vigil_control *c, struct vigil_buf *out)
+static void warn_rules(struct vigil_control *c, struct vigil_buf *out)
 {
 	const struct vigil_policy *p = &c->policy->in_force;
 	char own[PATH_MAX], line[PATH_MAX + 256];
@@ -148,6 +164,7 @@ static void warn_self(struct vigil_control *c, struct vigil_buf *out)
 		bool mine = !r->cgroup || (know_own && cgroup_holds(r->cgroup, own));
 
 		warn_kernel(r, out);
+		warn_unreachable(c, r, out);
 		if (r->cgroup && mine) {
 			snprintf(line, sizeof(line), "%s:%u: warning: rule '%s' covers vigild's own "
 				 "cgroup (%s): its connects that the rule matches are refused",
@@ -189,7 +206,7 @@ int vigil_control_enforce(struct vigil_control *c, char *const *files, unsigned 
 
 	if (err)
 		return vlog_err(err, "policy refused: %s", why);
-	warn_self(c, NULL);
+	warn_rules(c, NULL);
 	return 0;
 }
 
@@ -329,7 +346,7 @@ static void serve(struct vigil_control *c, const char *req, size_t len, struct v
 		vbuf_printf(out, "1%s (the policy in force is unchanged)\n", why);
 	} else {
 		vbuf_printf(out, "0%u rules in force\n", c->policy->in_force.n_rules);
-		warn_self(c, out);
+		warn_rules(c, out);
 	}
 }
 
@@ -410,7 +427,7 @@ void vigil_control_tick(struct vigil_control *c)
 		if (vigil_policy_reload(c->policy, why, sizeof(why)))
 			vlog_info("SIGHUP: policy refused, the policy in force is unchanged: %s", why);
 		else
-			warn_self(c, NULL);
+			warn_rules(c, NULL);
 	}
 	if (!c->req && !(c->req = malloc(VIGIL_CONTROL_MSG_MAX)))
 		return;

@@ -36,6 +36,9 @@ struct vigil_control {
 	int peer_socktype[VIGIL_CONTROL_PEERS];
 	const char *peer_url[VIGIL_CONTROL_PEERS];
 	unsigned n_peers;
+	/* vigild enforces on interfaces of its own (--enforce-on): a rule that
+	 * acts on packets only has somewhere to act. */
+	bool packet_path;
 	struct vigil_control_client clients[VIGIL_CONTROL_CLIENTS];
 	unsigned n_clients;
 	char *req;	/* VIGIL_CONTROL_MSG_MAX bytes, for the request being read */
