@@ -3,7 +3,7 @@
 # hooks: attached only to a cgroup this test creates, exercised only inside
 # a network namespace it creates, on loopback.
 . "$(dirname "$0")/lib.sh"
-plan 20
+plan 22
 
 CG2=$(cgroup2_mount)
 [ -n "$CG2" ] || skip_all "no cgroup v2 mount"
@@ -142,4 +142,20 @@ start_agent -o "$T_DIR/events3.json" --no-procfs || exit 1
 is "$(in_cg tcp 127.0.0.1 7001) $(ls "$T_PIN" | grep -c '^cgroup_')" "ok 0" \
 	"a plain vigild clears a pinned policy: it observes only"
 stop_agent
+
+# The packet hook tells apart VIGIL_CG_LEVELS (16) cgroup depths: a rule
+# naming a deeper cgroup would never match there, so it is refused, naming
+# the depth; one level less is taken.
+level=$(( $(tr -cd / <<<"${CG#"$CG2"}" | wc -c) ))
+deep=$CG
+while [ "$level" -lt 15 ]; do deep="$deep/d"; level=$((level + 1)); done
+mkdir -p "$deep/d"
+for cg in "$deep" "$deep/d"; do
+	printf 'rules:\n  - {name: deep, action: deny, cgroup: %s, port: 7001}\n' "$cg" >"$T_DIR/deep.yaml"
+	"$VIGILD" --pin-dir "$T_PIN" --no-procfs -o /dev/null -d 0.5 --policy "$T_DIR/deep.yaml" 2>"$T_DIR/deep.err"
+	echo "$? $(grep -c "levels below the cgroup v2 root" "$T_DIR/deep.err")"
+done >"$T_DIR/deep.out"
+is "$(head -1 "$T_DIR/deep.out")" "0 0" "a rule on a cgroup 15 levels deep is taken"
+is "$(tail -1 "$T_DIR/deep.out")" "1 1" "one 16 levels deep is refused, naming the depth"
+rmdir -p "$deep/d" 2>/dev/null
 done_testing

@@ -98,6 +98,12 @@ int vigil_cgroup_resolve(const char *path, struct vigil_cgroup_ref *out, char *e
 	for (const char *p = real + strlen(real_root); *p; p++)
 		if (*p == '/')
 			out->level++;
+	if (out->level >= VIGIL_CG_LEVELS) {
+		snprintf(err, errlen, "cgroup '%s' is %u levels below the cgroup v2 root: the "
+			 "packet hook tells apart %d at most, so the rule would not match there "
+			 "(refused)", path, out->level, VIGIL_CG_LEVELS - 1);
+		return -E2BIG;
+	}
 	return 0;
 }
 

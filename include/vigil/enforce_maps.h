@@ -104,6 +104,11 @@ struct vigil_pol_cgroup {
 	__u32 pad;
 };
 
+/* Cgroup depths the packet hook (cgroup_skb, bpf_skb_ancestor_cgroup_id)
+ * tells apart: a rule naming a cgroup this deep or deeper is refused at
+ * load, as it would never match there. */
+#define VIGIL_CG_LEVELS 16
+
 /* Per rule, per CPU: user space sums the CPUs. */
 struct vigil_rule_stats {
 	__u64 hits;		/* packets (or connects) the rule decided */
