@@ -64,7 +64,7 @@ declare -a ROWS=(
 	"policy file that is not there|--policy $T_DIR/none.yaml"
 	"collector name|--send tcp://no-such-host.invalid:9"
 )
-plan $((3 + 4 * ${#ROWS[@]}))
+plan $((4 + 4 * ${#ROWS[@]}))
 
 # The state a start must not change: every pinned map the policy is written
 # to (its id and its entries; not the hit counters and rate-limit buckets,
@@ -98,6 +98,12 @@ except OSError as e: print(errno.errorcode.get(e.errno, "timeout"))'; }
 start_agent --no-procfs -o "$T_DIR/events.json" --policy "$T_DIR/policy.yaml" || exit 1
 stop_agent
 before=$(state)
+# With no agent, `vigil policy list` reads the pinned rules, and says so.
+list=$("$VIGIL" --pin-dir "$T_PIN" policy list 2>"$T_DIR/list.err"); rc=$?
+[ $rc -eq 0 ] && grep -q "vigild is not running; the rules pinned in $T_PIN still enforce" "$T_DIR/list.err" &&
+	[ "$(awk '$1 ~ /^[0-9]+$/ { print $2 }' <<<"$list" | tr '\n' ' ')" = "deny reject reject reset " ] &&
+	grep -q '^0 .*deny .*tcp .*7101 .*egress 127.0.0.1/32 cgroup=#' <<<"$list"
+ok $? "with the agent stopped, policy list shows the pinned rules" || diag "$list"
 [ "$(grep -c '^cgroup_\|^enforce_link_' <<<"$before")" -ge 2 ] || ! has_tcx
 ok $? "the policy is pinned: $(grep -c '^vigil_' <<<"$before") rule maps, $(grep -c '^cgroup_\|^enforce_link_' <<<"$before") links"
 is "$(probe 7101)" EPERM "with no agent running, the pinned policy refuses a denied connect"
