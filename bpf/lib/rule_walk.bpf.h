@@ -18,10 +18,6 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } vigil_rule_cgroup SEC(".maps");
 
-/* Cgroup depths the packet hook (cgroup_skb) can tell apart: a rule naming
- * a cgroup deeper than this never matches there. */
-#define VIGIL_CG_LEVELS 16
-
 enum vigil_walk_by {
 	VIGIL_WALK_ALL = 0,	/* every rule, scoped or not */
 	VIGIL_WALK_TASK,	/* skip rules scoped to a cgroup the task is not in */
