@@ -60,7 +60,7 @@ struct row {
 struct table {
 	const char *name;
 	const char *yaml;
-	const struct row *rows;	/* up to one without a name */
+	const struct row *rows;	/* ended by one without a name */
 };
 
 static int n_test, n_fail;
