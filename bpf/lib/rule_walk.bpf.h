@@ -79,13 +79,14 @@ static long vigil_walk_step_ancestors(__u32 i, struct vigil_walk *w)
 }
 
 struct vigil_deny_by {
-	const __u64 *ancestors;	/* cgroup ids by level (VIGIL_CG_LEVELS); NULL: the current task's */
+	const __u64 *ancestors;	/* cgroup ids by level (VIGIL_CG_LEVELS), by ancestors */
 	__u32 found;		/* out: 1 + rule id */
 };
 
-/* One step of vigil_deny_by: rule i a deny scoped to the cgroup (or an
- * ancestor of it)? */
-static long vigil_deny_step(__u32 i, struct vigil_deny_by *d)
+/* One step of a deny search: rule i a deny scoped to the cgroup (or an
+ * ancestor of it)? The cgroup is d->ancestors' or, not by_ancestors, the
+ * current task's. */
+static __always_inline long deny_step(__u32 i, struct vigil_deny_by *d, bool by_ancestors)
 {
 	const struct vigil_pol_rule *r;
 	struct vigil_pol_cgroup *cg;
@@ -98,7 +99,7 @@ static long vigil_deny_step(__u32 i, struct vigil_deny_by *d)
 	cg = bpf_map_lookup_elem(&vigil_rule_cgroup, &k);
 	if (!cg || !cg->id)
 		return 0;
-	if (d->ancestors)
+	if (by_ancestors)
 		id = cg->level < VIGIL_CG_LEVELS ? d->ancestors[cg->level & (VIGIL_CG_LEVELS - 1)] : 0;
 	else
 		id = bpf_get_current_ancestor_cgroup_id(cg->level);
@@ -108,9 +109,22 @@ static long vigil_deny_step(__u32 i, struct vigil_deny_by *d)
 	return 1;
 }
 
+/* Two callbacks, as for the walk: a search by given ancestors holds no call
+ * of bpf_get_current_ancestor_cgroup_id, which Linux 6.1 refuses outside
+ * tracing and cgroup programs (tests/bpf/rule_match.bpf.c is a TC one). */
+static long vigil_deny_step(__u32 i, struct vigil_deny_by *d)
+{
+	return deny_step(i, d, true);
+}
+
+static long vigil_deny_step_task(__u32 i, struct vigil_deny_by *d)
+{
+	return deny_step(i, d, false);
+}
+
 /* 1 + the id of the first deny rule scoped to the cgroup whose ancestors
- * (ids by level) are given, NULL for the current task's cgroup, whatever
- * the rule's addresses and ports; 0 when none. */
+ * (ids by level) are given, whatever the rule's addresses and ports; 0
+ * when none. */
 static __always_inline __u32 vigil_deny_by(const __u64 *ancestors)
 {
 	struct vigil_deny_by d = { .ancestors = ancestors };
@@ -119,9 +133,13 @@ static __always_inline __u32 vigil_deny_by(const __u64 *ancestors)
 	return d.found;
 }
 
+/* The same for the current task's cgroup. */
 static __always_inline __u32 vigil_task_denied(void)
 {
-	return vigil_deny_by(NULL);
+	struct vigil_deny_by d = {};
+
+	bpf_loop(VIGIL_RULES_MAX, vigil_deny_step_task, &d, 0);
+	return d.found;
 }
 
 static __always_inline void walk_start(const struct vigil_match *m, struct vigil_walk *w)

@@ -104,9 +104,11 @@ struct vigil_pol_cgroup {
 	__u32 pad;
 };
 
-/* Cgroup depths the packet hook (cgroup_skb, bpf_skb_ancestor_cgroup_id)
- * tells apart: a rule naming a cgroup this deep or deeper is refused at
- * load, as it would never match there. */
+/* Cgroup depths the packet hook (cgroup_skb) and the carried-socket scan
+ * tell apart: they judge a rule by the sender's ancestor ids at levels 0 to
+ * VIGIL_CG_LEVELS - 1, so a rule naming a cgroup deeper than that never
+ * matches there (bpf/lib/rule_walk.bpf.h): such a rule is refused at load.
+ * A power of two: it masks the level. */
 #define VIGIL_CG_LEVELS 16
 
 /* Per rule, per CPU: user space sums the CPUs. */
@@ -208,5 +210,6 @@ VIGIL_STATIC_ASSERT(sizeof(struct vigil_flow_side) == 32, "vigil_flow_side layou
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_flow) == 80, "vigil_flow layout");
 VIGIL_STATIC_ASSERT(VIGIL_CNT_ENF_UNPARSED_TRUNC < VIGIL_CNT_ENF_SOCK_FIRST, "packet-path counters fit");
 VIGIL_STATIC_ASSERT(VIGIL_RULES_MAX == 8 * sizeof(__u64), "a rule is one bit of vigil_pol_set");
+VIGIL_STATIC_ASSERT(!(VIGIL_CG_LEVELS & (VIGIL_CG_LEVELS - 1)), "VIGIL_CG_LEVELS masks a level");
 
 #endif
