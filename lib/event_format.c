@@ -404,7 +404,16 @@ void vigil_format_fork(struct vigil_formatter *f, const void *rec, struct vigil_
 	vigil_proc_cache_fork(&f->cache, rec);
 }
 
-/* Each kind's formatters, from the catalogue. */
+/* Each kind's formatters, from the catalogue. Every kind has vigil's own,
+ * which also keeps the process cache and may write nothing (fork): a
+ * catalogue line without one does not build. The Tetragon form may have
+ * none (NULL). */
+#define KIND_HAS_FORMAT(id, name, st, var, check, format, tetragon)			\
+	_Static_assert(__builtin_types_compatible_p(__typeof__(format), vigil_event_format_fn), \
+		       "event kind " #name " has no formatter (FORMAT in vigil/event_kinds.h)");
+VIGIL_EVENT_KINDS(KIND_HAS_FORMAT)
+#undef KIND_HAS_FORMAT
+
 static const struct {
 	vigil_event_format_fn *format;
 	void (*tetragon)(struct vigil_formatter *f, const void *rec, struct vigil_buf *json);
