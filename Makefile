@@ -23,6 +23,14 @@ LDFLAGS  += -fsanitize=address,undefined
 endif
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Wno-unused-function \
               -Iinclude -Ibpf -I$(BUILD)
+# Warnings are errors where we control the compiler: under `make test` and
+# `make test-san` (and so CI, .ci/run) unless WERROR=0 is given. Any other
+# build keeps them warnings, so a distribution or a newer compiler builds.
+WERROR ?= $(if $(filter test test-san,$(MAKECMDGOALS)),1,0)
+ifeq ($(WERROR),1)
+CFLAGS     += -Werror
+BPF_CFLAGS += -Werror
+endif
 
 # One BPF object per part; each becomes a skeleton the agent embeds.
 BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(wildcard bpf/*.bpf.c))

@@ -73,37 +73,6 @@ void vigil_event_counts_text(const struct vigil_formatter *f, struct vigil_buf *
 		vbuf_printf(b, "none");
 }
 
-static const struct {
-	uint32_t bit;
-	const char *word;
-} flag_words[] = {
-	{ VIGIL_EXEC_PROCFS, "procFS" },
-	{ VIGIL_PROC_CLONE, "clone" },
-	{ VIGIL_EXEC_TRUNC_PATH, "truncFilename" },
-	{ VIGIL_EXEC_TRUNC_ARGS, "truncArgs" },
-	{ VIGIL_EXEC_NO_ARGS, "errorArgs" },
-	{ VIGIL_EXEC_NO_CWD, "errorCWD" },
-	{ VIGIL_EXEC_TRUNC_CWD, "truncCWD" },
-	{ VIGIL_EXEC_ROOT_CWD, "rootcwd" },
-	{ VIGIL_EXEC_FILELESS, "fileless" },
-};
-
-static void flags_text(struct vigil_buf *b, uint32_t flags, bool miss)
-{
-	b->len = 0;
-	if (!(flags & (VIGIL_EXEC_PROCFS | VIGIL_PROC_CLONE)) && !miss)
-		vbuf_puts(b, "execve");
-	for (size_t i = 0; i < sizeof(flag_words) / sizeof(*flag_words); i++) {
-		if (!(flags & flag_words[i].bit))
-			continue;
-		if (b->len)
-			vbuf_putc(b, ' ');
-		vbuf_puts(b, flag_words[i].word);
-	}
-	if (miss)
-		vbuf_puts(b, b->len ? " miss" : "miss");
-}
-
 /* argv[1..] joined by spaces, as Tetragon's "arguments"; an argument that is
  * empty or holds a space or quote is quoted, so the words can be told apart. */
 void vigil_args_text(struct vigil_buf *b, const char *args, size_t n)
@@ -135,60 +104,6 @@ void vigil_args_text(struct vigil_buf *b, const char *args, size_t n)
 			break;
 		a = z + 1;
 	}
-}
-
-static void process_json(struct vigil_formatter *f, struct jw *w, const char *key,
-			 const struct vigil_proc *p, const struct vigil_proc_entry *e,
-			 const struct vigil_exec *ex)
-{
-	char id[VIGIL_EXEC_ID_MAX], t[VIGIL_TIME_MAX], cid[VIGIL_CONTAINER_ID_MAX];
-
-	jw_obj(w, key);
-	vigil_exec_id(id, sizeof(id), f->node_name, p->exec_ktime, p->pid);
-	jw_cstr(w, "exec_id", id);
-	jw_u64(w, "pid", p->pid);
-	jw_u64(w, "tid", p->tid);
-	jw_u64(w, "ppid", p->ppid);
-	jw_u64(w, "uid", p->uid);
-	jw_u64(w, "auid", p->auid);
-	vigil_json_process_creds(f, w, p, e);
-	if (e) {
-		jw_str(w, "cwd", e->cwd, e->cwd_len);
-		jw_str(w, "binary", e->binary, e->binary_len);
-		vigil_args_text(&f->tmp, e->args, e->args_len);
-		if (f->tmp.len)
-			jw_str(w, "arguments", f->tmp.p, f->tmp.len);
-	}
-	flags_text(&f->tmp, e ? e->flags : 0, !e);
-	jw_str(w, "flags", f->tmp.p, f->tmp.len);
-	vigil_rfc3339(t, sizeof(t), p->exec_ktime, f->realtime_offset_ns);
-	jw_cstr(w, "start_time", t);
-	if (p->parent_exec_ktime) {
-		vigil_exec_id(id, sizeof(id), f->node_name, p->parent_exec_ktime, p->ppid);
-		jw_cstr(w, "parent_exec_id", id);
-	}
-	jw_u64(w, "cgroup_id", p->cgroup_id);
-	if (e) {
-		jw_str(w, "cgroup", e->cgroup, e->cgroup_len);
-		if (vigil_container_id(e->cgroup, e->cgroup_len, cid, sizeof(cid)))
-			jw_cstr(w, "docker", cid);
-	}
-	vigil_json_process_extras(f, w, e, ex);
-	jw_end(w);
-}
-
-static void parent_json(struct vigil_formatter *f, struct jw *w, const struct vigil_proc *p)
-{
-	struct vigil_proc_entry *e = vigil_proc_cache_find(&f->cache, p->ppid, p->parent_exec_ktime);
-
-	if (e && p->parent_exec_ktime)
-		process_json(f, w, "parent", &e->proc, e, NULL);
-}
-
-void vigil_json_process(struct vigil_formatter *f, struct jw *w, const char *key,
-			const struct vigil_proc *p)
-{
-	process_json(f, w, key, p, vigil_proc_cache_find(&f->cache, p->pid, p->exec_ktime), NULL);
 }
 
 void vigil_json_envelope_end(struct vigil_formatter *f, struct jw *w, const struct vigil_hdr *h)
@@ -294,8 +209,8 @@ void vigil_format_exec(struct vigil_formatter *f, const void *rec, struct vigil_
 		jw_begin(&w, json);
 		jw_obj(&w, NULL);
 		jw_obj(&w, "process_exec");
-		process_json(f, &w, "process", &ev->proc, e, ev);
-		parent_json(f, &w, &ev->proc);
+		vigil_json_process_form(f, &w, VIGIL_EXPORT_VIGIL, "process", &ev->proc, e, ev);
+		vigil_json_parent(f, &w, VIGIL_EXPORT_VIGIL, &ev->proc);
 		jw_end(&w);
 		vigil_json_envelope_end(f, &w, &ev->hdr);
 	}
@@ -329,8 +244,8 @@ void vigil_format_exit(struct vigil_formatter *f, const void *rec, struct vigil_
 		jw_begin(&w, json);
 		jw_obj(&w, NULL);
 		jw_obj(&w, "process_exit");
-		process_json(f, &w, "process", &p, e, NULL);
-		parent_json(f, &w, &p);
+		vigil_json_process_form(f, &w, VIGIL_EXPORT_VIGIL, "process", &p, e, NULL);
+		vigil_json_parent(f, &w, VIGIL_EXPORT_VIGIL, &p);
 		if (signame)
 			jw_cstr(&w, "signal", signame);
 		if (status)	/* zero values are left out, as Tetragon does */
@@ -404,7 +319,16 @@ void vigil_format_fork(struct vigil_formatter *f, const void *rec, struct vigil_
 	vigil_proc_cache_fork(&f->cache, rec);
 }
 
-/* Each kind's formatters, from the catalogue. */
+/* Each kind's formatters, from the catalogue. Every kind has vigil's own,
+ * which also keeps the process cache and may write nothing (fork): a
+ * catalogue line without one does not build. The Tetragon form may have
+ * none (NULL). */
+#define KIND_HAS_FORMAT(id, name, st, var, check, format, tetragon)			\
+	_Static_assert(__builtin_types_compatible_p(__typeof__(format), vigil_event_format_fn), \
+		       "event kind " #name " has no formatter (FORMAT in vigil/event_kinds.h)");
+VIGIL_EVENT_KINDS(KIND_HAS_FORMAT)
+#undef KIND_HAS_FORMAT
+
 static const struct {
 	vigil_event_format_fn *format;
 	void (*tetragon)(struct vigil_formatter *f, const void *rec, struct vigil_buf *json);

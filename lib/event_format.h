@@ -11,6 +11,7 @@
 
 #include <stdint.h>
 #include "buf.h"
+#include "format_process.h"
 #include "format_tetragon.h"
 #include "proc_cache.h"
 
@@ -50,10 +51,7 @@ vigil_event_format_fn vigil_format_exec, vigil_format_exit, vigil_format_fork,
 	vigil_format_throttle, vigil_format_loss, vigil_format_conn, vigil_format_close,
 	vigil_format_reset, vigil_format_report_proc, vigil_format_report_remote,
 	vigil_format_report_end, vigil_format_enforce;
-/* Writes the "process" object (key given) of the process p names, from the
- * cache when it is there; and the JSON line's closing fields. */
-void vigil_json_process(struct vigil_formatter *f, struct jw *w, const char *key,
-			const struct vigil_proc *p);
+/* The JSON line's closing fields. */
 void vigil_json_envelope_end(struct vigil_formatter *f, struct jw *w, const struct vigil_hdr *h);
 /* Appends text to a compact line with what could drive a terminal escaped:
  * C0 controls and DEL (\e, \n, \r, \t, else \xHH), bytes that are not

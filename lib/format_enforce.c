@@ -16,8 +16,9 @@
 #define N(a) (sizeof(a) / sizeof(*(a)))
 
 static const char *const actions[] = {
-	[VIGIL_ACT_ALLOW] = "allow", [VIGIL_ACT_DROP] = "drop", [VIGIL_ACT_REJECT] = "reject",
-	[VIGIL_ACT_RESET] = "reset", [VIGIL_ACT_DENY] = "deny",
+#define ACTION_NAME(id, value, name, cgroup) [id] = #name,
+	VIGIL_POLICY_ACTIONS(ACTION_NAME)
+#undef ACTION_NAME
 };
 static const char *const replies[] = {
 	[VIGIL_REPLY_NONE] = "none",

@@ -57,230 +57,6 @@ static void jw_u64_str(struct jw *w, const char *key, uint64_t v)
 	jw_str(w, key, s, vigil_u64_dec(s, v));
 }
 
-/* Tetragon's CapabilitiesType names, by capability number. */
-static const char *const cap_names[] = {
-	"CAP_CHOWN", "DAC_OVERRIDE", "CAP_DAC_READ_SEARCH", "CAP_FOWNER", "CAP_FSETID",
-	"CAP_KILL", "CAP_SETGID", "CAP_SETUID", "CAP_SETPCAP", "CAP_LINUX_IMMUTABLE",
-	"CAP_NET_BIND_SERVICE", "CAP_NET_BROADCAST", "CAP_NET_ADMIN", "CAP_NET_RAW",
-	"CAP_IPC_LOCK", "CAP_IPC_OWNER", "CAP_SYS_MODULE", "CAP_SYS_RAWIO", "CAP_SYS_CHROOT",
-	"CAP_SYS_PTRACE", "CAP_SYS_PACCT", "CAP_SYS_ADMIN", "CAP_SYS_BOOT", "CAP_SYS_NICE",
-	"CAP_SYS_RESOURCE", "CAP_SYS_TIME", "CAP_SYS_TTY_CONFIG", "CAP_MKNOD", "CAP_LEASE",
-	"CAP_AUDIT_WRITE", "CAP_AUDIT_CONTROL", "CAP_SETFCAP", "CAP_MAC_OVERRIDE",
-	"CAP_MAC_ADMIN", "CAP_SYSLOG", "CAP_WAKE_ALARM", "CAP_BLOCK_SUSPEND", "CAP_AUDIT_READ",
-	"CAP_PERFMON", "CAP_BPF", "CAP_CHECKPOINT_RESTORE",
-};
-
-/* A capability set as a list of names; a capability newer than the
- * schema by its number, which protojson takes for an open enum. */
-static void caps_list(struct jw *w, const char *key, uint64_t set)
-{
-	jw_arr(w, key);
-	for (unsigned i = 0; i < 64; i++) {
-		if (!(set & (1ULL << i)))
-			continue;
-		if (i < N(cap_names)) {
-			jw_cstr(w, NULL, cap_names[i]);
-		} else {
-			jw_u64(w, NULL, i);
-		}
-	}
-	jw_arr_end(w);
-}
-
-static void caps_json(struct jw *w, const char *key, const struct vigil_exec_creds *c)
-{
-	jw_obj(w, key);
-	caps_list(w, "permitted", c->cap_permitted);
-	caps_list(w, "effective", c->cap_effective);
-	caps_list(w, "inheritable", c->cap_inheritable);
-	jw_end(w);
-}
-
-void vigil_json_process_creds(struct vigil_formatter *f, struct jw *w, const struct vigil_proc *p,
-			      const struct vigil_proc_entry *e)
-{
-	/* All from the exec when it is known, so the ids are of one moment. */
-	const struct vigil_proc *at = e ? &e->proc : p;
-
-	jw_obj(w, "process_credentials");
-	jw_u64(w, "uid", at->uid);
-	jw_u64(w, "gid", at->gid);
-	if (e) {
-		jw_u64(w, "euid", e->creds.euid);
-		jw_u64(w, "egid", e->creds.egid);
-		if (f->opts.process_cred) {
-			jw_u64(w, "suid", e->creds.suid);
-			jw_u64(w, "sgid", e->creds.sgid);
-			jw_u64(w, "fsuid", e->creds.fsuid);
-			jw_u64(w, "fsgid", e->creds.fsgid);
-			caps_json(w, "caps", &e->creds);
-		}
-	}
-	jw_end(w);
-}
-
-static const char *const ns_names[VIGIL_NS_MAX] = {
-	[VIGIL_NS_UTS] = "uts", [VIGIL_NS_IPC] = "ipc", [VIGIL_NS_MNT] = "mnt",
-	[VIGIL_NS_PID] = "pid", [VIGIL_NS_PID_FOR_CHILDREN] = "pid_for_children",
-	[VIGIL_NS_NET] = "net", [VIGIL_NS_TIME] = "time",
-	[VIGIL_NS_TIME_FOR_CHILDREN] = "time_for_children", [VIGIL_NS_CGROUP] = "cgroup",
-	[VIGIL_NS_USER] = "user",
-};
-
-static void ns_json(struct jw *w, const struct vigil_exec_creds *c)
-{
-	jw_obj(w, "ns");
-	for (unsigned i = 0; i < VIGIL_NS_MAX; i++) {
-		if (!c->ns[i])
-			continue;
-		jw_obj(w, ns_names[i]);
-		jw_u64(w, "inum", c->ns[i]);
-		if (c->ns_host & (1u << i))
-			jw_bool(w, "is_host", true);
-		jw_end(w);
-	}
-	jw_end(w);
-}
-
-/* Tetragon's binary_properties, from the exec event itself: what a
- * set-id or file-capability exec changed, and for a binary that is not at
- * a path, its file: the old path or anonymous name marked " (deleted)" as
- * the kernel marks it, its inode number and link count (0: fileless). */
-static void binary_properties_json(struct vigil_formatter *f, struct jw *w,
-				   const struct vigil_exec *ex)
-{
-	const struct vigil_exec_creds *c = &ex->creds;
-	const char *file = ex->data + ex->binary_len + ex->args_len + ex->cwd_len + ex->cgroup_len;
-	uint32_t s = c->secureexec;
-	bool unlinked = ex->flags & VIGIL_EXEC_UNLINKED;
-
-	if (!(s & (VIGIL_SECEXEC_SETUID | VIGIL_SECEXEC_SETGID | VIGIL_SECEXEC_FILE_CAPS)) &&
-	    !unlinked)
-		return;
-	jw_obj(w, "binary_properties");
-	if (s & VIGIL_SECEXEC_SETUID)
-		jw_u64(w, "setuid", c->euid);
-	if (s & VIGIL_SECEXEC_SETGID)
-		jw_u64(w, "setgid", c->egid);
-	if (s & (VIGIL_SECEXEC_FILE_CAPS | VIGIL_SECEXEC_SETUID_ROOT | VIGIL_SECEXEC_SETGID_ROOT)) {
-		jw_arr(w, "privileges_changed");
-		if (s & VIGIL_SECEXEC_FILE_CAPS)
-			jw_cstr(w, NULL, "PRIVILEGES_RAISED_EXEC_FILE_CAP");
-		if (s & VIGIL_SECEXEC_SETUID_ROOT)
-			jw_cstr(w, NULL, "PRIVILEGES_RAISED_EXEC_FILE_SETUID");
-		if (s & VIGIL_SECEXEC_SETGID_ROOT)
-			jw_cstr(w, NULL, "PRIVILEGES_RAISED_EXEC_FILE_SETGID");
-		jw_arr_end(w);
-	}
-	if (unlinked) {
-		f->tmp.len = 0;
-		vbuf_put(&f->tmp, file, ex->file_len);
-		vbuf_puts(&f->tmp, " (deleted)");
-		jw_obj(w, "file");
-		jw_obj(w, "inode");
-		jw_u64(w, "number", ex->ino);
-		jw_u64(w, "links", ex->nlink);
-		jw_end(w);
-		jw_str(w, "path", f->tmp.p, f->tmp.len);
-		jw_end(w);
-	}
-	jw_end(w);
-}
-
-void vigil_json_process_extras(struct vigil_formatter *f, struct jw *w,
-			       const struct vigil_proc_entry *e, const struct vigil_exec *ex)
-{
-	jw_bool(w, "in_init_tree", e && (e->flags & VIGIL_PROC_IN_INIT_TREE));
-	if (ex)
-		binary_properties_json(f, w, ex);
-	if (!e)
-		return;
-	if (f->opts.process_cred)
-		caps_json(w, "cap", &e->creds);
-	if (f->opts.process_ns)
-		ns_json(w, &e->creds);
-}
-
-/* Tetragon's flag words, in its order. Cut paths (truncFilename, truncCWD)
- * have no word there: Tetragon never writes them. */
-static void flags_text(struct vigil_buf *b, uint32_t fl)
-{
-	static const struct {
-		uint32_t bit;
-		const char *word;
-	} words[] = {
-		{ VIGIL_EXEC_PROCFS, "procFS" },
-		{ VIGIL_EXEC_TRUNC_ARGS, "truncArgs" },
-		{ VIGIL_EXEC_NO_ARGS, "errorArgs" },
-		{ VIGIL_EXEC_ROOT_CWD, "rootcwd" },
-		{ VIGIL_EXEC_NO_CWD, "errorCWD" },
-		{ VIGIL_EXEC_CLONE | VIGIL_PROC_CLONE, "clone" },
-		{ VIGIL_PROC_IN_INIT_TREE, "inInitTree" },
-	};
-
-	b->len = 0;
-	if (!(fl & VIGIL_EXEC_PROCFS))
-		vbuf_puts(b, "execve");
-	for (size_t i = 0; i < N(words); i++) {
-		if (!(fl & words[i].bit))
-			continue;
-		if (b->len)
-			vbuf_putc(b, ' ');
-		vbuf_puts(b, words[i].word);
-	}
-}
-
-/* A process object. e is its cache entry (NULL: unknown to this output,
- * flag "unknown" and only what the event itself says). */
-static void process_json(struct vigil_formatter *f, struct jw *w, const char *key,
-			 const struct vigil_proc *p, const struct vigil_proc_entry *e,
-			 const struct vigil_exec *ex)
-{
-	char id[VIGIL_EXEC_ID_MAX], t[VIGIL_TIME_MAX], cid[VIGIL_CONTAINER_ID_MAX];
-
-	jw_obj(w, key);
-	vigil_exec_id(id, sizeof(id), f->node_name, p->exec_ktime, p->pid);
-	jw_cstr(w, "exec_id", id);
-	jw_u64(w, "pid", p->pid);
-	if (e) {
-		jw_u64(w, "uid", e->creds.euid);	/* Tetragon's uid is the effective one */
-		jw_str(w, "cwd", e->cwd, e->cwd_len);
-		jw_str(w, "binary", e->binary, e->binary_len);
-		vigil_args_text(&f->tmp, e->args, e->args_len);
-		if (f->tmp.len)
-			jw_str(w, "arguments", f->tmp.p, f->tmp.len);
-		flags_text(&f->tmp, e->flags);
-		jw_str(w, "flags", f->tmp.p, f->tmp.len);
-	} else {
-		jw_cstr(w, "flags", "unknown");
-	}
-	vigil_rfc3339(t, sizeof(t), p->exec_ktime, f->realtime_offset_ns);
-	jw_cstr(w, "start_time", t);
-	jw_u64(w, "auid", p->auid);
-	/* Tetragon keeps the container id's first 31 characters. */
-	if (e && vigil_container_id(e->cgroup, e->cgroup_len, cid, sizeof(cid)))
-		jw_str(w, "docker", cid, strnlen(cid, 31));
-	if (p->parent_exec_ktime) {
-		vigil_exec_id(id, sizeof(id), f->node_name, p->parent_exec_ktime, p->ppid);
-		jw_cstr(w, "parent_exec_id", id);
-	}
-	jw_u64(w, "tid", p->tid);
-	vigil_json_process_creds(f, w, p, e);
-	vigil_json_process_extras(f, w, e, ex);
-	jw_end(w);
-}
-
-static void parent_json(struct vigil_formatter *f, struct jw *w, const struct vigil_proc *p)
-{
-	const struct vigil_proc_entry *e;
-
-	if (!p->parent_exec_ktime)
-		return;
-	e = vigil_proc_cache_find(&f->cache, p->ppid, p->parent_exec_ktime);
-	if (e)
-		process_json(f, w, "parent", &e->proc, e, NULL);
-}
-
 static void begin(struct jw *w, struct vigil_buf *json, const char *kind)
 {
 	jw_begin(w, json);
@@ -309,8 +85,8 @@ void vigil_tetragon_exec(struct vigil_formatter *f, const void *rec, struct vigi
 	struct jw w;
 
 	begin(&w, json, "process_exec");
-	process_json(f, &w, "process", &ev->proc, e, ev);
-	parent_json(f, &w, &ev->proc);
+	vigil_json_process_form(f, &w, VIGIL_EXPORT_TETRAGON, "process", &ev->proc, e, ev);
+	vigil_json_parent(f, &w, VIGIL_EXPORT_TETRAGON, &ev->proc);
 	end(f, &w, ev->hdr.ktime);
 }
 
@@ -330,8 +106,8 @@ void vigil_tetragon_exit(struct vigil_formatter *f, const void *rec, struct vigi
 		p.parent_exec_ktime = e->proc.parent_exec_ktime;
 	}
 	begin(&w, json, "process_exit");
-	process_json(f, &w, "process", &p, e, NULL);
-	parent_json(f, &w, &p);
+	vigil_json_process_form(f, &w, VIGIL_EXPORT_TETRAGON, "process", &p, e, NULL);
+	vigil_json_parent(f, &w, VIGIL_EXPORT_TETRAGON, &p);
 	if (signame)
 		jw_cstr(&w, "signal", signame);
 	if (status)
@@ -373,8 +149,8 @@ static void owner_json(struct vigil_formatter *f, struct jw *w, const struct vig
 		const struct vigil_proc_entry *e =
 			vigil_proc_cache_find(&f->cache, p->pid, p->exec_ktime);
 
-		process_json(f, w, "process", p, e, NULL);
-		parent_json(f, w, p);
+		vigil_json_process_form(f, w, VIGIL_EXPORT_TETRAGON, "process", p, e, NULL);
+		vigil_json_parent(f, w, VIGIL_EXPORT_TETRAGON, p);
 		return;
 	}
 	jw_obj(w, "process");

@@ -4,8 +4,7 @@
  * cgroups, its network kinds and reports) and Tetragon's, exactly its
  * schema (api/v1/tetragon: GetEventsResponse as protojson), for consumers
  * built for Tetragon. docs/events.md lists what the Tetragon form leaves
- * out. The pieces both forms share (credentials, capabilities, namespaces,
- * binary properties, in_init_tree) are written here, with Tetragon's names.
+ * out. The process object of both forms is format_process.c's.
  */
 #ifndef VIGIL_FORMAT_TETRAGON_H
 #define VIGIL_FORMAT_TETRAGON_H
@@ -67,14 +66,5 @@ void vigil_tetragon_reset(struct vigil_formatter *f, const void *rec, struct vig
 /* A rate_limit_info line: n records this output lost, stamped at ktime. */
 void vigil_tetragon_lost_line(struct vigil_formatter *f, struct vigil_buf *json, uint64_t ktime,
 			      uint64_t n);
-
-/* Members of a process object that both forms write: process_credentials
- * (real ids from p; effective and the rest from e, the cache entry, when
- * known), in_init_tree, binary_properties (exec events only: ex, the
- * event), cap, ns. */
-void vigil_json_process_creds(struct vigil_formatter *f, struct jw *w, const struct vigil_proc *p,
-			      const struct vigil_proc_entry *e);
-void vigil_json_process_extras(struct vigil_formatter *f, struct jw *w,
-			       const struct vigil_proc_entry *e, const struct vigil_exec *ex);
 
 #endif

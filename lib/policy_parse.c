@@ -105,10 +105,44 @@ static int want_word(struct pctx *c, yaml_node_t *n, const char *key, const stru
 	return fail(c, n, "unknown %s (one of: %s)", key, choices);
 }
 
+/* The actions and what each asks of a rule, from their catalogue
+ * (vigil/policy_actions.h). */
 static const struct word actions[] = {
-	{ "allow", VIGIL_ACT_ALLOW }, { "drop", VIGIL_ACT_DROP }, { "reject", VIGIL_ACT_REJECT },
-	{ "reset", VIGIL_ACT_RESET }, { "deny", VIGIL_ACT_DENY }, {}
+#define ACTION_WORD(id, value, name, cgroup) { #name, id },
+	VIGIL_POLICY_ACTIONS(ACTION_WORD)
+#undef ACTION_WORD
+	{}
 };
+
+static enum vigil_action_cgroup action_cgroup(unsigned a)
+{
+	switch (a) {
+#define ACTION_CGROUP(id, value, name, cgroup) case id: return cgroup;
+	VIGIL_POLICY_ACTIONS(ACTION_CGROUP)
+#undef ACTION_CGROUP
+	}
+	return VIGIL_ACT_CGROUP_NO;
+}
+
+/* "allow, drop or deny": the actions whose cgroup use is a bit of
+ * cgroups (1 << enum vigil_action_cgroup), the last joined by last. */
+static const char *action_list(char *out, size_t len, unsigned cgroups, const char *last)
+{
+	const struct word *w, *prev = NULL;
+	size_t n = 0;
+
+	out[0] = 0;
+	for (w = actions; w->name; w++) {
+		if (!(cgroups & 1u << action_cgroup(w->value)))
+			continue;
+		if (prev)
+			n += snprintf(out + n, n < len ? len - n : 0, "%s%s", n ? ", " : "", prev->name);
+		prev = w;
+	}
+	if (prev)
+		snprintf(out + n, n < len ? len - n : 0, "%s%s", n ? last : "", prev->name);
+	return out;
+}
 static const struct word directions[] = {
 	{ "ingress", VIGIL_DIR_INGRESS }, { "egress", VIGIL_DIR_EGRESS },
 	{ "any", VIGIL_DIR_ANY }, {}
@@ -359,6 +393,7 @@ static int parse_rule(struct pctx *c, yaml_node_t *n, struct vigil_rule *r)
 	};
 	yaml_node_t *seen[K_MAX] = {};
 	yaml_node_pair_t *pair;
+	char list[96];
 	unsigned v;
 	int err = 0;
 
@@ -417,22 +452,27 @@ static int parse_rule(struct pctx *c, yaml_node_t *n, struct vigil_rule *r)
 	}
 	/* What the keys mean together. */
 	if (!seen[K_ACTION])
-		return fail(c, n, "rule has no 'action' (allow, drop, reject, reset or deny)");
-	if (r->action == VIGIL_ACT_DENY) {
+		return fail(c, n, "rule has no 'action' (%s)",
+			    action_list(list, sizeof(list), ~0u, " or "));
+	if (action_cgroup(r->action) == VIGIL_ACT_CGROUP_MUST) {
 		if (!seen[K_DIR])
 			r->direction = VIGIL_DIR_EGRESS;
 		if (r->direction != VIGIL_DIR_EGRESS)
-			return fail(c, seen[K_DIR], "action deny refuses local connects: direction must be egress");
+			return fail(c, seen[K_DIR], "action %s refuses local connects: direction must be egress",
+				    vigil_policy_action_name(r->action));
 		if (!r->cgroup)
-			return fail(c, n, "action deny needs 'cgroup' (the cgroup whose processes are refused)");
+			return fail(c, n, "action %s needs 'cgroup' (the cgroup whose processes are refused)",
+				    vigil_policy_action_name(r->action));
 	}
 	if (r->n_interfaces && !r->n_netns)
 		return fail(c, seen[K_IF], "'interfaces' needs 'netns': the namespace they are in "
 			    "(/proc/1/ns/net for the host's own)");
 	if (r->cgroup && !seen[K_DIR])
 		r->direction = VIGIL_DIR_EGRESS;	/* a cgroup scope is about local senders */
-	if (r->cgroup && r->action != VIGIL_ACT_DENY && r->action != VIGIL_ACT_REJECT)
-		return fail(c, seen[K_CGROUP], "'cgroup' applies to deny and reject only");
+	if (r->cgroup && action_cgroup(r->action) == VIGIL_ACT_CGROUP_NO)
+		return fail(c, seen[K_CGROUP], "'cgroup' applies to %s only",
+			    action_list(list, sizeof(list),
+					1u << VIGIL_ACT_CGROUP_MAY | 1u << VIGIL_ACT_CGROUP_MUST, " and "));
 	if (r->cgroup && r->direction != VIGIL_DIR_EGRESS)
 		return fail(c, seen[K_CGROUP],
 			    "'cgroup' refuses local connects and sends: the rule's direction must be egress");

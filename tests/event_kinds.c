@@ -8,7 +8,9 @@
  * the structs they hold, as docs/stream.md's record layouts write them:
  * `| struct S | field | offset | size | type |`, read from the BTF of OBJ
  * (tests/bpf/event_layout.bpf.c): the layout BPF writes, which is the wire's.
- * Driven by tests/stream_schema.t, which checks the docs against both.
+ * Driven by tests/stream_schema.t, which checks the docs against both, and
+ * the digest of both against the schema version (--schema prints it,
+ * MAJOR.MINOR) in tests/schema_digests.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -121,6 +123,8 @@ int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "--layout"))
 		return layout(argv[2]);
+	if (argc == 2 && !strcmp(argv[1], "--schema"))
+		return printf("%u.%u\n", VIGIL_SCHEMA_MAJOR, VIGIL_SCHEMA_MINOR) < 0;
 #define PRINT_KIND(id, name, st, variable, check, format, tetragon)			\
 	printf("| %u | %s | `struct %s` | %s%zu |\n", (unsigned)(id), #name, #st,		\
 	       (variable) ? "at least " : "", sizeof(struct st));

@@ -4,8 +4,10 @@
 # several files at once; limits on nesting and size; every example in
 # docs/policy.md. Each spelling a rule could have, accepted as it reads or
 # refused where it is, is a case of the C table in tests/unit_policy.c.
+# docs/policy.md names every action of the catalogue
+# (include/vigil/policy_actions.h) and which take a cgroup.
 . "$(dirname "$0")/lib.sh"
-plan 7
+plan 10
 
 pol() { printf '%s\n' "$2" > "$T_DIR/$1.yaml"; echo "$T_DIR/$1.yaml"; }
 # refused FILE-NAME WANT-POSITION WANT-TEXT DESCRIPTION
@@ -63,4 +65,20 @@ for f in "$T_DIR"/doc*.yaml; do
 	"$VIGIL" policy check "$f" >/dev/null 2>"$T_DIR/doc.err" || { bad=1; diag "$(cat "$T_DIR/doc.err")"; }
 done
 [ $bad -eq 0 ] && [ $n -ge 4 ]; ok $? "the $n policy examples in docs/policy.md are valid"
+
+# The catalogue, "NAME CGROUP" a line (tests/policy_actions.c).
+"$TOP/$BUILD/tests/policy_actions" >"$T_DIR/actions"
+names=$(cut -d' ' -f1 "$T_DIR/actions" | paste -sd' ')
+doc=$(sed -nE 's/^ +action: .*# ([a-z |]*[a-z]) +\(required\)$/\1/p' "$TOP/docs/policy.md" | tr -d ' ' | tr '|' ' ')
+[ "$(wc -l <"$T_DIR/actions")" -ge 5 ] && [ "$doc" = "$names" ]
+ok $? "docs/policy.md's example names the catalogue's actions in order ($names)"
+[ "$doc" = "$names" ] || diag "docs: $doc"
+row=$(grep '^| `action` |' "$TOP/docs/policy.md")
+missing=$(for a in $names; do [[ "$row" == *"\`$a\`:"* ]] || echo "$a"; done | paste -sd' ')
+is "$missing" "" "docs/policy.md's key table says what each action does"
+row=$(grep '^| `cgroup` |' "$TOP/docs/policy.md")
+takes=$(sed -nE 's/.*Only for ([^;]*);.*/\1/p' <<<"$row" | grep -oE '`[a-z]+`' | tr -d '`' | sort | paste -sd' ')
+needs=$(grep -oE '`[a-z]+` requires it' <<<"$row" | grep -oE '^`[a-z]+`' | tr -d '`' | sort | paste -sd' ')
+is "$takes / $needs" "$(awk '$2 != "no" { print $1 }' "$T_DIR/actions" | sort | paste -sd' ') / $(awk '$2 == "must" { print $1 }' "$T_DIR/actions" | sort | paste -sd' ')" \
+	"docs/policy.md's 'cgroup' key names the actions that take one / need one"
 done_testing

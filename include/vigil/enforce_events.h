@@ -13,13 +13,8 @@
 #define VIGIL_RULES_MAX 64
 #define VIGIL_POL_PREFIXES_MAX 4096	/* entries per LPM trie */
 
-enum vigil_action {
-	VIGIL_ACT_ALLOW = 1,
-	VIGIL_ACT_DROP,
-	VIGIL_ACT_REJECT,	/* RST / ICMP unreachable to the sender */
-	VIGIL_ACT_RESET,	/* RST both ways; live local sockets destroyed */
-	VIGIL_ACT_DENY,		/* local connect/sendmsg refused (cgroup hooks) */
-};
+/* enum vigil_action: the actions' catalogue. */
+#include <vigil/policy_actions.h>
 
 /* Bits: a rule for both directions sets both; an LPM key holds one. */
 enum vigil_dir {

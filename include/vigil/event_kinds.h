@@ -8,7 +8,7 @@
  *   CHECK     what its content must hold, past type and size (NULL: nothing
  *             more), run on every record before any field is read
  *   FORMAT    vigil's JSON and the compact line (also keeps the process
- *             cache)
+ *             cache); every kind has one, or it does not build
  *   TETRAGON  the line in Tetragon's form (NULL: none, docs/events.md)
  * The functions are user space's (lib/event_format.h); BPF only uses the
  * structs. From this list come the stream hello's type table
@@ -16,7 +16,8 @@
  * kind (lib/event_format.c), and the list the docs are checked against
  * (tests/event_kinds.c, tests/stream_schema.t). A new kind is a line here,
  * its struct, its functions, and a new minor schema version (events.h); a
- * changed struct is a new major.
+ * changed struct is a new major. Either is a new line in
+ * tests/schema_digests.
  */
 #ifndef VIGIL_EVENT_KINDS_H
 #define VIGIL_EVENT_KINDS_H

@@ -7,7 +7,9 @@
  * explicitly padded: the static asserts below keep the layout honest.
  *
  * Changing a struct here changes the wire format: bump VIGIL_SCHEMA_MAJOR;
- * adding an event kind bumps VIGIL_SCHEMA_MINOR.
+ * adding an event kind bumps VIGIL_SCHEMA_MINOR. Each version's line in
+ * tests/schema_digests holds the digest of its kinds and layouts, so that
+ * tests/stream_schema.t fails a change without a new version.
  */
 #ifndef VIGIL_EVENTS_H
 #define VIGIL_EVENTS_H

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* libFuzzer target: the event checker and formatters (lib/event_format.c,
- * lib/format_net.c, lib/format_enforce.c, and lib/format_tetragon.c for
- * inputs of odd length). The input is records one after
+ * lib/format_process.c, lib/format_net.c, lib/format_enforce.c, and
+ * lib/format_tetragon.c for inputs of odd length). The input is records one after
  * the other, each as long as its header's size says, so the process cache
  * carries state from one to the next (an exec, then its connect...). Every
  * record the checker takes is formatted to JSON and to the compact line;

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Every policy action, once: X(ID, VALUE, NAME, CGROUP).
+ *   ID, VALUE  enum vigil_action's name and number. The number is in the
+ *              pinned rule maps and on the wire (vigil_enforce.action): an
+ *              action keeps its number for ever, a new one takes the next.
+ *   NAME       what policy files, events, `vigil policy list` and the docs
+ *              call it
+ *   CGROUP     whether a rule of this action takes a 'cgroup' key
+ *              (enum vigil_action_cgroup). A cgroup scope is about local
+ *              senders, so a rule that has one is an egress rule.
+ * From this list come enum vigil_action (enforce_events.h), the policy
+ * parser's words and its messages about actions (lib/policy_parse.c), the
+ * action names in events (lib/format_enforce.c), and the list docs/policy.md
+ * is checked against (tests/policy_actions.c, tests/policy_parse.t). What an
+ * action does is code: in bpf/ and agent/enforce/. A new action is a line
+ * here, that code, and its words in docs/policy.md.
+ * BPF includes it (through events.h): macros and enums only.
+ */
+#ifndef VIGIL_POLICY_ACTIONS_H
+#define VIGIL_POLICY_ACTIONS_H
+
+enum vigil_action_cgroup {
+	VIGIL_ACT_CGROUP_NO,	/* a rule with 'cgroup' is refused */
+	VIGIL_ACT_CGROUP_MAY,	/* then it refuses the cgroup's local processes */
+	VIGIL_ACT_CGROUP_MUST,	/* a rule without 'cgroup' is refused */
+};
+
+#define VIGIL_POLICY_ACTIONS(X)							\
+	X(VIGIL_ACT_ALLOW, 1, allow, VIGIL_ACT_CGROUP_NO)			\
+	X(VIGIL_ACT_DROP, 2, drop, VIGIL_ACT_CGROUP_NO)				\
+	/* RST / ICMP unreachable to the sender */				\
+	X(VIGIL_ACT_REJECT, 3, reject, VIGIL_ACT_CGROUP_MAY)			\
+	/* RST both ways; live local sockets destroyed */			\
+	X(VIGIL_ACT_RESET, 4, reset, VIGIL_ACT_CGROUP_NO)			\
+	/* local connect/sendmsg refused (cgroup hooks) */			\
+	X(VIGIL_ACT_DENY, 5, deny, VIGIL_ACT_CGROUP_MUST)
+
+enum vigil_action {
+#define VIGIL_ACTION_ENUM(id, value, name, cgroup) id = value,
+	VIGIL_POLICY_ACTIONS(VIGIL_ACTION_ENUM)
+#undef VIGIL_ACTION_ENUM
+};
+
+#endif
