@@ -10,6 +10,7 @@
 #include <bpf/libbpf.h>
 #include "enforce_carried.h"
 #include "iter_drain.h"
+#include "feature_load.h"
 #include "kernel_features.h"
 #include "loader.h"
 #include "log.h"
@@ -207,6 +208,7 @@ void vigil_deny_carried_tick(struct vigil_policy_state *s)
 int vigil_deny_carried_init(struct vigil_policy_state *s, uint64_t ring_size)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .pin_root_path = s->pin_dir);
+	struct vigil_refusal r;
 	int err;
 
 	/* Before 6.5: deny rules still refuse what the cgroup's hooks see
@@ -222,8 +224,19 @@ int vigil_deny_carried_init(struct vigil_policy_state *s, uint64_t ring_size)
 		return vlog_err(-errno, "cannot open BPF object enforce_carried");
 	if ((err = vigil_obj_prepare(s->carried->obj, ring_size)))
 		return err;
-	if ((err = enforce_carried_bpf__load(s->carried)))
-		return vlog_err(err, "cannot load BPF object enforce_carried (run with -v for the verifier log)");
+	/* The BTF said yes; the verifier decides. A refusal turns this
+	 * part off alone, said in one line (-v: the verifier's log). */
+	if ((err = vigil_skel_load_told(s->carried->skeleton, &r))) {
+		char what[sizeof(r.why) + 100];
+
+		snprintf(what, sizeof(what), "bpf_sock_destroy kfunc (6.5+) (%s: %s)",
+			 r.prog ? bpf_program__name(r.prog) : "its load", r.why[0] ? r.why : strerror(-err));
+		vigil_kernel_lacks(what, "sockets carried into a denied cgroup are not ended (the cgroup's hooks still refuse what they see)");
+		enforce_carried_bpf__destroy(s->carried);
+		s->carried = NULL;
+		return 0;
+	}
+	vigil_kernel_feature("bpf_sock_destroy kfunc (6.5+)", true, "sockets carried into a denied cgroup are ended");
 	return 0;
 }
 

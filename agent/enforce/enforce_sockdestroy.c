@@ -13,6 +13,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "iter_drain.h"
+#include "feature_load.h"
 #include "kernel_features.h"
 #include "loader.h"
 #include "log.h"
@@ -89,6 +90,7 @@ int vigil_sock_destroy_rule(struct vigil_policy_state *s, const struct vigil_rul
 int vigil_sock_destroy_init(struct vigil_policy_state *s, uint64_t ring_size)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .pin_root_path = s->pin_dir);
+	struct vigil_refusal r;
 	int err;
 
 	/* Before 6.5: reset rules still reset flows by packets (docs/kernels.md). */
@@ -103,8 +105,19 @@ int vigil_sock_destroy_init(struct vigil_policy_state *s, uint64_t ring_size)
 		return vlog_err(-errno, "cannot open BPF object enforce_sockdestroy");
 	if ((err = vigil_obj_prepare(s->sd->obj, ring_size)))
 		return err;
-	if ((err = enforce_sockdestroy_bpf__load(s->sd)))
-		return vlog_err(err, "cannot load BPF object enforce_sockdestroy (run with -v for the verifier log)");
+	/* The BTF said yes; the verifier decides. A refusal turns this
+	 * part off alone, said in one line (-v: the verifier's log). */
+	if ((err = vigil_skel_load_told(s->sd->skeleton, &r))) {
+		char what[sizeof(r.why) + 100];
+
+		snprintf(what, sizeof(what), "bpf_sock_destroy kfunc (6.5+) (%s: %s)",
+			 r.prog ? bpf_program__name(r.prog) : "its load", r.why[0] ? r.why : strerror(-err));
+		vigil_kernel_lacks(what, "reset rules do not destroy live local sockets (flows are still reset by packets)");
+		enforce_sockdestroy_bpf__destroy(s->sd);
+		s->sd = NULL;
+		return 0;
+	}
+	vigil_kernel_feature("bpf_sock_destroy kfunc (6.5+)", true, "reset rules destroy live local sockets in the namespaces they name");
 	return 0;
 }
 
