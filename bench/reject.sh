@@ -187,7 +187,10 @@ for n, m in med.items():
     print("  %-20s %12.0f %10.0f %11.0f %6.0f" % (n, *m))
 tc, xdp, nft = med["vigil-tc"], med["vigil-xdp"], med["nftables"]
 print("RSTs/s vs nftables: TC %.2fx, XDP %.2fx (targets 1.5x, 3x)" % (tc[1] / nft[1], xdp[1] / nft[1]))
-print("CPU per RST vs nftables (lower is better): TC %.2fx, XDP %.2fx" % (tc[2] / nft[2], xdp[2] / nft[2]))
+if nft[2]:
+    print("CPU per RST vs nftables (lower is better): TC %.2fx, XDP %.2fx" % (tc[2] / nft[2], xdp[2] / nft[2]))
+else:  # the AF_PACKET sender's frames went up on the sending CPU, not the NAPI thread
+    print("CPU per RST vs nftables: not measured (the receiving NAPI thread did not run them)")
 PY
 echo "sender: $(sort -u "$T_DIR/senders" | tr '\n' ' ')(xdp_live_frames: the kernel's XDP generator; af_packet: its fallback, frames veth copies before XDP)"
 
