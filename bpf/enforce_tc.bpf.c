@@ -23,6 +23,7 @@
 #include "lib/pkt_csum.bpf.h"
 #include "lib/pkt_rst.bpf.h"
 #include "lib/pkt_icmp.bpf.h"
+#include "lib/xdp_handoff.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -214,7 +215,9 @@ static __noinline struct vigil_flow *track(struct __sk_buff *skb, const struct d
 	return vigil_flow_track(&d->p, netns_cookie(skb), d->ifindex, bpf_ktime_get_ns());
 }
 
-static __always_inline int enforce(struct __sk_buff *skb, __u8 dir)
+/* by_identity: only a packet XDP handed over by its identity is decided
+ * (vigil_tc_xdp_ingress, untagged); everything else goes on. */
+static __always_inline int enforce(struct __sk_buff *skb, __u8 dir, bool by_identity)
 {
 	struct vigil_flow *f = NULL;
 	struct decision d = { .dir = dir, .ifindex = skb->ifindex };
@@ -230,6 +233,8 @@ static __always_inline int enforce(struct __sk_buff *skb, __u8 dir)
 		return TC_ACT_UNSPEC;
 	}
 	if (vigil_pkt_parse(skb, false, &d.p))
+		return TC_ACT_UNSPEC;
+	if (by_identity && !vigil_handoff_take(&d.p, netns_cookie(skb), d.ifindex))
 		return TC_ACT_UNSPEC;
 	if (d.p.unparsed)
 		return vigil_unparsed_drop(&d.p, dir, d.ifindex) ? TC_ACT_SHOT : TC_ACT_UNSPEC;
@@ -255,27 +260,29 @@ static __always_inline int enforce(struct __sk_buff *skb, __u8 dir)
 SEC("tc")
 int vigil_tc_ingress(struct __sk_buff *skb)
 {
-	return enforce(skb, VIGIL_DIR_INGRESS);
+	return enforce(skb, VIGIL_DIR_INGRESS, false);
 }
 
 SEC("tc")
 int vigil_tc_egress(struct __sk_buff *skb)
 {
-	return enforce(skb, VIGIL_DIR_EGRESS);
+	return enforce(skb, VIGIL_DIR_EGRESS, false);
 }
 
 /* TC ingress of an interface enforced with XDP: only what the XDP program
- * handed over to be reset (VIGIL_XDP_META_RESET in the metadata) is decided
- * here, as vigil_tc_ingress would; everything else it passed already. */
+ * handed over to be reset is decided here, as vigil_tc_ingress would;
+ * everything else it passed already. Handed over: tagged in the metadata
+ * (VIGIL_XDP_META_RESET), or, untagged, named in vigil_xdp_handoff (an XDP
+ * without metadata: lib/xdp_handoff.bpf.h). Reading data_meta needs no
+ * helper: this program loads where bpf_xdp_adjust_meta is refused. */
 SEC("tc")
 int vigil_tc_xdp_ingress(struct __sk_buff *skb)
 {
 	void *data = (void *)(long)skb->data;
 	__u32 *tag = (void *)(long)skb->data_meta;
+	bool tagged = (void *)(tag + 1) <= data && *tag == VIGIL_XDP_META_RESET;
 
-	if ((void *)(tag + 1) > data || *tag != VIGIL_XDP_META_RESET)
-		return TC_ACT_UNSPEC;
-	return enforce(skb, VIGIL_DIR_INGRESS);
+	return enforce(skb, VIGIL_DIR_INGRESS, !tagged);
 }
 
 /* An RST the agent injects for an idle flow: counted, and reported. */

@@ -3,10 +3,12 @@
  * Network rules at XDP, an option for ingress: drop and reject (RST or ICMP
  * port unreachable back out with XDP_TX) here, cheaper than TC per packet:
  * no skb is built for what it drops or answers. A reset needs two frames,
- * one to each end, and XDP sends one: the trigger is passed up, tagged
- * (VIGIL_XDP_META_RESET), to vigil_tc_xdp_ingress on the same interface,
- * which resets both ends as TC does. With --track-flows this program keeps
- * the flow state that TC ingress keeps in TC mode (idle flows' resets).
+ * one to each end, and XDP sends one: the trigger is passed up to
+ * vigil_tc_xdp_ingress on the same interface, which resets both ends as TC
+ * does; tagged in its metadata (VIGIL_XDP_META_RESET), or, where XDP has no
+ * metadata, named by its identity in vigil_xdp_handoff. With --track-flows
+ * this program keeps the flow state that TC ingress keeps in TC mode (idle
+ * flows' resets).
  *
  * XDP sees no checksum state, so every trigger's checksum is computed. Over
  * veth, packets a local socket sent arrive with partial checksums unless the
@@ -22,6 +24,7 @@
 #include "lib/pkt_csum.bpf.h"
 #include "lib/pkt_rst.bpf.h"
 #include "lib/pkt_icmp.bpf.h"
+#include "lib/xdp_handoff.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -78,15 +81,21 @@ static __noinline void report(const struct decision *d)
 	vigil_enforce_report(&d->p, d->r, d->id, d->reply, VIGIL_DIR_INGRESS, d->ifindex, d->now);
 }
 
+/* The namespace the frame arrived in, as SO_NETNS_COOKIE names it. */
+static __always_inline __u64 xdp_netns_cookie(struct xdp_md *xdp)
+{
+	return BPF_CORE_READ(vigil_xdp_buff_of(xdp), rxq, dev, nd_net.net, net_cookie);
+}
+
 static __noinline struct vigil_flow *track(struct xdp_md *xdp, const struct decision *d)
 {
-	return vigil_flow_track(&d->p, BPF_CORE_READ(vigil_xdp_buff_of(xdp), rxq, dev, nd_net.net, net_cookie),
-				d->ifindex, bpf_ktime_get_ns());
+	return vigil_flow_track(&d->p, xdp_netns_cookie(xdp), d->ifindex, bpf_ktime_get_ns());
 }
 
 /* Tags the frame for vigil_tc_xdp_ingress: 0, or the helper's error (a
- * driver without metadata room). */
-static __always_inline int hand_to_tc(struct xdp_md *xdp)
+ * driver without metadata room). Only vigil_xdp_ingress calls the helper:
+ * a kernel whose verifier refuses it to XDP still loads the other. */
+static __always_inline int hand_to_tc_meta(struct xdp_md *xdp)
 {
 	__u32 *tag;
 
@@ -99,8 +108,18 @@ static __always_inline int hand_to_tc(struct xdp_md *xdp)
 	return 0;
 }
 
-SEC("xdp")
-int vigil_xdp_ingress(struct xdp_md *xdp)
+/* Hands d->p to vigil_tc_xdp_ingress: in the frame's metadata where meta
+ * is set and the driver has room, else by the packet's identity
+ * (lib/xdp_handoff.bpf.h). 0 when handed over. */
+static __always_inline int hand_to_tc(struct xdp_md *xdp, const struct decision *d, bool meta)
+{
+	if (meta && !hand_to_tc_meta(xdp))
+		return 0;
+	return vigil_handoff_put(&d->p, xdp_netns_cookie(xdp), d->ifindex) ? -1 : 0;
+}
+
+/* meta: a constant at each program below, so each is its own code. */
+static __always_inline int xdp_enforce(struct xdp_md *xdp, bool meta)
 {
 	struct decision d = { .ifindex = xdp->ingress_ifindex };
 	struct vigil_flow *f = NULL;
@@ -118,17 +137,33 @@ int vigil_xdp_ingress(struct xdp_md *xdp)
 	if (!vigil_acts(d.r))
 		return XDP_PASS;
 	/* A reset goes to TC whole (both RSTs, the limits, the event); only
-	 * when the frame cannot be tagged does XDP answer the sender alone. */
+	 * when it cannot be handed over does XDP answer the sender alone. */
 	if (d.r->action == VIGIL_ACT_RESET && d.p.proto == VIGIL_IPPROTO_TCP) {
 		if (f) {
 			f->flags |= VIGIL_FLOW_RESET;
 			f->rule_id = d.id;
 		}
-		if (!hand_to_tc(xdp))
+		if (!hand_to_tc(xdp, &d, meta))
 			return XDP_PASS;
 	}
 	d.now = bpf_ktime_get_ns();
 	verdict = answer(xdp, &d);
 	report(&d);
 	return verdict;
+}
+
+/* The handoff through metadata, and by identity where the driver has no
+ * metadata room (feature "xdp_meta", docs/kernels.md). */
+SEC("xdp")
+int vigil_xdp_ingress(struct xdp_md *xdp)
+{
+	return xdp_enforce(xdp, true);
+}
+
+/* For a kernel that refuses bpf_xdp_adjust_meta to XDP: the handoff by
+ * identity only. The agent loads one of the two. */
+SEC("xdp")
+int vigil_xdp_ingress_nometa(struct xdp_md *xdp)
+{
+	return xdp_enforce(xdp, false);
 }

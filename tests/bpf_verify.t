@@ -17,6 +17,9 @@ missing_feature() {
 		echo "tcp:tcp_send_reset has no reset reason argument here" ;;
 	*"func 'sched_process_exit' doesn't have 2-th argument"*)
 		echo "sched:sched_process_exit has no group_dead argument here" ;;
+	*"cannot use helper bpf_xdp_adjust_meta#"* | *"unknown func bpf_xdp_adjust_meta#"* | \
+	*"invalid func bpf_xdp_adjust_meta#"*)
+		echo "XDP programs cannot call bpf_xdp_adjust_meta here (vigild loads vigil_xdp_ingress_nometa)" ;;
 	*"unknown func bpf_get_current_ancestor_cgroup_id"*)
 		echo "cgroup_skb programs cannot call bpf_get_current_ancestor_cgroup_id here" ;;
 	esac

@@ -83,16 +83,19 @@ enf_router() {
 	v6_settled "$a" && v6_settled "$r" && v6_settled "$b"
 }
 
-# enf_flow CNS SNS DIR PORT ADDR MODE: a TCP connection from namespace CNS
-# to ADDR:PORT in SNS, held by both ends (tests/enforce_peer.py: MODE busy
-# sends every 20 ms, idle holds it silent). DIR/a/state and DIR/b/state say
-# "up", then how each end ended ("ECONNRESET MS").
+# enf_flow CNS SNS DIR PORT ADDR MODE [CPU]: a TCP connection from namespace
+# CNS to ADDR:PORT in SNS, held by both ends (tests/enforce_peer.py: MODE
+# busy sends every 20 ms, bulk 32 KiB every 20 ms from the client, idle
+# holds it silent); with CPU, the client runs on that CPU only. DIR/a/state
+# and DIR/b/state say "up", then how each end ended ("ECONNRESET MS").
 enf_flow() {
-	local c=$1 s=$2 d=$3 port=$4 addr=$5 serve=serve1 hold=hold
+	local c=$1 s=$2 d=$3 port=$4 addr=$5 serve=serve1 hold=hold pin=()
 	[ "$6" = busy ] && serve=serve1-busy hold=busy
+	[ "$6" = bulk ] && serve=serve1-busy hold=bulk
+	[ -n "${7:-}" ] && pin=(taskset -c "$7")
 	mkdir -p "$d/a" "$d/b"
 	ip netns exec "$s" "$PY" "$EPEER" "$serve" "$port" "$d/b" &
 	wait_for 5 test -e "$d/b/listening" || return 1
-	ip netns exec "$c" "$PY" "$EPEER" "$hold" "$addr" "$port" "$d/a" &
+	ip netns exec "$c" "${pin[@]}" "$PY" "$EPEER" "$hold" "$addr" "$port" "$d/a" &
 	wait_for 5 test -e "$d/a/state" && wait_for 5 test -e "$d/b/state"
 }

@@ -14,6 +14,8 @@
   hold ADDR PORT DIR          an established connection, kept idle; DIR/state
                               gets "up", then how it ended ("ECONNRESET MS")
   busy ADDR PORT DIR          the same, sending a little every 20 ms
+  bulk ADDR PORT DIR          the same, sending 32 KiB every 20 ms (at most
+                              1.6 MB/s: many segments back to back, for GRO)
   serve1 PORT DIR             accepts one connection and holds it (DIR/state)
   serve1-busy PORT DIR        the same, sending a little every 20 ms
 """
@@ -229,6 +231,7 @@ def syn(iface, dmac, src, dst, sport, dport):
 
 
 def hold(addr, port, d, busy):
+    """busy: bytes to send per 20 ms, 0 for none."""
     s = socket.socket(family(addr), socket.SOCK_STREAM)
     s.connect((addr, int(port)))
     watch(s, d, busy)
@@ -244,8 +247,8 @@ def watch(s, d, busy):
     while True:
         try:
             if busy:
-                s.send(b"b" * 100)
-            data = s.recv(100)
+                s.send(b"b" * busy)
+            data = s.recv(65536)
             if data == b"":
                 res = "EOF"
                 break
@@ -278,10 +281,10 @@ def main():
         ack(*a)
     elif cmd == "syn":
         syn(*a)
-    elif cmd in ("hold", "busy"):
-        hold(a[0], a[1], a[2], cmd == "busy")
+    elif cmd in ("hold", "busy", "bulk"):
+        hold(a[0], a[1], a[2], {"hold": 0, "busy": 100, "bulk": 32768}[cmd])
     elif cmd in ("serve1", "serve1-busy"):
-        serve1(a[0], a[1], cmd == "serve1-busy")
+        serve1(a[0], a[1], 100 if cmd == "serve1-busy" else 0)
     else:
         sys.exit("unknown command " + cmd)
 

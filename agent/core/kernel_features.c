@@ -5,6 +5,7 @@
  * again (TCX) is kept.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
 #include <bpf/btf.h>
@@ -13,14 +14,29 @@
 #include "core/kernel_features.h"
 #include "log.h"
 
-#define LACKS_MAX 16
+#define FEATURES_MAX 24
 
 /* Filled at start, on the agent's one thread, before the control socket
- * answers. */
+ * answers (a policy load may add one later, on the same thread). Copies:
+ * some names carry the verifier's reason. */
 static struct {
-	const char *feature, *effect;
-} lacks[LACKS_MAX];
-static unsigned n_lacks;
+	char feature[320], effect[200];
+	bool present;
+} features[FEATURES_MAX];
+static unsigned n_features;
+
+/* VIGIL_TEST_REFUSE, test-only (docs/kernels.md): a comma-separated list
+ * of features vigild acts as if the kernel refused. */
+bool vigil_test_refuses(const char *feature)
+{
+	const char *list = getenv("VIGIL_TEST_REFUSE"), *at;
+	size_t n = strlen(feature);
+
+	for (at = list; at && (at = strstr(at, feature)); at += n)
+		if ((at == list || at[-1] == ',') && (at[n] == ',' || !at[n]))
+			return true;
+	return false;
+}
 
 /* Is there a type NAME of KIND in vmlinux BTF? Unknown counts as yes. */
 static bool vmlinux_has(const char *name, int kind)
@@ -65,8 +81,11 @@ int vigil_kernel_tracepoint_args(const char *name)
 	return n;
 }
 
+/* The test switch names a kfunc without its bpf_ prefix (sock_destroy). */
 bool vigil_kernel_has_kfunc(const char *name)
 {
+	if (vigil_test_refuses(strncmp(name, "bpf_", 4) ? name : name + 4))
+		return false;
 	return vmlinux_has(name, BTF_KIND_FUNC);
 }
 
@@ -77,31 +96,44 @@ bool vigil_kernel_has_tcx(void)
 	static int has = -1;
 
 	if (has < 0)
-		has = vmlinux_has("tcx_entry", BTF_KIND_STRUCT);
+		has = !vigil_test_refuses("tcx") && vmlinux_has("tcx_entry", BTF_KIND_STRUCT);
 	return has;
+}
+
+void vigil_kernel_feature(const char *feature, bool present, const char *effect)
+{
+	/* Said once, however many parts ask (stream sinks, enforcement
+	 * instances). */
+	for (unsigned i = 0; i < n_features; i++)
+		if (!strcmp(features[i].feature, feature) && !strcmp(features[i].effect, effect) &&
+		    features[i].present == present)
+			return;
+	vlog_info("kernel: %s %s: %s", present ? "has" : "no", feature, effect);
+	if (n_features == FEATURES_MAX)
+		return;
+	snprintf(features[n_features].feature, sizeof(features[0].feature), "%s", feature);
+	snprintf(features[n_features].effect, sizeof(features[0].effect), "%s", effect);
+	features[n_features++].present = present;
 }
 
 void vigil_kernel_lacks(const char *feature, const char *effect)
 {
-	/* Said once, however many parts ask (stream sinks, enforcement
-	 * instances). */
-	for (unsigned i = 0; i < n_lacks; i++)
-		if (!strcmp(lacks[i].feature, feature) && !strcmp(lacks[i].effect, effect))
-			return;
-	vlog_info("kernel: no %s: %s", feature, effect);
-	if (n_lacks < LACKS_MAX)
-		lacks[n_lacks++] = (typeof(lacks[0])){ feature, effect };
+	vigil_kernel_feature(feature, false, effect);
 }
 
 void vigil_kernel_describe(struct vigil_buf *out)
 {
 	struct utsname u;
+	bool lacks = false;
 
 	if (uname(&u))
 		snprintf(u.release, sizeof(u.release), "?");
-	if (!n_lacks)
+	for (unsigned i = 0; i < n_features; i++)
+		lacks |= !features[i].present;
+	if (!lacks)
 		vbuf_printf(out, "kernel %s: nothing vigild uses is missing\n", u.release);
-	for (unsigned i = 0; i < n_lacks; i++)
-		vbuf_printf(out, "kernel %s: no %s: %s\n", u.release, lacks[i].feature,
-			    lacks[i].effect);
+	for (unsigned i = 0; i < n_features; i++)
+		vbuf_printf(out, "kernel %s: %s %s: %s\n", u.release,
+			    features[i].present ? "has" : "no", features[i].feature,
+			    features[i].effect);
 }

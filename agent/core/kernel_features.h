@@ -29,11 +29,21 @@ bool vigil_kernel_has_kfunc(const char *name);
  * is netlink clsact filters (agent/enforce/enforce_tc.c). */
 bool vigil_kernel_has_tcx(void);
 
-/* What the kernel lacks and what vigild does instead: logged once
- * ("kernel: no FEATURE: EFFECT") and kept for vigil status. */
+/* What the kernel has or lacks, decided by loading the program that needs
+ * it or from BTF, and what vigild does with it or instead: logged once
+ * ("kernel: has|no FEATURE: EFFECT") and kept for vigil status. */
+void vigil_kernel_feature(const char *feature, bool present, const char *effect);
+/* vigil_kernel_feature(feature, false, effect). */
 void vigil_kernel_lacks(const char *feature, const char *effect);
-/* One line per thing vigild turned off for this kernel, or one saying
- * nothing is missing, for vigil status. */
+/* For vigil status: one line saying nothing is missing when nothing is,
+ * then one per feature decided, with its effect. */
 void vigil_kernel_describe(struct vigil_buf *out);
+
+/* Test-only switch: whether VIGIL_TEST_REFUSE (comma-separated: xdp_meta,
+ * tcx, sock_destroy) names feature. vigild then acts as on a kernel that
+ * refuses it, down the same path: the probes above say no, and a program
+ * that needs a refused helper is made to fail its real load. Not for
+ * production; documented in docs/kernels.md only. */
+bool vigil_test_refuses(const char *feature);
 
 #endif

@@ -10,6 +10,7 @@
 #include <bpf/libbpf.h>
 #include "enforce/enforce_carried.h"
 #include "core/iter_drain.h"
+#include "core/feature_load.h"
 #include "core/kernel_features.h"
 #include "core/loader.h"
 #include "log.h"
@@ -216,9 +217,16 @@ int vigil_deny_carried_init(struct vigil_policy_state *s, uint64_t ring_size)
 				   "hooks still refuse what they see)");
 		return 0;
 	}
-	if ((err = vigil_skel_open(enforce_carried, &s->carried, s->pin_dir, ring_size)) ||
-	    (err = vigil_skel_load(s->carried->skeleton)))
+	if ((err = vigil_skel_open(enforce_carried, &s->carried, s->pin_dir, ring_size)))
 		return err;
+	/* The BTF said yes; the verifier decides. A refusal turns this
+	 * part off alone, said in one line (-v: the verifier's log). */
+	if (!vigil_skel_load_feature(s->carried->skeleton, "bpf_sock_destroy kfunc (6.5+)",
+				     "sockets carried into a denied cgroup are ended",
+				     "sockets carried into a denied cgroup are not ended (the cgroup's hooks still refuse what they see)")) {
+		enforce_carried_bpf__destroy(s->carried);
+		s->carried = NULL;
+	}
 	return 0;
 }
 

@@ -13,6 +13,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "core/iter_drain.h"
+#include "core/feature_load.h"
 #include "core/kernel_features.h"
 #include "core/loader.h"
 #include "log.h"
@@ -97,9 +98,16 @@ int vigil_sock_destroy_init(struct vigil_policy_state *s, uint64_t ring_size)
 				   "reset by packets)");
 		return 0;
 	}
-	if ((err = vigil_skel_open(enforce_sockdestroy, &s->sd, s->pin_dir, ring_size)) ||
-	    (err = vigil_skel_load(s->sd->skeleton)))
+	if ((err = vigil_skel_open(enforce_sockdestroy, &s->sd, s->pin_dir, ring_size)))
 		return err;
+	/* The BTF said yes; the verifier decides. A refusal turns this
+	 * part off alone, said in one line (-v: the verifier's log). */
+	if (!vigil_skel_load_feature(s->sd->skeleton, "bpf_sock_destroy kfunc (6.5+)",
+				     "reset rules destroy live local sockets in the namespaces they name",
+				     "reset rules do not destroy live local sockets (flows are still reset by packets)")) {
+		enforce_sockdestroy_bpf__destroy(s->sd);
+		s->sd = NULL;
+	}
 	return 0;
 }
 

@@ -21,10 +21,11 @@
 #include <linux/if_link.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "core/feature_load.h"
 #include "core/kernel_features.h"
+#include "core/loader.h"
 #include "enforce/enforce_tc.h"
 #include "enforce/flow_reset.h"
-#include "core/loader.h"
 #include "log.h"
 #include "core/netns.h"
 #include "enforce_tc.skel.h"
@@ -57,7 +58,8 @@ struct attachment {
 
 struct vigil_enforce_tc {
 	struct enforce_tc_bpf *tc;
-	struct enforce_xdp_bpf *xdp;
+	struct enforce_xdp_bpf *xdp;	/* NULL: this kernel refuses XDP */
+	struct bpf_program *xdp_prog;	/* the XDP ingress program loaded */
 	char pin_dir[256];
 	struct attachment at[ATTACH_MAX];
 	unsigned n;
@@ -85,10 +87,80 @@ static struct attachment *enforced_by(uint64_t cookie, int ifindex, struct vigil
 	return NULL;
 }
 
+/* The features the XDP object's programs give (docs/kernels.md). */
+#define XDP_META "XDP metadata (bpf_xdp_adjust_meta in XDP programs)"
+#define XDP_META_HAS "XDP hands resets to TC in the frame's metadata (by packet identity " \
+	"where a driver has no room)"
+#define XDP_META_NO "XDP hands resets to TC by packet identity (vigil_xdp_handoff)"
+#define XDP_ENFORCE "XDP enforcement"
+#define XDP_ENFORCE_NO "interfaces asked for with :xdp are enforced with TC ingress instead"
+
+/* The XDP object, opened and loaded; meta: with the program that tags the
+ * frame's metadata (vigil_xdp_ingress), else the one that hands resets
+ * over by identity only. */
+static int load_xdp(struct vigil_enforce_tc *e, const struct vigil_enforce_tc_opts *o, bool meta,
+		    struct vigil_refusal *r)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .pin_root_path = o->pin_dir);
+	int err;
+
+	memset(r, 0, sizeof(*r));
+	e->xdp = enforce_xdp_bpf__open_opts(&oo);
+	if (!e->xdp)
+		return vlog_err(-errno, "cannot open the XDP enforcement object");
+	if ((err = vigil_obj_prepare(e->xdp->obj, o->ring_size)))
+		return err;
+	e->xdp->rodata->vigil_wakeup_bytes = o->wakeup_bytes;
+	e->xdp->rodata->vigil_track_flows = o->track_flows;
+	bpf_program__set_autoload(e->xdp->progs.vigil_xdp_ingress, meta);
+	bpf_program__set_autoload(e->xdp->progs.vigil_xdp_ingress_nometa, !meta);
+	/* The test switch: the real program, refused as that kernel does. */
+	if (meta && vigil_test_refuses("xdp_meta") &&
+	    (err = vigil_prog_refuse_helper(e->xdp->progs.vigil_xdp_ingress, BPF_FUNC_xdp_adjust_meta)))
+		return vlog_err(err, "VIGIL_TEST_REFUSE=xdp_meta: cannot rewrite vigil_xdp_ingress");
+	err = vigil_skel_load_told(e->xdp->skeleton, r);
+	if (!err)
+		e->xdp_prog = meta ? e->xdp->progs.vigil_xdp_ingress : e->xdp->progs.vigil_xdp_ingress_nometa;
+	return err;
+}
+
+/* XDP, as far as this kernel takes it: without the metadata helper, the
+ * handoff by identity; without XDP at all, TC for :xdp interfaces. Never
+ * fatal: TC enforcement does not depend on XDP. */
+static void open_xdp(struct vigil_enforce_tc *e, const struct vigil_enforce_tc_opts *o)
+{
+	struct vigil_refusal r;
+	char what[sizeof(r.why) + 100];
+	bool meta_refused;
+	int err = load_xdp(e, o, true, &r);
+
+	if (!err) {
+		vigil_kernel_feature(XDP_META, true, XDP_META_HAS);
+		return;
+	}
+	/* Only this refusal turns to the other program: any other stops
+	 * XDP, whichever program it names. */
+	meta_refused = r.prog && r.helper && !strcmp(bpf_program__name(r.prog), "vigil_xdp_ingress");
+	enforce_xdp_bpf__destroy(e->xdp);
+	e->xdp = NULL;
+	if (meta_refused) {
+		snprintf(what, sizeof(what), XDP_META " (the verifier: %s)", r.why);
+		vigil_kernel_lacks(what, XDP_META_NO);
+		if (!(err = load_xdp(e, o, false, &r)))
+			return;
+		enforce_xdp_bpf__destroy(e->xdp);
+		e->xdp = NULL;
+	}
+	snprintf(what, sizeof(what), XDP_ENFORCE " (%s: %s)",
+		 r.prog ? bpf_program__name(r.prog) : "its load", r.why[0] ? r.why : strerror(-err));
+	vigil_kernel_lacks(what, XDP_ENFORCE_NO);
+}
+
 int vigil_enforce_tc_open(struct vigil_enforce_tc **out, const struct vigil_enforce_tc_opts *o)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .pin_root_path = o->pin_dir);
 	struct vigil_enforce_tc *e;
+	struct vigil_refusal r;
 	int err;
 
 	e = calloc(1, sizeof(*e));
@@ -99,32 +171,27 @@ int vigil_enforce_tc_open(struct vigil_enforce_tc **out, const struct vigil_enfo
 		return vlog_err(-ENAMETOOLONG, "enforce: pin folder name too long: %s", o->pin_dir);
 	}
 	e->tc = enforce_tc_bpf__open_opts(&oo);
-	e->xdp = enforce_xdp_bpf__open_opts(&oo);
-	if (!e->tc || !e->xdp) {
-		err = vlog_err(-errno, "cannot open the TC/XDP enforcement objects");
+	if (!e->tc) {
+		err = vlog_err(-errno, "cannot open the TC enforcement object");
 		goto fail;
 	}
-	if ((err = vigil_obj_prepare(e->tc->obj, o->ring_size)) ||
-	    (err = vigil_obj_prepare(e->xdp->obj, o->ring_size)))
+	if ((err = vigil_obj_prepare(e->tc->obj, o->ring_size)))
 		goto fail;
 	e->tc->rodata->vigil_wakeup_bytes = o->wakeup_bytes;
-	e->xdp->rodata->vigil_wakeup_bytes = o->wakeup_bytes;
 	e->tc->rodata->vigil_track_flows = o->track_flows;
-	e->xdp->rodata->vigil_track_flows = o->track_flows;
-	if ((err = enforce_tc_bpf__load(e->tc))) {
-		vlog_err(err, "cannot load BPF object enforce_tc (run with -v for the verifier log)");
+	if ((err = vigil_skel_load_told(e->tc->skeleton, &r))) {
+		vlog_err(err, "the kernel refuses TC enforcement (%s: %s): no packet enforcement, "
+			 "vigild does not start (run with -v for the verifier log)",
+			 r.prog ? bpf_program__name(r.prog) : "its load", r.why[0] ? r.why : "see -v");
 		goto fail;
 	}
-	if ((err = enforce_xdp_bpf__load(e->xdp))) {
-		vlog_err(err, "cannot load BPF object enforce_xdp (run with -v for the verifier log)");
-		goto fail;
-	}
+	open_xdp(e, o);
 	e->track_flows = o->track_flows;
 	e->tcx = vigil_kernel_has_tcx();
-	if (!e->tcx)
-		vigil_kernel_lacks("TCX links (6.6+)",
-				   "TC enforcement is netlink clsact filters, removed when vigild "
-				   "stops: enforcement on interfaces does not outlive the agent");
+	vigil_kernel_feature("TCX links (6.6+)", e->tcx, e->tcx ?
+			     "TC enforcement is pinned links: it outlives the agent" :
+			     "TC enforcement is netlink clsact filters, removed when vigild "
+			     "stops: enforcement on interfaces does not outlive the agent");
 	e->idle = (struct vigil_flow_reset){
 		.build_fd = bpf_program__fd(e->tc->progs.vigil_tc_build),
 		.flows_fd = bpf_map__fd(e->tc->maps.vigil_flows),
@@ -464,7 +531,8 @@ static int tc_job_run(void *arg)
 	int ifindex = if_nametoindex(a->ifname), err;
 
 	if (!ifindex)
-		return vlog_err(-ENODEV, "no interface %s in network namespace %s", a->ifname, a->netns);
+		return vlog_err(-ENODEV, "no such interface %s in network namespace %s", a->ifname,
+				a->netns);
 	if ((err = vigil_netns_cookie(&a->ns.cookie)))
 		return err;
 	had = enforced_by(a->ns.cookie, ifindex, &owner);
@@ -480,8 +548,13 @@ static int tc_job_run(void *arg)
 		return vlog_err(-EEXIST, "%s in %s is enforced on already: name each interface once, "
 				"in a policy or with --enforce-on", a->ifname, a->netns);
 	a->ifindex = ifindex;
+	if (a->xdp && !e->xdp) {
+		vlog_info("%s in %s: asked for with XDP, which this kernel refuses (vigil status): "
+			  "enforced with TC ingress instead", a->ifname, a->netns);
+		a->xdp = false;
+	}
 	if (a->xdp)
-		err = attach_hook(j, 0, bpf_program__fd(e->xdp->progs.vigil_xdp_ingress), BPF_XDP);
+		err = attach_hook(j, 0, bpf_program__fd(e->xdp_prog), BPF_XDP);
 	else
 		err = attach_tc(j, 0, bpf_program__fd(e->tc->progs.vigil_tc_ingress));
 	if (!err)
@@ -540,7 +613,9 @@ int vigil_enforce_tc_attach(struct vigil_enforce_tc *e, const char *netns, const
 	if (e->track_flows && (err = watch_netns(e, a->netns)))
 		return err;
 	vlog_info("enforcing on %s in %s (%s ingress, TC egress%s)", ifname, netns,
-		  xdp ? "XDP (resets through TC)" : "TC",
+		  !a->xdp ? "TC" : e->xdp_prog == e->xdp->progs.vigil_xdp_ingress ?
+		  "XDP (resets through TC, handed over in metadata)" :
+		  "XDP (resets through TC, handed over by packet identity)",
 		  e->tcx ? "" : "; clsact filters, removed when vigild stops");
 	return 0;
 }

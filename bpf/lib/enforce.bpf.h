@@ -66,7 +66,9 @@ static __noinline const struct vigil_pol_rule *vigil_reset_flow_rule(const struc
  * reset sends two. The XDP program passes the trigger up with this tag in
  * its metadata (bpf_xdp_adjust_meta); vigil_tc_xdp_ingress, on the same
  * interface's TC ingress, decides it again as TC does (the same maps) and
- * resets both ends. Untagged packets it passes at once.
+ * resets both ends. Without metadata (a kernel that refuses the helper to
+ * XDP, a driver without room), XDP names the packet in vigil_xdp_handoff
+ * instead (lib/xdp_handoff.bpf.h); the rest TC passes at once.
  */
 #define VIGIL_XDP_META_RESET 0x76677273	/* "vgrs" */
 
