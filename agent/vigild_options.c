@@ -22,7 +22,7 @@
 #define LIST(field, n, cap) .set = vigil_opt_list, AT(field), \
 	.count_off = offsetof(struct vigild_options, n), .max = (cap)
 
-static vigil_opt_set_fn set_budget, set_budget_by, set_node, set_pin_dir, set_send_path,
+static vigil_opt_set_fn set_ring_size, set_budget, set_budget_by, set_node, set_pin_dir, set_send_path,
 	set_duration, set_verbose, set_help, set_version;
 
 static const char usage_head[] =
@@ -74,7 +74,8 @@ static const struct vigil_opt options[] = {
 	  .set = set_pin_dir },
 	{ "ring-size", 0, 0, "BYTES",
 	  "ring buffer size, a power of two (default 16 MiB;\n"
-	  "a ring already pinned keeps its size)", U64(ring_size, 4096, 1ull << 31) },
+	  "a ring already pinned keeps its size)", .set = set_ring_size, AT(ring_size),
+	  .min = 4096, .max = 1ull << 31 },
 	{ "wakeup-bytes", 0, 0, "N",
 	  "bytes waiting in the ring that wake the agent early\n"
 	  "(default: an eighth of the ring)", U64(wakeup_bytes, 0, 1ull << 31) },
@@ -119,6 +120,9 @@ static const struct vigil_opt options[] = {
 	{ "track-flows", 0, 0, NULL,
 	  "keep TCP sequence state of forwarded flows (a router)", FLAG(track_flows) },
 	{ .help = "" },
+	{ "config", 0, 0, "FILE",
+	  "options from FILE, one 'name = value' a line by\n"
+	  "long name (the command line wins; man vigild)", STR(config) },
 	{ "duration", 'd', 0, "SECONDS", "stop after SECONDS", .set = set_duration },
 	{ "verbose", 'v', 0, NULL, "libbpf and agent debug output on stderr", .set = set_verbose },
 	{ "help", 'h', 0, NULL, "this text", .set = set_help },
@@ -128,6 +132,18 @@ static const struct vigil_opt options[] = {
 static struct vigild_options *opts(void *base)
 {
 	return base;
+}
+
+static int set_ring_size(const struct vigil_opt *opt, void *base, const char *arg)
+{
+	uint64_t v;
+
+	if (vigil_opt_u64(opt, base, arg))
+		return -EINVAL;
+	v = opts(base)->ring_size;
+	if (v & (v - 1))
+		return vlog_err(-EINVAL, "--ring-size %s: needs a power of two of at least 4096", arg);
+	return 0;
 }
 
 /* RATE[:BURST], events a second, both 1 to 1000000; BURST defaults to RATE. */
@@ -312,9 +328,6 @@ int vigild_options_parse(int argc, char **argv, struct vigild_options *o)
 	err = vigil_opts_parse(options, VIGIL_OPTS_N(options), argc, argv, o, "vigild");
 	if (err)
 		return err;
-	if (o->ring_size && (o->ring_size < 4096 || (o->ring_size & (o->ring_size - 1))))
-		return vlog_err(-EINVAL, "--ring-size %llu: needs a power of two of at least 4096",
-				(unsigned long long)o->ring_size);
 	if (o->proc_budget.by != VIGIL_BUDGET_BY_CGROUP && !o->proc_budget.rate)
 		return vlog_err(-EINVAL, "--proc-budget-by says what --proc-budget counts by, which is not given");
 	if ((err = check_outputs(o)) || (err = check_tls(o)))

@@ -132,6 +132,9 @@ static const struct vigil_opt options[] = {
 	  "listeners, then each agent stream (connected from\n"
 	  "where, TLS certificate or clear text, offset, counts)",
 	  STR(status_file) },
+	{ "config", 0, 0, "FILE",
+	  "options from FILE, one 'name = value' a line by\n"
+	  "long name (the command line wins)", STR(config) },
 	{ "verbose", 'v', 0, NULL, "debug output on stderr",
 	  .set = set_verbose },
 	{ "help", 'h', 0, NULL, "this text",

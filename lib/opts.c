@@ -134,6 +134,9 @@ int vigil_opts_parse(const struct vigil_opt *t, size_t n, int argc, char **argv,
 		     const char *prog)
 {
 	struct vigil_getopt g;
+	bool seen[VIGIL_OPTS_MAX] = {};
+	const char *config;
+	size_t at;
 	int c, err;
 
 	if (vigil_getopt_make(&g, t, n, ""))
@@ -152,9 +155,14 @@ int vigil_opts_parse(const struct vigil_opt *t, size_t n, int argc, char **argv,
 			return vlog_err(-EINVAL, "--%s: no setter in the option table", t[i].name);
 		if ((err = t[i].set(&t[i], base, optarg)))
 			return err;
+		seen[i] = true;
 	}
 	if (optind < argc)
 		return vlog_err(-EINVAL, "unexpected argument '%s' (try '%s --help')", argv[optind],
 				prog);
-	return 0;
+	for (at = 0; at < n && !(t[at].name && !strcmp(t[at].name, "config")); at++)
+		;
+	if (at == n || !(config = *(const char **)((char *)base + t[at].off)))
+		return 0;
+	return vigil_opts_file(t, n, config, base, seen);
 }

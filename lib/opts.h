@@ -12,6 +12,7 @@
 #define VIGIL_OPTS_H
 
 #include <getopt.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -64,9 +65,17 @@ void vigil_opts_usage(FILE *f, const char *head, const struct vigil_opt *t, size
 
 /* Parses argv by the table into the options struct at base: 0, or
  * VIGIL_OPTS_DONE when an option answered (exit 0), or a negative errno
- * after one line naming the option ("Try 'prog --help'." for an unknown one). */
+ * after one line naming the option ("Try 'prog --help'." for an unknown one).
+ * When the table has a string option "config" and argv gives it, the file it
+ * names is read after argv (vigil_opts_file): the command line wins. */
 int vigil_opts_parse(const struct vigil_opt *t, size_t n, int argc, char **argv, void *base,
 		     const char *prog);
+
+/* Options from a config file (lib/opts_file.c): `name = value` lines, each
+ * through its option's setter; options with seen[i] set (given on the
+ * command line) are left alone. 0, or an error naming FILE:LINE. */
+int vigil_opts_file(const struct vigil_opt *t, size_t n, const char *path, void *base,
+		    const bool *seen);
 
 #define VIGIL_OPTS_N(t) (sizeof(t) / sizeof(*(t)))
 
