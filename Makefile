@@ -209,6 +209,13 @@ install: $(BINS)
 	[ ! -f $(BUILD)/vigil-collector ] || install -m 0755 $(BUILD)/vigil-collector $(DESTDIR)$(PREFIX)/bin/vigil-collector
 	install -m 0644 man/*.8 $(DESTDIR)$(PREFIX)/share/man/man8/
 	sed 's|@PREFIX@|$(PREFIX)|g' dist/vigild.service > $(DESTDIR)/lib/systemd/system/vigild.service
+	sed 's|@PREFIX@|$(PREFIX)|g' dist/vigil-collector.service \
+		> $(DESTDIR)/lib/systemd/system/vigil-collector.service
+	# The config files are the operator's once installed: never overwritten.
+	install -d -m 0755 $(DESTDIR)/etc/vigil
+	install -d -m 0700 $(DESTDIR)/etc/vigil/collector-tls
+	[ -e $(DESTDIR)/etc/vigil/vigild.conf ] || install -m 0644 dist/vigild.conf $(DESTDIR)/etc/vigil/vigild.conf
+	[ -e $(DESTDIR)/etc/vigil/collector.conf ] || install -m 0644 dist/collector.conf $(DESTDIR)/etc/vigil/collector.conf
 
 clean:
 	rm -rf build

@@ -31,6 +31,7 @@
 #include "stream/sink_stream.h"
 #include "export_file.h"
 #include "log.h"
+#include "sd_notify.h"
 #include "stream.h"
 #include "vigild_options.h"
 
@@ -228,6 +229,7 @@ static int start(struct vigild *d)
 	release_unwanted(d);
 	vlog_info("%s, pinned at %s; ring %llu bytes", d->bpf.resumed ? "resumed" : "attached",
 		  d->o.pin_dir, (unsigned long long)d->pump.ring.size);
+	vigil_sd_notify("READY=1");	/* systemd (Type=notify): attached and enforcing */
 	return d->o.no_procfs ? 0 : vigil_bpf_scan_procfs(&d->bpf);
 }
 
@@ -346,6 +348,7 @@ int main(int argc, char **argv)
 	err = start(&d);
 	if (!err) {
 		run(&d);
+		vigil_sd_notify("STOPPING=1");
 		err = summarise(&d);
 	}
 	stop_all(&d);

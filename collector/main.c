@@ -17,6 +17,7 @@
 #include "listen.h"
 #include "log.h"
 #include "opts.h"
+#include "sd_notify.h"
 #include "options.h"
 #include "status.h"
 #include "version.h"
@@ -237,7 +238,9 @@ int main(int argc, char **argv)
 	signal(SIGHUP, on_hup);
 	err = start(&c, &o, listeners, tls);
 	if (!err) {
+		vigil_sd_notify("READY=1");	/* systemd (Type=notify): listening */
 		run(&c, listeners, o.nlisten, &o, &tls);
+		vigil_sd_notify("STOPPING=1");
 		summarise(&c, listeners, o.nlisten);
 	}
 	stop_all(&c, listeners);
