@@ -19,6 +19,7 @@
 #include "opts.h"
 #include "sd_notify.h"
 #include "options.h"
+#include "output_lock.h"
 #include "status.h"
 #include "version.h"
 
@@ -135,6 +136,8 @@ static int open_output(struct collector *c, const struct options *o)
 			vigil_export_fd(&c->out, STDOUT_FILENO);
 		return 0;
 	}
+	if ((err = collector_output_lock(o->export_file)) < 0)
+		return err;	/* its descriptor stays open, and locked, until exit */
 	err = vigil_export_open(&c->out, o->export_file, o->max_mb << 20, o->backups);
 	if (err)
 		return vlog_err(err, "cannot open export file %s", o->export_file);
