@@ -16,7 +16,7 @@ CFLAGS   += -Wall -Wextra -Wno-missing-field-initializers -std=gnu11 -D_GNU_SOUR
             -Iinclude -Ilib -I$(BUILD)
 # Each object's dependencies as the compiler saw them (build/**/*.d).
 DEPFLAGS  = -MMD -MP
-LDLIBS   += -lbpf -lelf -lz -luring -lyaml
+LDLIBS   += -lbpf -lelf -lz -luring -lyaml -lmicrohttpd -lpthread
 ifeq ($(SAN),1)
 CFLAGS   += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDFLAGS  += -fsanitize=address,undefined

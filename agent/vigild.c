@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
+#include "control/agent_metrics.h"
 #include "control/control_socket.h"
 #include "core/kernel_features.h"
 #include "core/loader.h"
@@ -30,6 +31,7 @@
 #include "sinks/sink_local.h"
 #include "stream/sink_stream.h"
 #include "export_file.h"
+#include "http_health.h"
 #include "log.h"
 #include "sd_notify.h"
 #include "stream.h"
@@ -55,6 +57,8 @@ struct vigild {
 	unsigned nstreams;
 	struct vigil_loss_monitor loss;
 	bool started;	/* the policy is in force: from here on a stop keeps all */
+	struct vigil_http *http;	/* --metrics: /metrics, /livez, /readyz */
+	struct vigil_buf metrics, ready;
 };
 
 static void on_hup(int sig)
@@ -220,6 +224,10 @@ static int start(struct vigild *d)
 {
 	int err;
 
+	/* First: a port in use refuses the start before anything is loaded,
+	 * and /livez answers (and /readyz says not ready) while it starts. */
+	if (d->o.metrics && !(d->http = vigil_http_start(d->o.metrics, "vigild")))
+		return -EADDRINUSE;
 	if ((err = start_kernel(d)) || (err = start_sinks(d)))
 		return err;
 	d->control.packet_path = d->o.nenforce > 0;
@@ -241,6 +249,25 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* What --metrics serves, rendered on this loop once a second: the HTTP
+ * thread only copies it out. */
+static void publish_health(struct vigild *d)
+{
+	struct vigil_agent_view v = {
+		.bpf = &d->bpf, .net = &d->net, .pump = &d->pump, .local = &d->local,
+		.streams = d->streams, .nstreams = d->nstreams, .loss = &d->loss,
+		.policy = &d->policy, .started = d->started,
+	};
+	bool ready;
+
+	if (!d->http)
+		return;
+	vigil_agent_metrics(&d->metrics, &v);
+	ready = vigil_agent_readiness(&d->ready, &v);
+	if (!d->metrics.oom && !d->ready.oom)
+		vigil_http_publish(d->http, d->metrics.p, d->metrics.len, ready, d->ready.p);
+}
+
 static void run(struct vigild *d)
 {
 	double start = now_s(), last_loss = 0, last_control = 0;
@@ -250,12 +277,14 @@ static void run(struct vigild *d)
 		double t;
 
 		flowing = vigil_pump_once(&d->pump) > 0;
+		vigil_http_alive(d->http);
 		t = now_s();
 		if (t - last_loss >= 1.0) {
 			last_loss = t;
 			if (vigil_loss_check(&d->loss, &d->bpf))
 				flowing = true;
 			vigil_export_expire(&d->export);	/* between batches */
+			publish_health(d);
 		}
 		if (t - last_control >= 0.05) {
 			last_control = t;
@@ -324,6 +353,9 @@ static void stop_all(struct vigild *d)
 	else
 		vigil_bpf_roll_back(&d->bpf);
 	vigil_export_close(&d->export);
+	vigil_http_stop(d->http);
+	vbuf_free(&d->metrics);
+	vbuf_free(&d->ready);
 }
 
 int main(int argc, char **argv)

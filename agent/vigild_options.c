@@ -8,6 +8,7 @@
 #include <sys/utsname.h>
 #include <vigil/events.h>
 #include "control.h"
+#include "http_health.h"
 #include "log.h"
 #include "opts.h"
 #include "pins.h"
@@ -22,7 +23,7 @@
 #define LIST(field, n, cap) .set = vigil_opt_list, AT(field), \
 	.count_off = offsetof(struct vigild_options, n), .max = (cap)
 
-static vigil_opt_set_fn set_ring_size, set_budget, set_budget_by, set_node, set_pin_dir, set_send_path,
+static vigil_opt_set_fn set_metrics, set_ring_size, set_budget, set_budget_by, set_node, set_pin_dir, set_send_path,
 	set_duration, set_verbose, set_help, set_version;
 
 static const char usage_head[] =
@@ -119,6 +120,11 @@ static const struct vigil_opt options[] = {
 	  LIST(enforce_on, nenforce, VIGILD_ENFORCE_ON_MAX) },
 	{ "track-flows", 0, 0, NULL,
 	  "keep TCP sequence state of forwarded flows (a router)", FLAG(track_flows) },
+	{ .help = "Operations:" },
+	{ "metrics", 0, 0, "ADDR:PORT",
+	  "serve Prometheus metrics (/metrics), /livez and\n"
+	  "/readyz over HTTP there (e.g. 127.0.0.1:9400;\n"
+	  "default: none; docs/operations.md)", .set = set_metrics, AT(metrics) },
 	{ .help = "" },
 	{ "config", 0, 0, "FILE",
 	  "options from FILE, one 'name = value' a line by\n"
@@ -132,6 +138,13 @@ static const struct vigil_opt options[] = {
 static struct vigild_options *opts(void *base)
 {
 	return base;
+}
+
+static int set_metrics(const struct vigil_opt *opt, void *base, const char *arg)
+{
+	if (vigil_http_addr_check(arg, "--metrics"))
+		return -EINVAL;
+	return vigil_opt_str(opt, base, arg);
 }
 
 static int set_ring_size(const struct vigil_opt *opt, void *base, const char *arg)

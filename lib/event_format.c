@@ -61,6 +61,11 @@ int vigil_event_check(const void *rec, uint32_t len, const char **why)
 	return kinds[h->type].check ? kinds[h->type].check(rec, len, why) : 0;
 }
 
+const char *vigil_event_kind_name(unsigned type)
+{
+	return type <= VIGIL_EV_TYPE_MAX ? kinds[type].name : NULL;
+}
+
 void vigil_event_counts_text(const struct vigil_formatter *f, struct vigil_buf *b)
 {
 	size_t at = b->len;

@@ -35,6 +35,8 @@ int vigil_event_check(const void *rec, uint32_t len, const char **why);
 /* "exec 12, exit 10, connect 3": the records f formatted, by kind, those
  * it saw; "none" when it saw none. */
 void vigil_event_counts_text(const struct vigil_formatter *f, struct vigil_buf *b);
+/* The catalogue's name of event type type ("exec"), NULL for none. */
+const char *vigil_event_kind_name(unsigned type);
 
 /* Each part checks the content of its own kinds, whose type and size
  * vigil_event_check has checked against the catalogue (vigil/event_kinds.h),

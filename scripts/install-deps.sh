@@ -4,10 +4,12 @@
 set -euo pipefail
 
 BUILD_PKGS="clang llvm make gcc pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev
-            liburing-dev libyaml-dev libnats-dev libclang-rt-14-dev libssl-dev"
+            liburing-dev libyaml-dev libnats-dev libclang-rt-14-dev libssl-dev
+            libmicrohttpd-dev"
 TEST_PKGS="jq perl iproute2 nftables tshark python3-scapy nats-server rsyslog
            protobuf-compiler libprotobuf-dev python3-protobuf
-           procps util-linux psmisc netsniff-ng ethtool strace openssl curl"
+           procps util-linux psmisc netsniff-ng ethtool strace openssl curl
+           prometheus"
 BENCH_PKGS="linux-perf"	# bench/net_perf.sh
 # tests/vm/run.sh: qemu, a static busybox and cpio for the initramfs, kmod
 # for the modules' order (and the guest's modprobe).

@@ -121,6 +121,15 @@ void vigil_kernel_lacks(const char *feature, const char *effect)
 	vigil_kernel_feature(feature, false, effect);
 }
 
+bool vigil_kernel_feature_at(unsigned i, const char **feature, bool *present)
+{
+	if (i >= n_features)
+		return false;
+	*feature = features[i].feature;
+	*present = features[i].present;
+	return true;
+}
+
 void vigil_kernel_describe(struct vigil_buf *out)
 {
 	struct utsname u;

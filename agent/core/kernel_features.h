@@ -35,6 +35,8 @@ bool vigil_kernel_has_tcx(void);
 void vigil_kernel_feature(const char *feature, bool present, const char *effect);
 /* vigil_kernel_feature(feature, false, effect). */
 void vigil_kernel_lacks(const char *feature, const char *effect);
+/* The i-th feature decided (for metrics): false past the last. */
+bool vigil_kernel_feature_at(unsigned i, const char **feature, bool *present);
 /* For vigil status: one line saying nothing is missing when nothing is,
  * then one per feature decided, with its effect. */
 void vigil_kernel_describe(struct vigil_buf *out);
