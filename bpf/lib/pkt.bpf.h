@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Reads what the enforcement programs need from a packet (Ethernet, IPv4 or
- * IPv6 with its extension headers, TCP or UDP) into struct vigil_pkt, the
- * same way for TC (__sk_buff) and XDP (xdp_md). Everything is copied out
- * with the load_bytes helpers: the builders rewrite the packet afterwards,
+ * Reads what the enforcement programs need from a packet (Ethernet and up to
+ * VIGIL_VLAN_DATA_MAX VLAN tags; IPv4 or IPv6 with its extension headers;
+ * TCP or UDP) into struct vigil_pkt, the same way for TC (__sk_buff) and XDP
+ * (xdp_md). Everything is copied out with the load_bytes helpers: the builders rewrite the packet afterwards,
  * and copies stay valid where packet pointers would not.
  *
  * Lengths come from the IP header, never from the frame: at TC a frame may
@@ -19,6 +19,8 @@
 #define VIGIL_ETH_HLEN 14
 #define VIGIL_ETH_P_IP 0x0800
 #define VIGIL_ETH_P_IPV6 0x86DD
+#define VIGIL_ETH_P_8021Q 0x8100
+#define VIGIL_ETH_P_8021AD 0x88A8
 #define VIGIL_AF_INET 2
 #define VIGIL_AF_INET6 10
 #define VIGIL_IPPROTO_TCP 6
@@ -38,6 +40,17 @@
  * carries and within the verifier's budget (docs/resets.md). */
 #define VIGIL_IPV6_EXT_MAX 16
 
+/*
+ * VLAN tags (802.1Q, 802.1ad) read in the frame between the Ethernet header
+ * and IP. At TC the outermost tag is never in the data: the stack moves it
+ * into the skb's vlan fields before TC ingress (skb_vlan_untag, offload or
+ * not), and a sender's stays there until after TC egress; the reply keeps
+ * those fields. At XDP tags are in the data unless the NIC stripped them.
+ * The kernel strips any number of VID 0 tags and takes what is behind to
+ * IP: a frame with more tags than this is unparsed (VIGIL_UNPARSED_VLAN).
+ */
+#define VIGIL_VLAN_DATA_MAX 2
+
 /* The minimum TCP header: a fragment starting inside it could rewrite the
  * ports or flags the first fragment showed (RFC 1858). */
 #define VIGIL_TCP_HLEN_MIN 20
@@ -51,6 +64,8 @@ enum vigil_unparsed {
 	VIGIL_UNPARSED_EXT,	/* IPv6 extension headers past VIGIL_IPV6_EXT_MAX,
 				 * or cut short */
 	VIGIL_UNPARSED_TRUNC,	/* the L4 header is cut short or its length is wrong */
+	VIGIL_UNPARSED_VLAN,	/* VLAN tags past VIGIL_VLAN_DATA_MAX: no address
+				 * either (family 0) */
 };
 
 enum vigil_frag {
@@ -62,7 +77,7 @@ enum vigil_frag {
 struct vigil_pkt {
 	__u8 dmac[6];
 	__u8 smac[6];
-	__u16 l3_off;		/* VIGIL_ETH_HLEN */
+	__u16 l3_off;		/* VIGIL_ETH_HLEN + 4 per VLAN tag in the data */
 	__u16 l4_off;		/* past IP options / extension headers */
 	__u16 l3_len;		/* l4_off - l3_off */
 	__u16 l4_len;		/* L4 header + payload, from the IP header */
@@ -81,6 +96,7 @@ struct vigil_pkt {
 	__u16 l4_check;		/* the L4 checksum field as read, raw */
 	__u8 unparsed;		/* enum vigil_unparsed: L4 fields not to be trusted */
 	__u8 proto_known;	/* 0 when unparsed left proto unresolved */
+	__u8 vlan_data;		/* VLAN tags in the data, before l3_off */
 };
 
 /* One way to read bytes for both kinds of context; xdp is a constant at
@@ -193,6 +209,41 @@ static __always_inline int vigil_l4_short(struct vigil_pkt *p)
 	return 0;
 }
 
+static __always_inline bool vigil_eth_p_vlan(__u16 proto)
+{
+	return proto == VIGIL_ETH_P_8021Q || proto == VIGIL_ETH_P_8021AD;
+}
+
+/* Ethernet and the VLAN tags in the data: the ethertype behind them (host
+ * order), or 0 for a frame that cannot be read. */
+static __always_inline __u16 vigil_parse_eth(void *ctx, bool xdp, struct vigil_pkt *p)
+{
+	struct ethhdr eth;
+	__u16 proto;
+
+	if (vigil_load(ctx, xdp, 0, &eth, sizeof(eth)))
+		return 0;
+	__builtin_memcpy(p->dmac, eth.h_dest, 6);
+	__builtin_memcpy(p->smac, eth.h_source, 6);
+	p->l3_off = VIGIL_ETH_HLEN;
+	proto = bpf_ntohs(eth.h_proto);
+#pragma unroll
+	for (int i = 0; i < VIGIL_VLAN_DATA_MAX; i++) {
+		struct { __be16 tci, proto; } tag;
+
+		if (!vigil_eth_p_vlan(proto))
+			break;
+		if (vigil_load(ctx, xdp, p->l3_off, &tag, sizeof(tag)))
+			return 0;
+		proto = bpf_ntohs(tag.proto);
+		p->l3_off += sizeof(tag);
+		p->vlan_data++;
+	}
+	if (vigil_eth_p_vlan(proto))
+		p->unparsed = VIGIL_UNPARSED_VLAN;
+	return proto;
+}
+
 /*
  * Fills p from the packet; 0 when it is IPv4 or IPv6, -1 for anything else
  * (and for an IP header that cannot be read: the kernel drops those itself).
@@ -203,17 +254,13 @@ static __always_inline int vigil_l4_short(struct vigil_pkt *p)
  */
 static __always_inline int vigil_pkt_parse(void *ctx, bool xdp, struct vigil_pkt *p)
 {
-	struct ethhdr eth;
 	__u16 proto;
 	int err;
 
 	__builtin_memset(p, 0, sizeof(*p));
-	if (vigil_load(ctx, xdp, 0, &eth, sizeof(eth)))
-		return -1;
-	__builtin_memcpy(p->dmac, eth.h_dest, 6);
-	__builtin_memcpy(p->smac, eth.h_source, 6);
-	p->l3_off = VIGIL_ETH_HLEN;
-	proto = bpf_ntohs(eth.h_proto);
+	proto = vigil_parse_eth(ctx, xdp, p);
+	if (p->unparsed)
+		return 0;	/* VLAN tags past the walk: nothing else is known */
 	if (proto == VIGIL_ETH_P_IP)
 		err = vigil_parse_ipv4(ctx, xdp, p);
 	else if (proto == VIGIL_ETH_P_IPV6)

@@ -75,10 +75,11 @@ struct {
 } vigil_icmp_scratch SEC(".maps");
 
 /* No ICMP error for a fragment or a packet to or from a group address
- * (addresses in vigil_reply_addr_ok); the quote must fit. */
+ * (addresses in vigil_reply_addr_ok), nor a frame with VLAN tags in its
+ * data (vigil_reply_shape_ok); the quote must fit. */
 static __always_inline bool vigil_icmp_eligible(const struct vigil_pkt *p)
 {
-	return p->proto == VIGIL_IPPROTO_UDP && p->frag == VIGIL_FRAG_NONE && !p->unparsed &&
+	return p->proto == VIGIL_IPPROTO_UDP && vigil_reply_shape_ok(p) &&
 	       p->l3_len + 8 <= VIGIL_ICMP_QUOTE_MAX;
 }
 

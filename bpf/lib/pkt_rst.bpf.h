@@ -54,10 +54,19 @@ struct {
 } vigil_rst_scratch SEC(".maps");
 
 /* netfilter's rule: no reset for a reset or a fragment (checksums and
- * addresses are checked by the caller and vigil_rst_addr_ok). */
+ * addresses are checked by the caller and vigil_rst_addr_ok). Nor for a
+ * frame with VLAN tags in its data: the builders write Ethernet and IP
+ * headers with nothing between them (a tag the stack keeps in the skb's
+ * vlan fields, the only one at TC in most frames, goes back with the reply;
+ * docs/resets.md). */
+static __always_inline bool vigil_reply_shape_ok(const struct vigil_pkt *p)
+{
+	return p->frag == VIGIL_FRAG_NONE && !p->unparsed && !p->vlan_data;
+}
+
 static __always_inline bool vigil_rst_eligible(const struct vigil_pkt *p)
 {
-	return p->proto == VIGIL_IPPROTO_TCP && p->frag == VIGIL_FRAG_NONE && !p->unparsed &&
+	return p->proto == VIGIL_IPPROTO_TCP && vigil_reply_shape_ok(p) &&
 	       !(p->tcp_flags & VIGIL_TCP_RST);
 }
 
