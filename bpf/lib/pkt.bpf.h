@@ -2,7 +2,7 @@
 /*
  * Reads what the enforcement programs need from a packet (Ethernet and up to
  * VIGIL_VLAN_DATA_MAX VLAN tags; IPv4 or IPv6 with its extension headers;
- * TCP or UDP) into struct vigil_pkt, the same way for TC (__sk_buff) and XDP
+ * TCP, or the ports of UDP, UDP-Lite, SCTP or DCCP) into struct vigil_pkt, the same way for TC (__sk_buff) and XDP
  * (xdp_md). Everything is copied out with the load_bytes helpers: the builders rewrite the packet afterwards,
  * and copies stay valid where packet pointers would not.
  *
@@ -25,6 +25,9 @@
 #define VIGIL_AF_INET6 10
 #define VIGIL_IPPROTO_TCP 6
 #define VIGIL_IPPROTO_UDP 17
+#define VIGIL_IPPROTO_DCCP 33
+#define VIGIL_IPPROTO_SCTP 132
+#define VIGIL_IPPROTO_UDPLITE 136
 #define VIGIL_IPPROTO_ICMP 1
 #define VIGIL_IPPROTO_ICMPV6 58
 
@@ -92,7 +95,7 @@ struct vigil_pkt {
 	__u32 seq;		/* host order */
 	__u32 ack_seq;
 	__u16 window;
-	__u16 l4_hlen;		/* TCP data offset * 4, or 8 for UDP */
+	__u16 l4_hlen;		/* TCP data offset * 4, else vigil_l4_port_hlen */
 	__u16 l4_check;		/* the L4 checksum field as read, raw */
 	__u8 unparsed;		/* enum vigil_unparsed: L4 fields not to be trusted */
 	__u8 proto_known;	/* 0 when unparsed left proto unresolved */
@@ -201,7 +204,24 @@ static __always_inline int vigil_parse_ipv6(void *ctx, bool xdp, struct vigil_pk
 	return 0;
 }
 
-/* A TCP or UDP header that cannot be read whole: in a first fragment, a
+/*
+ * The shortest header of an L4 protocol whose ports are at offsets 0 and 2
+ * (the ones a port rule matches: docs/policy.md), 0 for any other. The
+ * egress backstop (enforce_cgroup) reads ports by this too.
+ */
+static __always_inline __u16 vigil_l4_port_hlen(__u8 proto)
+{
+	switch (proto) {
+	case VIGIL_IPPROTO_TCP: return 20;
+	case VIGIL_IPPROTO_UDP:
+	case VIGIL_IPPROTO_UDPLITE: return 8;
+	case VIGIL_IPPROTO_SCTP: return 12;	/* the common header */
+	case VIGIL_IPPROTO_DCCP: return 12;	/* the generic header, short sequence numbers */
+	}
+	return 0;
+}
+
+/* An L4 header that cannot be read whole: in a first fragment, a
  * fragment's fault, else a truncated packet. */
 static __always_inline int vigil_l4_short(struct vigil_pkt *p)
 {
@@ -247,8 +267,8 @@ static __always_inline __u16 vigil_parse_eth(void *ctx, bool xdp, struct vigil_p
 /*
  * Fills p from the packet; 0 when it is IPv4 or IPv6, -1 for anything else
  * (and for an IP header that cannot be read: the kernel drops those itself).
- * The L4 fields are filled only for TCP and UDP that are not later
- * fragments. A packet whose ports cannot be read (enum vigil_unparsed)
+ * The L4 fields are filled only for the protocols with ports
+ * (vigil_l4_port_hlen) and not for later fragments; the TCP ones for TCP. A packet whose ports cannot be read (enum vigil_unparsed)
  * returns 0 with p->unparsed set and no L4 fields: the caller must not
  * match it as if its port were 0, nor answer it.
  */
@@ -294,6 +314,16 @@ static __always_inline int vigil_pkt_parse(void *ctx, bool xdp, struct vigil_pkt
 		p->sport = uh.source;
 		p->dport = uh.dest;
 		p->l4_check = uh.check;
+	} else if (vigil_l4_port_hlen(p->proto)) {
+		/* UDP-Lite, SCTP, DCCP: the ports (vigil answers none of them) */
+		struct { __be16 sport, dport; } ports;
+		__u16 hlen = vigil_l4_port_hlen(p->proto);
+
+		if (p->l4_len < hlen || vigil_load(ctx, xdp, p->l4_off, &ports, sizeof(ports)))
+			return vigil_l4_short(p);
+		p->l4_hlen = hlen;
+		p->sport = ports.sport;
+		p->dport = ports.dport;
 	}
 	return 0;
 }
