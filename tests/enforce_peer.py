@@ -15,6 +15,9 @@
                               port (42001...); see VLAN_SHAPES
   tagged IFACE DSTMAC SRC DST SPORT DPORT VID tcp|udp   one SYN or UDP
                               datagram behind one 802.1Q tag
+  tun IFNAME SRC DST DPORT tcp|udp    one SYN (or UDP datagram) written into
+                              tun device IFNAME; prints what comes back from
+                              DPORT within a second: TCP flags, "icmp-unreach"
   l4 IFACE DSTMAC SRC DST DPORT       UDP-Lite, SCTP and DCCP frames to DPORT,
                               one per source port (43001...); see L4_SHAPES
   hold ADDR PORT DIR          an established connection, kept idle; DIR/state
@@ -282,6 +285,31 @@ def l4(iface, dmac, src, dst, dport):
     print("sent", len(pk))
 
 
+def tun(ifname, src, dst, dport, proto):
+    """A device without an Ethernet header: the frame is the IP packet."""
+    import fcntl, select, struct
+    from scapy.all import TCP, UDP, Raw, IP, IPv6
+    fd = os.open("/dev/net/tun", os.O_RDWR)
+    fcntl.ioctl(fd, 0x400454ca, struct.pack("16sH", ifname.encode(), 0x0001 | 0x1000))  # TUNSETIFF: TUN, NO_PI
+    sport = 45000 + int(dport) % 1000
+    l4 = (TCP(sport=sport, dport=int(dport), flags="S", seq=1000) if proto == "tcp"
+          else UDP(sport=sport, dport=int(dport)) / Raw(b"ping"))
+    time.sleep(0.2)     # the device gets its carrier when opened: routes settle
+    os.write(fd, bytes(l3(src, dst) / l4))
+    seen, end = [], time.monotonic() + 1
+    while time.monotonic() < end:
+        r, _, _ = select.select([fd], [], [], max(0, end - time.monotonic()))
+        if not r:
+            break
+        b = os.read(fd, 65536)
+        p = IPv6(b) if b[0] >> 4 == 6 else IP(b)
+        if TCP in p and p[TCP].sport == int(dport) and p[TCP].dport == sport:
+            seen.append(str(p[TCP].flags))
+        elif (p.haslayer("ICMP") and p["ICMP"].type == 3) or p.haslayer("ICMPv6DestUnreach"):
+            seen.append("icmp-unreach")
+    print(" ".join(seen) if seen else "none")
+
+
 def serve1(port, d, busy):
     """Accepts one connection on PORT, then behaves as hold() on it."""
     t = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
@@ -361,6 +389,8 @@ def main():
         vlan(*a)
     elif cmd == "tagged":
         tagged1(*a)
+    elif cmd == "tun":
+        tun(*a)
     elif cmd == "l4":
         l4(*a)
     elif cmd == "ack":

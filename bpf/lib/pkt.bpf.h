@@ -54,6 +54,17 @@
  */
 #define VIGIL_VLAN_DATA_MAX 2
 
+/* Device types (ARPHRD_*) whose frames start with an Ethernet header; on
+ * any other (tun and WireGuard: NONE; raw IP, IP tunnels, PPP) they start
+ * with the IP header, at TC (skb->mac_len 0) and at generic XDP alike. */
+#define VIGIL_ARPHRD_ETHER 1
+#define VIGIL_ARPHRD_LOOPBACK 772
+
+static __always_inline bool vigil_dev_type_eth(__u16 type)
+{
+	return type == VIGIL_ARPHRD_ETHER || type == VIGIL_ARPHRD_LOOPBACK;
+}
+
 /* The minimum TCP header: a fragment starting inside it could rewrite the
  * ports or flags the first fragment showed (RFC 1858). */
 #define VIGIL_TCP_HLEN_MIN 20
@@ -80,7 +91,8 @@ enum vigil_frag {
 struct vigil_pkt {
 	__u8 dmac[6];
 	__u8 smac[6];
-	__u16 l3_off;		/* VIGIL_ETH_HLEN + 4 per VLAN tag in the data */
+	__u16 l3_off;		/* VIGIL_ETH_HLEN + 4 per VLAN tag in the data;
+				 * 0: no Ethernet header (the device's type) */
 	__u16 l4_off;		/* past IP options / extension headers */
 	__u16 l3_len;		/* l4_off - l3_off */
 	__u16 l4_len;		/* L4 header + payload, from the IP header */
@@ -264,21 +276,32 @@ static __always_inline __u16 vigil_parse_eth(void *ctx, bool xdp, struct vigil_p
 	return proto;
 }
 
+/* A frame with no Ethernet header: its IP version says which it is. */
+static __always_inline __u16 vigil_parse_l3_start(void *ctx, bool xdp)
+{
+	__u8 first;
+
+	if (vigil_load(ctx, xdp, 0, &first, 1))
+		return 0;
+	return first >> 4 == 4 ? VIGIL_ETH_P_IP : first >> 4 == 6 ? VIGIL_ETH_P_IPV6 : 0;
+}
+
 /*
  * Fills p from the packet; 0 when it is IPv4 or IPv6, -1 for anything else
  * (and for an IP header that cannot be read: the kernel drops those itself).
- * The L4 fields are filled only for the protocols with ports
+ * eth: the device's frames start with an Ethernet header (vigil_dev_type_eth),
+ * else with the IP header. The L4 fields are filled only for the protocols with ports
  * (vigil_l4_port_hlen) and not for later fragments; the TCP ones for TCP. A packet whose ports cannot be read (enum vigil_unparsed)
  * returns 0 with p->unparsed set and no L4 fields: the caller must not
  * match it as if its port were 0, nor answer it.
  */
-static __always_inline int vigil_pkt_parse(void *ctx, bool xdp, struct vigil_pkt *p)
+static __always_inline int vigil_pkt_parse(void *ctx, bool xdp, bool eth, struct vigil_pkt *p)
 {
 	__u16 proto;
 	int err;
 
 	__builtin_memset(p, 0, sizeof(*p));
-	proto = vigil_parse_eth(ctx, xdp, p);
+	proto = eth ? vigil_parse_eth(ctx, xdp, p) : vigil_parse_l3_start(ctx, xdp);
 	if (p->unparsed)
 		return 0;	/* VLAN tags past the walk: nothing else is known */
 	if (proto == VIGIL_ETH_P_IP)
