@@ -212,8 +212,7 @@ int enforce_skb_egress(struct __sk_buff *skb)
 
 	if (skb_dest(skb, &p))
 		return SOCK_ALLOW;
-	if (!p.unparsed && p.frag != VIGIL_FRAG_LATER && (p.proto == VIGIL_IPPROTO_TCP ||
-							 p.proto == VIGIL_IPPROTO_UDP)) {
+	if (!p.unparsed && p.frag != VIGIL_FRAG_LATER && vigil_l4_port_hlen(p.proto)) {
 		struct { __be16 sport, dport; } ports;
 
 		if (!bpf_skb_load_bytes(skb, p.l4_off, &ports, sizeof(ports)))

@@ -204,6 +204,12 @@ static __noinline void report(const struct decision *d)
 	vigil_enforce_report(&d->p, d->r, d->id, d->reply, d->dir, d->ifindex, d->now);
 }
 
+/* Does the packet's device put an Ethernet header before IP? */
+static __always_inline bool skb_eth(struct __sk_buff *skb)
+{
+	return vigil_dev_type_eth(BPF_CORE_READ(vigil_skb_of(skb), dev, type));
+}
+
 /* The namespace the packet is in, as SO_NETNS_COOKIE names it to the agent. */
 static __always_inline __u64 netns_cookie(struct __sk_buff *skb)
 {
@@ -232,7 +238,7 @@ static __always_inline int enforce(struct __sk_buff *skb, __u8 dir, bool by_iden
 			skb->mark = 0;
 		return TC_ACT_UNSPEC;
 	}
-	if (vigil_pkt_parse(skb, false, &d.p))
+	if (vigil_pkt_parse(skb, false, skb_eth(skb), &d.p))
 		return TC_ACT_UNSPEC;
 	if (by_identity && !vigil_handoff_take(&d.p, netns_cookie(skb), d.ifindex))
 		return TC_ACT_UNSPEC;
@@ -313,7 +319,7 @@ int vigil_tc_build(struct __sk_buff *skb)
 	__u32 mark = skb->mark;	/* read once: clang would offset the ctx pointer */
 	struct vigil_pkt p;
 
-	if (vigil_pkt_parse(skb, false, &p) || p.unparsed || !vigil_reply_addr_ok(&p))
+	if (vigil_pkt_parse(skb, false, skb_eth(skb), &p) || p.unparsed || !vigil_reply_addr_ok(&p))
 		return 0;
 	if (!(mark & VIGIL_BUILD_TRUSTED) && !vigil_l4_csum_verify(skb, false, &p))
 		return 0;

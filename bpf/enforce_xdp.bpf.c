@@ -125,7 +125,9 @@ static __always_inline int xdp_enforce(struct xdp_md *xdp, bool meta)
 	struct vigil_flow *f = NULL;
 	int verdict;
 
-	if (vigil_pkt_parse(xdp, true, &d.p))
+	if (vigil_pkt_parse(xdp, true,
+			    vigil_dev_type_eth(BPF_CORE_READ(vigil_xdp_buff_of(xdp), rxq, dev, type)),
+			    &d.p))
 		return XDP_PASS;
 	if (d.p.unparsed)
 		return vigil_unparsed_drop(&d.p, VIGIL_DIR_INGRESS, d.ifindex) ? XDP_DROP : XDP_PASS;

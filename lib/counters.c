@@ -29,6 +29,7 @@ static const char *const names[VIGIL_CNT_MAX] = {
 	[VIGIL_CNT_ENF_UNPARSED_FRAG] = "enforce_unparsed_fragments",
 	[VIGIL_CNT_ENF_UNPARSED_EXT] = "enforce_unparsed_ext_headers",
 	[VIGIL_CNT_ENF_UNPARSED_TRUNC] = "enforce_unparsed_truncated",
+	[VIGIL_CNT_ENF_UNPARSED_VLAN] = "enforce_unparsed_vlan",
 	[VIGIL_CNT_ENF_CONNECT_DENIED] = "enforce_connects_denied",
 	[VIGIL_CNT_ENF_CONNECT_REJECTED] = "enforce_connects_rejected",
 	[VIGIL_CNT_ENF_SOCK_DESTROYED] = "enforce_sockets_destroyed",

@@ -148,8 +148,19 @@ static const struct word directions[] = {
 	{ "any", VIGIL_DIR_ANY }, {}
 };
 static const struct word protocols[] = {
-	{ "tcp", IPPROTO_TCP }, { "udp", IPPROTO_UDP }, { "any", 0 }, {}
+	{ "tcp", IPPROTO_TCP }, { "udp", IPPROTO_UDP }, { "udplite", IPPROTO_UDPLITE },
+	{ "sctp", IPPROTO_SCTP }, { "dccp", IPPROTO_DCCP }, { "icmp", IPPROTO_ICMP },
+	{ "icmpv6", IPPROTO_ICMPV6 }, { "any", 0 }, {}
 };
+
+/* The protocols whose packets carry ports (at L4 offsets 0 and 2): the only
+ * ones TC, XDP and the egress backstop read a port from (bpf/lib/pkt.bpf.h,
+ * vigil_l4_port_hlen). */
+static bool has_ports(unsigned proto)
+{
+	return !proto || proto == IPPROTO_TCP || proto == IPPROTO_UDP || proto == IPPROTO_UDPLITE ||
+	       proto == IPPROTO_SCTP || proto == IPPROTO_DCCP;
+}
 
 static const char *word_name(const struct word *w, unsigned v)
 {
@@ -454,6 +465,9 @@ static int parse_rule(struct pctx *c, yaml_node_t *n, struct vigil_rule *r)
 	if (!seen[K_ACTION])
 		return fail(c, n, "rule has no 'action' (%s)",
 			    action_list(list, sizeof(list), ~0u, " or "));
+	if (seen[K_PORT] && !has_ports(r->protocol))
+		return fail(c, seen[K_PORT], "'port' with protocol %s: only tcp, udp, udplite, sctp "
+			    "and dccp have ports", vigil_policy_proto_name(r->protocol));
 	if (action_cgroup(r->action) == VIGIL_ACT_CGROUP_MUST) {
 		if (!seen[K_DIR])
 			r->direction = VIGIL_DIR_EGRESS;

@@ -40,9 +40,10 @@ enf_listen() {
 # enf_policy FILE: makes FILE the policy in force (the agent's control socket).
 enf_policy() { "$VIGIL" --pin-dir "$T_PIN" policy load "$1"; }
 
-# capture NS IFACE FILE: tshark in the background until stop_capture.
+# capture NS IFACE FILE [FILTER]: tshark in the background until
+# stop_capture; FILTER (a capture filter) defaults to TCP and ICMP.
 capture() {
-	ip netns exec "$1" tshark -q -n -i "$2" -w "$3" -f "tcp or icmp or icmp6" 2>"$3.err" &
+	ip netns exec "$1" tshark -q -n -i "$2" -w "$3" -f "${4:-tcp or icmp or icmp6}" 2>"$3.err" &
 	CAPTURE_PID=$!
 	on_exit "kill $CAPTURE_PID"
 	wait_for $((5 * T_SLOW)) grep -q "Capturing on" "$3.err"

@@ -11,6 +11,15 @@
   syn IFACE DSTMAC SRC DST SPORT DPORT   one SYN
   shapes IFACE DSTMAC SRC DST DPORT   SYNs in shapes a parser may not resolve,
                               one per source port (41001...); see shapes()
+  vlan IFACE DSTMAC SRC DST DPORT     SYNs behind VLAN tags, one per source
+                              port (42001...); see VLAN_SHAPES
+  tagged IFACE DSTMAC SRC DST SPORT DPORT VID tcp|udp   one SYN or UDP
+                              datagram behind one 802.1Q tag
+  tun IFNAME SRC DST DPORT tcp|udp    one SYN (or UDP datagram) written into
+                              tun device IFNAME; prints what comes back from
+                              DPORT within a second: TCP flags, "icmp-unreach"
+  l4 IFACE DSTMAC SRC DST DPORT       UDP-Lite, SCTP and DCCP frames to DPORT,
+                              one per source port (43001...); see L4_SHAPES
   hold ADDR PORT DIR          an established connection, kept idle; DIR/state
                               gets "up", then how it ended ("ECONNRESET MS")
   busy ADDR PORT DIR          the same, sending a little every 20 ms
@@ -201,6 +210,108 @@ def shapes(iface, dmac, src, dst, dport):
     print("sent", len(pk))
 
 
+# VLAN tag stacks, by source port: (TPID, VID) outermost first. The kernel
+# strips a VID 0 tag (priority tag) wherever it finds no VLAN device for it,
+# any number of times, and takes what is behind to IPv4 or IPv6.
+VLAN_SHAPES = {
+    42001: [(0x8100, 0)],
+    42002: [(0x88a8, 0), (0x8100, 0)],          # QinQ
+    42003: [(0x8100, 0), (0x8100, 0)],
+    42004: [(0x8100, 0), (0x8100, 0), (0x8100, 0)],
+    42005: [(0x8100, 0), (0x8100, 0), (0x8100, 0), (0x8100, 0)],
+}
+
+
+def tagged(dmac, tags, rest):
+    """An Ethernet frame to dmac with tags (TPID, VID) before rest."""
+    from scapy.all import Ether, Dot1Q, Dot1AD
+    f = Ether(dst=dmac, type=tags[0][0]) if tags else Ether(dst=dmac)
+    for i, (tpid, vid) in enumerate(tags):
+        nxt = tags[i + 1][0] if i + 1 < len(tags) else None
+        t = (Dot1AD if tpid == 0x88a8 else Dot1Q)(vlan=vid)
+        if nxt:
+            t.type = nxt
+        f = f / t
+    return f / rest
+
+
+def vlan(iface, dmac, src, dst, dport):
+    """One SYN behind each VLAN_SHAPES stack."""
+    from scapy.all import sendp, TCP
+    n = 0
+    for sport, tags in VLAN_SHAPES.items():
+        sendp(tagged(dmac, tags, l3(src, dst) / TCP(sport=sport, dport=int(dport), flags="S",
+                                                     seq=1000 + sport)), iface=iface, verbose=False)
+        n += 1
+        time.sleep(0.02)
+    print("sent", n)
+
+
+def tagged1(iface, dmac, src, dst, sport, dport, vid, proto):
+    from scapy.all import sendp, TCP, UDP, Raw
+    l4 = (TCP(sport=int(sport), dport=int(dport), flags="S", seq=1000) if proto == "tcp"
+          else UDP(sport=int(sport), dport=int(dport)) / Raw(b"ping"))
+    sendp(tagged(dmac, [(0x8100, int(vid))], l3(src, dst) / l4), iface=iface, verbose=False)
+    print("sent")
+
+
+# Other protocols with ports at L4 offset 0 and 2, by source port: the
+# protocol and its header (whole, so the receiving stack can answer).
+L4_SHAPES = {
+    43001: "UDP-Lite",
+    43002: "SCTP INIT",
+    43003: "DCCP Request",
+    43004: "UDP-Lite, header cut to 3 bytes (truncated)",
+}
+
+
+def l4(iface, dmac, src, dst, dport):
+    """One frame of each L4_SHAPES protocol to dport."""
+    from scapy.all import Ether, Raw, sendp
+    from scapy.layers.sctp import SCTP, SCTPChunkInit
+    import struct
+    dport = int(dport)
+    pk = []
+    # UDP-Lite: checksum coverage 8 (the header); the sum is left 0 here:
+    # vigil reads the ports, the receiver's verdict does not matter.
+    pk.append(l3(src, dst, proto=136) if ":" not in dst else l3(src, dst, nh=136))
+    pk[-1] = pk[-1] / Raw(struct.pack("!HHHH", 43001, dport, 8, 0) + b"lite")
+    pk.append(l3(src, dst) / SCTP(sport=43002, dport=dport) / SCTPChunkInit(init_tag=1))
+    dccp = struct.pack("!HHBBHBBHI", 43003, dport, 5, 0, 0, 0x01 << 1 | 1, 0, 0, 1) + struct.pack("!I", 0)
+    pk.append((l3(src, dst, proto=33) if ":" not in dst else l3(src, dst, nh=33)) / Raw(dccp))
+    pk.append((l3(src, dst, proto=136) if ":" not in dst else l3(src, dst, nh=136)) /
+              Raw(struct.pack("!HH", 43004, dport)[:3]))
+    for p in pk:
+        sendp(Ether(dst=dmac) / p, iface=iface, verbose=False)
+        time.sleep(0.02)
+    print("sent", len(pk))
+
+
+def tun(ifname, src, dst, dport, proto):
+    """A device without an Ethernet header: the frame is the IP packet."""
+    import fcntl, select, struct
+    from scapy.all import TCP, UDP, Raw, IP, IPv6
+    fd = os.open("/dev/net/tun", os.O_RDWR)
+    fcntl.ioctl(fd, 0x400454ca, struct.pack("16sH", ifname.encode(), 0x0001 | 0x1000))  # TUNSETIFF: TUN, NO_PI
+    sport = 45000 + int(dport) % 1000
+    l4 = (TCP(sport=sport, dport=int(dport), flags="S", seq=1000) if proto == "tcp"
+          else UDP(sport=sport, dport=int(dport)) / Raw(b"ping"))
+    time.sleep(0.2)     # the device gets its carrier when opened: routes settle
+    os.write(fd, bytes(l3(src, dst) / l4))
+    seen, end = [], time.monotonic() + 1
+    while time.monotonic() < end:
+        r, _, _ = select.select([fd], [], [], max(0, end - time.monotonic()))
+        if not r:
+            break
+        b = os.read(fd, 65536)
+        p = IPv6(b) if b[0] >> 4 == 6 else IP(b)
+        if TCP in p and p[TCP].sport == int(dport) and p[TCP].dport == sport:
+            seen.append(str(p[TCP].flags))
+        elif (p.haslayer("ICMP") and p["ICMP"].type == 3) or p.haslayer("ICMPv6DestUnreach"):
+            seen.append("icmp-unreach")
+    print(" ".join(seen) if seen else "none")
+
+
 def serve1(port, d, busy):
     """Accepts one connection on PORT, then behaves as hold() on it."""
     t = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
@@ -277,6 +388,14 @@ def main():
         flood(*a)
     elif cmd == "shapes":
         shapes(*a)
+    elif cmd == "vlan":
+        vlan(*a)
+    elif cmd == "tagged":
+        tagged1(*a)
+    elif cmd == "tun":
+        tun(*a)
+    elif cmd == "l4":
+        l4(*a)
     elif cmd == "ack":
         ack(*a)
     elif cmd == "syn":

@@ -180,7 +180,8 @@ static __always_inline void vigil_enforce_report(const struct vigil_pkt *p,
  * Fail closed: a packet whose ports vigil could not read (p->unparsed) is
  * dropped, never answered, when a drop, reject or reset rule covering its
  * peer could match it; counted under its reason and reported under that
- * rule (reply "dropped_unparsed"). True: drop it. False: no rule could
+ * rule (reply "dropped_unparsed"; a frame whose address is unknown too,
+ * VIGIL_UNPARSED_VLAN, is counted without an event). True: drop it. False: no rule could
  * match, it goes on as any packet vigil does not act on. Not inlined: the
  * callers' frames are full.
  */
@@ -191,7 +192,7 @@ static __noinline bool vigil_unparsed_drop(const struct vigil_pkt *p, __u8 dir, 
 		.proto = p->proto,
 		.dir = dir,
 		.peer = dir == VIGIL_DIR_INGRESS ? p->saddr : p->daddr,
-	};
+	};	/* family 0 (VLAN tags past the walk): no address to look up */
 	const struct vigil_pol_rule *r;
 	__u32 id = 0;
 
@@ -200,7 +201,17 @@ static __noinline bool vigil_unparsed_drop(const struct vigil_pkt *p, __u8 dir, 
 		return false;
 	vigil_count(p->unparsed == VIGIL_UNPARSED_FRAG  ? VIGIL_CNT_ENF_UNPARSED_FRAG :
 		    p->unparsed == VIGIL_UNPARSED_EXT ? VIGIL_CNT_ENF_UNPARSED_EXT :
+		    p->unparsed == VIGIL_UNPARSED_VLAN ? VIGIL_CNT_ENF_UNPARSED_VLAN :
 							 VIGIL_CNT_ENF_UNPARSED_TRUNC);
+	if (!p->family) {
+		/* no addresses to put in an event: the counters and the rule's hits */
+		struct vigil_rule_stats *st = vigil_rule_stats_of(id);
+
+		vigil_action_count(r->action);
+		if (st)
+			st->hits++;
+		return true;
+	}
 	vigil_enforce_report(p, r, id, VIGIL_REPLY_UNPARSED, dir, ifindex, bpf_ktime_get_ns());
 	return true;
 }

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Reads what the enforcement programs need from a packet (Ethernet, IPv4 or
- * IPv6 with its extension headers, TCP or UDP) into struct vigil_pkt, the
- * same way for TC (__sk_buff) and XDP (xdp_md). Everything is copied out
- * with the load_bytes helpers: the builders rewrite the packet afterwards,
+ * Reads what the enforcement programs need from a packet (Ethernet and up to
+ * VIGIL_VLAN_DATA_MAX VLAN tags; IPv4 or IPv6 with its extension headers;
+ * TCP, or the ports of UDP, UDP-Lite, SCTP or DCCP) into struct vigil_pkt, the same way for TC (__sk_buff) and XDP
+ * (xdp_md). Everything is copied out with the load_bytes helpers: the builders rewrite the packet afterwards,
  * and copies stay valid where packet pointers would not.
  *
  * Lengths come from the IP header, never from the frame: at TC a frame may
@@ -19,10 +19,15 @@
 #define VIGIL_ETH_HLEN 14
 #define VIGIL_ETH_P_IP 0x0800
 #define VIGIL_ETH_P_IPV6 0x86DD
+#define VIGIL_ETH_P_8021Q 0x8100
+#define VIGIL_ETH_P_8021AD 0x88A8
 #define VIGIL_AF_INET 2
 #define VIGIL_AF_INET6 10
 #define VIGIL_IPPROTO_TCP 6
 #define VIGIL_IPPROTO_UDP 17
+#define VIGIL_IPPROTO_DCCP 33
+#define VIGIL_IPPROTO_SCTP 132
+#define VIGIL_IPPROTO_UDPLITE 136
 #define VIGIL_IPPROTO_ICMP 1
 #define VIGIL_IPPROTO_ICMPV6 58
 
@@ -38,6 +43,28 @@
  * carries and within the verifier's budget (docs/resets.md). */
 #define VIGIL_IPV6_EXT_MAX 16
 
+/*
+ * VLAN tags (802.1Q, 802.1ad) read in the frame between the Ethernet header
+ * and IP. At TC the outermost tag is never in the data: the stack moves it
+ * into the skb's vlan fields before TC ingress (skb_vlan_untag, offload or
+ * not), and a sender's stays there until after TC egress; the reply keeps
+ * those fields. At XDP tags are in the data unless the NIC stripped them.
+ * The kernel strips any number of VID 0 tags and takes what is behind to
+ * IP: a frame with more tags than this is unparsed (VIGIL_UNPARSED_VLAN).
+ */
+#define VIGIL_VLAN_DATA_MAX 2
+
+/* Device types (ARPHRD_*) whose frames start with an Ethernet header; on
+ * any other (tun and WireGuard: NONE; raw IP, IP tunnels, PPP) they start
+ * with the IP header, at TC (skb->mac_len 0) and at generic XDP alike. */
+#define VIGIL_ARPHRD_ETHER 1
+#define VIGIL_ARPHRD_LOOPBACK 772
+
+static __always_inline bool vigil_dev_type_eth(__u16 type)
+{
+	return type == VIGIL_ARPHRD_ETHER || type == VIGIL_ARPHRD_LOOPBACK;
+}
+
 /* The minimum TCP header: a fragment starting inside it could rewrite the
  * ports or flags the first fragment showed (RFC 1858). */
 #define VIGIL_TCP_HLEN_MIN 20
@@ -51,6 +78,8 @@ enum vigil_unparsed {
 	VIGIL_UNPARSED_EXT,	/* IPv6 extension headers past VIGIL_IPV6_EXT_MAX,
 				 * or cut short */
 	VIGIL_UNPARSED_TRUNC,	/* the L4 header is cut short or its length is wrong */
+	VIGIL_UNPARSED_VLAN,	/* VLAN tags past VIGIL_VLAN_DATA_MAX: no address
+				 * either (family 0) */
 };
 
 enum vigil_frag {
@@ -62,7 +91,8 @@ enum vigil_frag {
 struct vigil_pkt {
 	__u8 dmac[6];
 	__u8 smac[6];
-	__u16 l3_off;		/* VIGIL_ETH_HLEN */
+	__u16 l3_off;		/* VIGIL_ETH_HLEN + 4 per VLAN tag in the data;
+				 * 0: no Ethernet header (the device's type) */
 	__u16 l4_off;		/* past IP options / extension headers */
 	__u16 l3_len;		/* l4_off - l3_off */
 	__u16 l4_len;		/* L4 header + payload, from the IP header */
@@ -77,10 +107,11 @@ struct vigil_pkt {
 	__u32 seq;		/* host order */
 	__u32 ack_seq;
 	__u16 window;
-	__u16 l4_hlen;		/* TCP data offset * 4, or 8 for UDP */
+	__u16 l4_hlen;		/* TCP data offset * 4, else vigil_l4_port_hlen */
 	__u16 l4_check;		/* the L4 checksum field as read, raw */
 	__u8 unparsed;		/* enum vigil_unparsed: L4 fields not to be trusted */
 	__u8 proto_known;	/* 0 when unparsed left proto unresolved */
+	__u8 vlan_data;		/* VLAN tags in the data, before l3_off */
 };
 
 /* One way to read bytes for both kinds of context; xdp is a constant at
@@ -185,7 +216,24 @@ static __always_inline int vigil_parse_ipv6(void *ctx, bool xdp, struct vigil_pk
 	return 0;
 }
 
-/* A TCP or UDP header that cannot be read whole: in a first fragment, a
+/*
+ * The shortest header of an L4 protocol whose ports are at offsets 0 and 2
+ * (the ones a port rule matches: docs/policy.md), 0 for any other. The
+ * egress backstop (enforce_cgroup) reads ports by this too.
+ */
+static __always_inline __u16 vigil_l4_port_hlen(__u8 proto)
+{
+	switch (proto) {
+	case VIGIL_IPPROTO_TCP: return 20;
+	case VIGIL_IPPROTO_UDP:
+	case VIGIL_IPPROTO_UDPLITE: return 8;
+	case VIGIL_IPPROTO_SCTP: return 12;	/* the common header */
+	case VIGIL_IPPROTO_DCCP: return 12;	/* the generic header, short sequence numbers */
+	}
+	return 0;
+}
+
+/* An L4 header that cannot be read whole: in a first fragment, a
  * fragment's fault, else a truncated packet. */
 static __always_inline int vigil_l4_short(struct vigil_pkt *p)
 {
@@ -193,27 +241,69 @@ static __always_inline int vigil_l4_short(struct vigil_pkt *p)
 	return 0;
 }
 
-/*
- * Fills p from the packet; 0 when it is IPv4 or IPv6, -1 for anything else
- * (and for an IP header that cannot be read: the kernel drops those itself).
- * The L4 fields are filled only for TCP and UDP that are not later
- * fragments. A packet whose ports cannot be read (enum vigil_unparsed)
- * returns 0 with p->unparsed set and no L4 fields: the caller must not
- * match it as if its port were 0, nor answer it.
- */
-static __always_inline int vigil_pkt_parse(void *ctx, bool xdp, struct vigil_pkt *p)
+static __always_inline bool vigil_eth_p_vlan(__u16 proto)
+{
+	return proto == VIGIL_ETH_P_8021Q || proto == VIGIL_ETH_P_8021AD;
+}
+
+/* Ethernet and the VLAN tags in the data: the ethertype behind them (host
+ * order), or 0 for a frame that cannot be read. */
+static __always_inline __u16 vigil_parse_eth(void *ctx, bool xdp, struct vigil_pkt *p)
 {
 	struct ethhdr eth;
 	__u16 proto;
-	int err;
 
-	__builtin_memset(p, 0, sizeof(*p));
 	if (vigil_load(ctx, xdp, 0, &eth, sizeof(eth)))
-		return -1;
+		return 0;
 	__builtin_memcpy(p->dmac, eth.h_dest, 6);
 	__builtin_memcpy(p->smac, eth.h_source, 6);
 	p->l3_off = VIGIL_ETH_HLEN;
 	proto = bpf_ntohs(eth.h_proto);
+#pragma unroll
+	for (int i = 0; i < VIGIL_VLAN_DATA_MAX; i++) {
+		struct { __be16 tci, proto; } tag;
+
+		if (!vigil_eth_p_vlan(proto))
+			break;
+		if (vigil_load(ctx, xdp, p->l3_off, &tag, sizeof(tag)))
+			return 0;
+		proto = bpf_ntohs(tag.proto);
+		p->l3_off += sizeof(tag);
+		p->vlan_data++;
+	}
+	if (vigil_eth_p_vlan(proto))
+		p->unparsed = VIGIL_UNPARSED_VLAN;
+	return proto;
+}
+
+/* A frame with no Ethernet header: its IP version says which it is. */
+static __always_inline __u16 vigil_parse_l3_start(void *ctx, bool xdp)
+{
+	__u8 first;
+
+	if (vigil_load(ctx, xdp, 0, &first, 1))
+		return 0;
+	return first >> 4 == 4 ? VIGIL_ETH_P_IP : first >> 4 == 6 ? VIGIL_ETH_P_IPV6 : 0;
+}
+
+/*
+ * Fills p from the packet; 0 when it is IPv4 or IPv6, -1 for anything else
+ * (and for an IP header that cannot be read: the kernel drops those itself).
+ * eth: the device's frames start with an Ethernet header (vigil_dev_type_eth),
+ * else with the IP header. The L4 fields are filled only for the protocols with ports
+ * (vigil_l4_port_hlen) and not for later fragments; the TCP ones for TCP. A packet whose ports cannot be read (enum vigil_unparsed)
+ * returns 0 with p->unparsed set and no L4 fields: the caller must not
+ * match it as if its port were 0, nor answer it.
+ */
+static __always_inline int vigil_pkt_parse(void *ctx, bool xdp, bool eth, struct vigil_pkt *p)
+{
+	__u16 proto;
+	int err;
+
+	__builtin_memset(p, 0, sizeof(*p));
+	proto = eth ? vigil_parse_eth(ctx, xdp, p) : vigil_parse_l3_start(ctx, xdp);
+	if (p->unparsed)
+		return 0;	/* VLAN tags past the walk: nothing else is known */
 	if (proto == VIGIL_ETH_P_IP)
 		err = vigil_parse_ipv4(ctx, xdp, p);
 	else if (proto == VIGIL_ETH_P_IPV6)
@@ -247,6 +337,16 @@ static __always_inline int vigil_pkt_parse(void *ctx, bool xdp, struct vigil_pkt
 		p->sport = uh.source;
 		p->dport = uh.dest;
 		p->l4_check = uh.check;
+	} else if (vigil_l4_port_hlen(p->proto)) {
+		/* UDP-Lite, SCTP, DCCP: the ports (vigil answers none of them) */
+		struct { __be16 sport, dport; } ports;
+		__u16 hlen = vigil_l4_port_hlen(p->proto);
+
+		if (p->l4_len < hlen || vigil_load(ctx, xdp, p->l4_off, &ports, sizeof(ports)))
+			return vigil_l4_short(p);
+		p->l4_hlen = hlen;
+		p->sport = ports.sport;
+		p->dport = ports.dport;
 	}
 	return 0;
 }

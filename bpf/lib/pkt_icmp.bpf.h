@@ -75,10 +75,11 @@ struct {
 } vigil_icmp_scratch SEC(".maps");
 
 /* No ICMP error for a fragment or a packet to or from a group address
- * (addresses in vigil_reply_addr_ok); the quote must fit. */
+ * (addresses in vigil_reply_addr_ok), nor a frame with VLAN tags in its
+ * data (vigil_reply_shape_ok); the quote must fit. */
 static __always_inline bool vigil_icmp_eligible(const struct vigil_pkt *p)
 {
-	return p->proto == VIGIL_IPPROTO_UDP && p->frag == VIGIL_FRAG_NONE && !p->unparsed &&
+	return p->proto == VIGIL_IPPROTO_UDP && vigil_reply_shape_ok(p) &&
 	       p->l3_len + 8 <= VIGIL_ICMP_QUOTE_MAX;
 }
 
@@ -176,7 +177,7 @@ static __always_inline __u32 vigil_icmp_head(void *ctx, bool xdp, const struct v
  * trigger whose pending sum is anywhere else gets no reply. */
 static __always_inline long vigil_tc_build_icmp(struct __sk_buff *skb, const struct vigil_pkt *p)
 {
-	__u32 zero = 0, q, hlen;
+	__u32 zero = 0, q, hlen, skip;
 	struct vigil_icmp_scratch *s = bpf_map_lookup_elem(&vigil_icmp_scratch, &zero);
 	bool partial = vigil_ip_summed(skb) == VIGIL_CHECKSUM_PARTIAL;
 	long err;
@@ -195,12 +196,15 @@ static __always_inline long vigil_tc_build_icmp(struct __sk_buff *skb, const str
 	if (err)
 		return err;
 	/* RECOMPUTE_CSUM: as for the RST (vigil_tc_write_frame). */
-	err = bpf_skb_store_bytes(skb, 0, &s->h.v4.eth, hlen, BPF_F_RECOMPUTE_CSUM);
+	skip = vigil_l2_skip(p);
+	err = bpf_skb_store_bytes(skb, 0, (__u8 *)&s->h.v4.eth + skip, hlen - skip,
+				  BPF_F_RECOMPUTE_CSUM);
 	if (err || !partial)
 		return err;
 	if (q > VIGIL_ICMP_QUOTE_MAX)	/* vigil_icmp_head checked it; for the verifier */
 		return -1;
-	return bpf_skb_store_bytes(skb, hlen + q - 2, &s->b.quote[q - 2], 2, BPF_F_RECOMPUTE_CSUM);
+	return bpf_skb_store_bytes(skb, hlen - skip + q - 2, &s->b.quote[q - 2], 2,
+				   BPF_F_RECOMPUTE_CSUM);
 }
 
 /* XDP: the same with the head grown and the tail cut. */
@@ -222,7 +226,11 @@ static __always_inline long vigil_xdp_build_icmp(struct xdp_md *xdp, const struc
 	err = bpf_xdp_adjust_head(xdp, -(__s32)(hlen - VIGIL_ETH_HLEN));
 	if (err)
 		return err;
-	return bpf_xdp_store_bytes(xdp, 0, &s->h.v4.eth, hlen);
+	if (!vigil_l2_skip(p))
+		return bpf_xdp_store_bytes(xdp, 0, &s->h.v4.eth, hlen);
+	if (hlen > VIGIL_FRAME_LEN(s->h.v6) || hlen <= VIGIL_ETH_HLEN)	/* for the verifier */
+		return -1;
+	return bpf_xdp_store_bytes(xdp, 0, &s->h.v4.ip, hlen - VIGIL_ETH_HLEN);
 }
 
 #endif

@@ -54,10 +54,19 @@ struct {
 } vigil_rst_scratch SEC(".maps");
 
 /* netfilter's rule: no reset for a reset or a fragment (checksums and
- * addresses are checked by the caller and vigil_rst_addr_ok). */
+ * addresses are checked by the caller and vigil_rst_addr_ok). Nor for a
+ * frame with VLAN tags in its data: the builders write Ethernet and IP
+ * headers with nothing between them (a tag the stack keeps in the skb's
+ * vlan fields, the only one at TC in most frames, goes back with the reply;
+ * docs/resets.md). */
+static __always_inline bool vigil_reply_shape_ok(const struct vigil_pkt *p)
+{
+	return p->frag == VIGIL_FRAG_NONE && !p->unparsed && !p->vlan_data;
+}
+
 static __always_inline bool vigil_rst_eligible(const struct vigil_pkt *p)
 {
-	return p->proto == VIGIL_IPPROTO_TCP && p->frag == VIGIL_FRAG_NONE && !p->unparsed &&
+	return p->proto == VIGIL_IPPROTO_TCP && vigil_reply_shape_ok(p) &&
 	       !(p->tcp_flags & VIGIL_TCP_RST);
 }
 
@@ -110,6 +119,13 @@ static __always_inline void vigil_rst_tcp(const struct vigil_pkt *p, bool to_sen
 					!!(p->tcp_flags & VIGIL_TCP_FIN));
 		*flags = VIGIL_TCP_RST | VIGIL_TCP_ACK;
 	}
+}
+
+/* The bytes of a built frame's Ethernet header left out: all of them on a
+ * device without one (l3_off 0), where the reply starts with IP too. */
+static __always_inline __u32 vigil_l2_skip(const struct vigil_pkt *p)
+{
+	return p->l3_off ? 0 : VIGIL_ETH_HLEN;
 }
 
 /* The IPv4 header checksum of a 20-byte header. */
@@ -219,8 +235,9 @@ static __always_inline long vigil_tc_build_rst(struct __sk_buff *skb, const stru
 
 	if (!f)
 		return -1;
-	len = vigil_rst_frame(p, to_sender, partial, f);
-	return vigil_tc_write_frame(skb, p, &f->v4.eth, len, len - sizeof(struct tcphdr));
+	len = vigil_rst_frame(p, to_sender, partial, f) - vigil_l2_skip(p);
+	return vigil_tc_write_frame(skb, p, (__u8 *)&f->v4.eth + vigil_l2_skip(p), len,
+				    len - sizeof(struct tcphdr));
 }
 
 /* The same at XDP: the front is cut (all of it is rewritten), then the tail.
@@ -234,7 +251,7 @@ static __always_inline long vigil_xdp_build_rst(struct xdp_md *xdp, const struct
 
 	if (!f)
 		return -1;
-	len = vigil_rst_frame(p, true, false, f);
+	len = vigil_rst_frame(p, true, false, f) - vigil_l2_skip(p);
 	extra = (__s32)p->l4_off - (__s32)(len - sizeof(struct tcphdr));
 
 	if (extra > 0 && (err = bpf_xdp_adjust_head(xdp, extra)))
@@ -244,7 +261,12 @@ static __always_inline long vigil_xdp_build_rst(struct xdp_md *xdp, const struct
 		return -1;
 	if (cut > 0 && (err = bpf_xdp_adjust_tail(xdp, -cut)))
 		return err;
-	return bpf_xdp_store_bytes(xdp, 0, &f->v4.eth, len);
+	if (!vigil_l2_skip(p))
+		return bpf_xdp_store_bytes(xdp, 0, &f->v4.eth, len);
+	/* the verifier does not tie len to the skip: bound it here */
+	if (len > VIGIL_FRAME_LEN(f->v6) - VIGIL_ETH_HLEN || len < 1)
+		return -1;
+	return bpf_xdp_store_bytes(xdp, 0, &f->v4.ip, len);
 }
 
 #endif

@@ -134,6 +134,7 @@ struct vigil_unparsed_walk {
 	__u64 set;
 	__u8 proto;		/* valid when proto_known */
 	__u8 proto_known;
+	__u8 addr_known;	/* 0: set is every rule, its addresses unknown */
 	__u32 id;
 	const struct vigil_pol_rule *rule;	/* out: the rule to drop under */
 };
@@ -166,19 +167,23 @@ static long vigil_unparsed_step(__u32 i, void *ctx)
 		w->rule = r;
 		return 1;
 	}
-	sure = (!r->proto || w->proto_known) && r->port_lo == 0 && r->port_hi == 65535;
+	sure = w->addr_known && (!r->proto || w->proto_known) && r->port_lo == 0 &&
+	       r->port_hi == 65535;
 	return sure ? 1 : 0;
 }
 
 /* The rule an unparsed packet from (or to) m->peer is dropped under, or
  * NULL to let it pass: only rules covering the peer's address are looked
  * at, so a rule for other addresses never drops it. m->dport is ignored;
- * proto_known says whether m->proto is. */
+ * proto_known says whether m->proto is. m->family 0: the address is not
+ * known either (VLAN tags past the walk): every rule is looked at, in
+ * either direction, and no allow is sure to match. */
 static __always_inline const struct vigil_pol_rule *
 vigil_policy_match_unparsed(const struct vigil_match *m, bool proto_known, __u32 *id)
 {
 	struct vigil_unparsed_walk w = {
-		.set = vigil_policy_set(m), .proto = m->proto, .proto_known = proto_known,
+		.set = m->family ? vigil_policy_set(m) : ~0ULL,
+		.proto = m->proto, .proto_known = proto_known, .addr_known = !!m->family,
 	};
 
 	if (!w.set)

@@ -89,6 +89,7 @@ enum vigil_enforce_counter {
 	VIGIL_CNT_ENF_UNPARSED_FRAG,	/* short first fragment, fragment inside TCP's header */
 	VIGIL_CNT_ENF_UNPARSED_EXT,	/* IPv6 extension headers past the walk, or cut */
 	VIGIL_CNT_ENF_UNPARSED_TRUNC,	/* TCP or UDP header cut short */
+	VIGIL_CNT_ENF_UNPARSED_VLAN,	/* VLAN tags past the walk: address unknown too */
 	VIGIL_CNT_ENF_SOCK_FIRST = VIGIL_CNT_ENFORCE_FIRST + 16,	/* 48-63 */
 	/* The socket hooks' (added by the policy/cgroup part). */
 	VIGIL_CNT_ENF_CONNECT_DENIED = VIGIL_CNT_ENF_SOCK_FIRST,	/* EPERM */

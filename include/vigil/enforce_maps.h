@@ -208,7 +208,7 @@ VIGIL_STATIC_ASSERT(sizeof(struct vigil_carried) == 24, "vigil_carried layout");
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_flow_key) == 48, "vigil_flow_key layout");
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_flow_side) == 32, "vigil_flow_side layout");
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_flow) == 80, "vigil_flow layout");
-VIGIL_STATIC_ASSERT(VIGIL_CNT_ENF_UNPARSED_TRUNC < VIGIL_CNT_ENF_SOCK_FIRST, "packet-path counters fit");
+VIGIL_STATIC_ASSERT(VIGIL_CNT_ENF_UNPARSED_VLAN < VIGIL_CNT_ENF_SOCK_FIRST, "packet-path counters fit");
 VIGIL_STATIC_ASSERT(VIGIL_RULES_MAX == 8 * sizeof(__u64), "a rule is one bit of vigil_pol_set");
 VIGIL_STATIC_ASSERT(!(VIGIL_CG_LEVELS & (VIGIL_CG_LEVELS - 1)), "VIGIL_CG_LEVELS masks a level");
 
