@@ -4,24 +4,38 @@
  * created in: the kernel runs the connect, sendmsg and packet hooks of that
  * cgroup, so a socket made outside a cgroup a deny rule names and carried in
  * (its process moved in, or the fd passed over a unix socket) escapes
- * enforce_cgroup's hooks. When a policy lands, the agent runs:
+ * enforce_cgroup's hooks. The agent ends those that a task of the denied
+ * cgroup holds or uses:
  *
- * 1. carried_scan (iter/task_file): every open file of every task in a
- *    cgroup some deny rule names; a socket is recorded in vigil_carried by
- *    address when it is connected to a destination the first matching rule
- *    denies (or rejects) for the holder's cgroup but not for the cgroup it
- *    was made in (whose hooks are the ones that run), or when it is a packet
- *    socket (AF_PACKET: no cgroup hook runs for those; they are reported,
- *    not ended).
- * 2. carried_destroy_tcp/udp (iter/tcp, iter/udp), in each namespace the
- *    scan found such sockets in: bpf_sock_destroy on the sockets recorded,
+ * 1. carried_scan (iter/task_file), when a policy lands and every 5 s:
+ *    every open file of every task in a cgroup some deny rule names; a
+ *    socket is recorded in vigil_carried by address when it is connected to
+ *    a destination the first matching rule denies (or rejects) for the
+ *    holder's cgroup but not for the cgroup it was made in (whose hooks are
+ *    the ones that run), or when it is a packet socket (AF_PACKET: no
+ *    cgroup hook runs for those; they are reported, not ended).
+ * 2. carried_send/carried_recv (tp_btf/sock_send_length, sock_recv_length),
+ *    while a deny rule is in force: the same judgement for a socket a task
+ *    sends on or reads from, wherever its file is held (an io_uring fixed
+ *    file, a descriptor in flight in a unix socket: no file table the scan
+ *    walks). These run after the call: what the first such call sent has
+ *    left; the agent ends the socket within its next tick (50 ms).
+ * 3. carried_destroy_tcp/udp (iter/tcp, iter/udp), in each namespace such
+ *    sockets were recorded in: bpf_sock_destroy on the sockets recorded,
  *    and on no other (address, namespace cookie, family and peer port must
- *    all match: an address freed and reused in between would not).
+ *    all match, and the socket cookie where it was known: an address freed
+ *    and reused in between would not).
+ *
+ * Why not judge packets by the sending task at cgroup_skb egress: the
+ * kernel runs the cgroup_skb programs of the socket's cgroup, and vigil
+ * attaches none to a cgroup no rule names (the one a carried socket was
+ * made in), so a backstop on the denied cgroup never sees these packets.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_endian.h>
+#include <bpf/bpf_tracing.h>
 #include "lib/enforce.bpf.h"
 #include "lib/rule_walk.bpf.h"
 
@@ -105,46 +119,36 @@ static __always_inline int sock_peer(struct sock_common *skc, __u8 *daddr, struc
 	return 0;
 }
 
-SEC("iter/task_file")
-int carried_scan(struct bpf_iter__task_file *ctx)
+/* What the holder's use of sk means, in c (rule, family, pid): 0 for
+ * nothing, CARRIED_INET for a socket to destroy (connected to a destination
+ * the first matching rule denies, or rejects, for the holder's cgroup but
+ * not for the cgroup it was made in, whose hooks are the ones the kernel
+ * runs for it: made in the denied cgroup, the cgroup_skb backstop drops its
+ * packets), CARRIED_PACKET for a packet socket (no hook covers those,
+ * wherever they were made). task: a task in holder_cg that holds or uses
+ * sk. */
+#define CARRIED_INET 1
+#define CARRIED_PACKET 2
+
+static __always_inline int carried_judge(struct task_struct *task, struct cgroup *holder_cg,
+					 struct sock *sk, struct vigil_carried *c)
 {
-	struct task_struct *task = ctx->task;
-	struct file *file = ctx->file;
+	struct sock_common *skc = &sk->__sk_common;
 	struct vigil_walk w = {};
-	struct vigil_carried c = {};
-	struct sock_common *skc;
 	struct vigil_match m = {};
-	struct socket *sock;
-	struct sock *sk;
 	__u8 daddr[16] = {};
 	__u32 denied;
-	__u64 key;
 
-	if (!task || !file)
-		return 0;
-	sock = bpf_sock_from_file(file);
-	if (!sock)
-		return 0;
-	sk = BPF_CORE_READ(sock, sk);
-	if (!sk)
-		return 0;
-	cgroup_ancestors(BPF_CORE_READ(task, cgroups, dfl_cgrp), w.ancestors);
+	cgroup_ancestors(holder_cg, w.ancestors);
 	denied = vigil_deny_by(w.ancestors);
 	if (!denied)
 		return 0;	/* the holder is in no denied cgroup */
-	skc = &sk->__sk_common;
-	c.family = BPF_CORE_READ(skc, skc_family);
-	c.netns_cookie = BPF_CORE_READ(skc, skc_net.net, net_cookie);
-	c.pid = BPF_CORE_READ(task, tgid);
-	c.rule_id = denied - 1;
-	key = (__u64)sk;
-	if (c.family == AF_PACKET) {
-		/* No hook covers these, wherever they were made. Kept across
-		 * scans, so each is counted and reported once. */
-		if (!bpf_map_update_elem(&vigil_carried, &key, &c, BPF_NOEXIST))
-			vigil_count(VIGIL_CNT_ENF_PACKET_SOCKETS);
-		return 0;
-	}
+	c->family = BPF_CORE_READ(skc, skc_family);
+	c->netns_cookie = BPF_CORE_READ(skc, skc_net.net, net_cookie);
+	c->pid = BPF_CORE_READ(task, tgid);
+	c->rule_id = denied - 1;
+	if (c->family == AF_PACKET)
+		return CARRIED_PACKET;
 	m.proto = BPF_CORE_READ(sk, sk_protocol);
 	if (m.proto != VIGIL_IPPROTO_TCP && m.proto != VIGIL_IPPROTO_UDP)
 		return 0;
@@ -154,19 +158,110 @@ int carried_scan(struct bpf_iter__task_file *ctx)
 	vigil_walk_ancestors(&m, &w);
 	if (!w.scoped || (w.action != VIGIL_ACT_DENY && w.action != VIGIL_ACT_REJECT))
 		return 0;
-	c.rule_id = w.id;
-	c.dport = m.dport;
-	/* ...and not refused by the hooks of the cgroup it was made in, the
-	 * ones the kernel runs for it (made in the denied cgroup: the
-	 * cgroup_skb backstop drops its packets). */
+	c->rule_id = w.id;
+	c->dport = m.dport;
+	/* ...and not refused by the hooks of the cgroup it was made in. */
 	cgroup_ancestors(BPF_CORE_READ(sk, sk_cgrp_data.cgroup), w.ancestors);
 	vigil_walk_ancestors(&m, &w);
 	if (w.scoped && (w.action == VIGIL_ACT_DENY || w.action == VIGIL_ACT_REJECT))
 		return 0;
-	bpf_map_update_elem(&vigil_carried, &key, &c, BPF_ANY);
+	return CARRIED_INET;
+}
+
+SEC("iter/task_file")
+int carried_scan(struct bpf_iter__task_file *ctx)
+{
+	struct task_struct *task = ctx->task;
+	struct file *file = ctx->file;
+	struct vigil_carried c = {};
+	struct socket *sock;
+	struct sock *sk;
+	__u64 key;
+	int what;
+
+	if (!task || !file)
+		return 0;
+	sock = bpf_sock_from_file(file);
+	if (!sock)
+		return 0;
+	sk = sock->sk;
+	if (!sk)
+		return 0;
+	what = carried_judge(task, BPF_CORE_READ(task, cgroups, dfl_cgrp), sk, &c);
+	if (!what)
+		return 0;
+	key = (__u64)sk;
+	c.cookie = BPF_CORE_READ(sk, __sk_common.skc_cookie.counter);	/* 0: none made yet */
+	/* Kept until handled (packet sockets: until the policy changes, so
+	 * each is counted and reported once). */
+	if (!bpf_map_update_elem(&vigil_carried, &key, &c, BPF_NOEXIST) && what == CARRIED_PACKET)
+		vigil_count(VIGIL_CNT_ENF_PACKET_SOCKETS);
 	return 0;
 }
 
+/*
+ * What the walk of file tables cannot see: a socket whose file is held
+ * elsewhere (an io_uring fixed file, a descriptor in flight in a unix
+ * socket) is still used by a task, and the send and receive paths name
+ * that task. A connected inet socket sent on or read from by a task of
+ * another cgroup than the one it was made in is judged as the scan judges
+ * it, with that task as its holder; one to destroy is recorded and
+ * carried_found bumped, which the agent watches (every 50 ms) to run the
+ * destroy pass. An io_uring request runs in the submitting task or in its
+ * io-wq workers, threads of the same process, so of its cgroup. Attached
+ * only while a deny rule is in force; a socket used in the cgroup it was
+ * made in (nearly every one) costs a family test and a cgroup id compare.
+ */
+__u32 carried_found = 0;
+
+static __always_inline int carried_use(struct sock *sk)
+{
+	struct vigil_carried c = {}, *old;
+	struct cgroup *made_in;
+	struct task_struct *task;
+	__u16 family;
+	__u64 key;
+
+	if (!sk)
+		return 0;
+	family = sk->__sk_common.skc_family;
+	if (family != AF_INET && family != AF_INET6)
+		return 0;
+	made_in = sk->sk_cgrp_data.cgroup;
+	if (!made_in || bpf_get_current_cgroup_id() == BPF_CORE_READ(made_in, kn, id))
+		return 0;
+	task = bpf_get_current_task_btf();
+	if (carried_judge(task, BPF_CORE_READ(task, cgroups, dfl_cgrp), sk, &c) != CARRIED_INET)
+		return 0;
+	c.in_use = 1;
+	c.cookie = bpf_get_socket_cookie(sk);
+	key = (__u64)sk;
+	old = bpf_map_lookup_elem(&vigil_carried, &key);
+	if (old && (old->cookie == c.cookie || !old->cookie))
+		return 0;	/* recorded already */
+	/* None, or a socket freed at this address since. */
+	if (bpf_map_update_elem(&vigil_carried, &key, &c, BPF_ANY))
+		return 0;
+	vigil_count(VIGIL_CNT_ENF_CARRIED_IN_USE);
+	__sync_fetch_and_add(&carried_found, 1);
+	return 0;
+}
+
+SEC("tp_btf/sock_send_length")
+int BPF_PROG(carried_send, struct sock *sk, int ret)
+{
+	return carried_use(sk);
+}
+
+SEC("tp_btf/sock_recv_length")
+int BPF_PROG(carried_recv, struct sock *sk, int ret)
+{
+	return carried_use(sk);
+}
+
+/* Destroys skc if the scan or a send recorded it and the agent has not
+ * handled it yet, and forgets it: what stays in vigil_carried after a pass
+ * was not destroyed (and is marked reported: inert until forgotten). */
 static __always_inline int destroy(struct sock_common *skc)
 {
 	struct carried_target *t;
@@ -179,12 +274,15 @@ static __always_inline int destroy(struct sock_common *skc)
 	if (!t || !skc || BPF_CORE_READ(skc, skc_net.net, net_cookie) != t->netns_cookie)
 		return 0;
 	c = bpf_map_lookup_elem(&vigil_carried, &key);
-	if (!c || c->netns_cookie != t->netns_cookie || c->family != BPF_CORE_READ(skc, skc_family) ||
-	    c->dport != bpf_ntohs(BPF_CORE_READ(skc, skc_dport)))
+	if (!c || c->reported || c->netns_cookie != t->netns_cookie ||
+	    c->family != BPF_CORE_READ(skc, skc_family) ||
+	    c->dport != bpf_ntohs(BPF_CORE_READ(skc, skc_dport)) ||
+	    (c->cookie && c->cookie != BPF_CORE_READ(skc, skc_cookie.counter)))
 		return 0;
 	id = c->rule_id;
 	if (bpf_sock_destroy(skc))
 		return 0;
+	bpf_map_delete_elem(&vigil_carried, &key);
 	t->destroyed++;
 	vigil_count(VIGIL_CNT_ENF_CARRIED_DESTROYED);
 	st = vigil_rule_stats_of(id);

@@ -37,6 +37,7 @@ static const char *const names[VIGIL_CNT_MAX] = {
 	[VIGIL_CNT_ENF_EGRESS_DROPPED] = "enforce_egress_dropped",
 	[VIGIL_CNT_ENF_CARRIED_DESTROYED] = "enforce_carried_destroyed",
 	[VIGIL_CNT_ENF_PACKET_SOCKETS] = "enforce_packet_sockets_found",
+	[VIGIL_CNT_ENF_CARRIED_IN_USE] = "enforce_carried_found_in_use",
 };
 
 const char *vigil_counter_name(unsigned slot)

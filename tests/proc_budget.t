@@ -7,9 +7,14 @@
 # Without the budget the same storm pushes the marker out (the control).
 # The storm is serial (one core at most) and capped in count and time.
 . "$(dirname "$0")/lib.sh"
-plan 12
+plan 13
 
-STORM="$TOP/$BUILD/bench/exec_storm"
+# The storm binary, copied where any uid can run it: the by-uid storm runs
+# as an unprivileged uid, which a checkout only root may enter (a clone
+# under umask 077, a mktemp -d folder) refuses.
+install -d -m 755 "$T_DIR/bin" && install -m 755 "$TOP/$BUILD/bench/exec_storm" "$T_DIR/bin/" &&
+	chmod 711 "$T_DIR" || exit 1
+STORM="$T_DIR/bin/exec_storm"
 CG_STORM=$(new_cgroup storm) || skip_all "no cgroup v2"
 CG_MARK=$(new_cgroup mark) || skip_all "no cgroup v2"
 CG_STORM2=$(new_cgroup storm2) || skip_all "no cgroup v2"
@@ -79,26 +84,34 @@ stop_agent
 # By uid: an unprivileged user's storm spread over two cgroups (as a user
 # who can make cgroups would) spends one budget; another user's marker (not
 # root's: every root process of this shared machine spends root's budget).
+# Both uids are this run's own, unlike nobody's (65534), which other tests
+# on the machine run as: their processes would spend the same budget and be
+# counted here.
+U_STORM=$((1000000000 + 2 * $$)) U_MARK=$((1000000001 + 2 * $$))
 EV="$T_DIR/byuid.json"
 rm -rf "$T_PIN"
 start_agent -o "$EV" $AGENT_OPTS \
 	--proc-budget 10:20 --proc-budget-by uid || exit 1
-marker "vt-mark-d$$" 65533
+marker "vt-mark-d$$" $U_MARK
 flushed "$EV" "vt-mark-d$$"
-storm 1200 "$CG_STORM" 65534 &
+storm 1200 "$CG_STORM" $U_STORM &
 S1=$!
-storm 1200 "$CG_STORM2" 65534
+storm 1200 "$CG_STORM2" $U_STORM
+R2=$?
 wait $S1
+R1=$?
+# Else the checks below hold for a storm that never ran, but one.
+ok $((R1 || R2)) "by uid: both storms ran all their execs as uid $U_STORM (exit $R1, $R2)"
 sleep 2
 in_export "$EV" "vt-mark-d$$"
 ok $? "by uid: another user's marker stays in the export file"
-HELD=$(jq -n '[inputs | select(.vigil_throttle.uid == 65534) | .vigil_throttle.throttled] | add // 0' "$EV")
+HELD=$(jq -n --argjson u $U_STORM '[inputs | select(.vigil_throttle.uid == $u) | .vigil_throttle.throttled] | add // 0' "$EV")
 [ "$HELD" -gt 1000 ]
 ok $? "by uid: vigil_throttle events name the uid and what it held ($HELD)"
-N=$(jq -n '[inputs | select(.process_exec.process.uid == 65534)] | length' "$EV")
+N=$(jq -n --argjson u $U_STORM '[inputs | select(.process_exec.process.uid == $u)] | length' "$EV")
 [ "$N" -lt 250 ]
 ok $? "by uid: both cgroups together wrote few of the 2400 execs ($N)"
-marker "vt-mark-e$$" 65533
+marker "vt-mark-e$$" $U_MARK
 flushed "$EV" "vt-mark-e$$"
 ok $? "by uid: that user's next exec is written at once"
 stop_agent

@@ -85,8 +85,10 @@ static bool same_ns(const char *a, const char *b)
 	return !stat(a, &sa) && !stat(b, &sb) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
-/* The destroy pass for the namespace of entry i, once:
- * later entries of the same namespace are marked done. */
+/* The destroy pass for the namespace of entry i, once: later entries of
+ * the same namespace are marked done. Returns how many it destroyed (-errno:
+ * none; 0 also when the namespace is the root one, which the rule must name
+ * in netns to be touched). */
 static int destroy_ns(struct vigil_policy_state *s, const struct vigil_carried *v, unsigned n,
 		      unsigned i, bool *done)
 {
@@ -117,8 +119,9 @@ static int destroy_ns(struct vigil_policy_state *s, const struct vigil_carried *
 	return j.destroyed;
 }
 
-/* Removes the entries of family fam (0: every one). */
-static void forget(int map, uint16_t fam)
+/* Removes the entries of family fam (0: every one); only_reported: only
+ * those the agent has handled already. */
+static void forget(int map, uint16_t fam, bool only_reported)
 {
 	struct vigil_carried v;
 	uint64_t key, next;
@@ -126,8 +129,12 @@ static void forget(int map, uint16_t fam)
 	for (int more = !bpf_map_get_next_key(map, NULL, &next); more;) {
 		key = next;
 		more = !bpf_map_get_next_key(map, &key, &next);
-		if (!fam || (!bpf_map_lookup_elem(map, &key, &v) && v.family == fam))
-			bpf_map_delete_elem(map, &key);
+		if (fam || only_reported) {
+			if (bpf_map_lookup_elem(map, &key, &v) || (fam && v.family != fam) ||
+			    (only_reported && !v.reported))
+				continue;
+		}
+		bpf_map_delete_elem(map, &key);
 	}
 }
 
@@ -139,7 +146,20 @@ static double ms_since(const struct timespec *t0)
 	return (t1.tv_sec - t0->tv_sec) * 1e3 + (t1.tv_nsec - t0->tv_nsec) / 1e6;
 }
 
-int vigil_deny_carried_scan(struct vigil_policy_state *s, bool fresh)
+static uint32_t found_so_far(const struct vigil_policy_state *s)
+{
+	return __atomic_load_n(&s->carried->bss->carried_found, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * What the scan and the send and receive hooks recorded: packet sockets
+ * reported, inet sockets destroyed, one pass per namespace. The destroy
+ * pass forgets what it destroyed; what stays (gone meanwhile, left alone
+ * in the root namespace, a namespace that could not be joined) is marked
+ * reported, so a hidden socket used again is not logged at each use: the
+ * next rescan forgets those and judges them afresh.
+ */
+static int handle_recorded(struct vigil_policy_state *s)
 {
 	static struct vigil_carried vals[CARRIED_MAX];
 	static uint64_t keys[CARRIED_MAX];
@@ -147,22 +167,12 @@ int vigil_deny_carried_scan(struct vigil_policy_state *s, bool fresh)
 	int map = bpf_map__fd(s->carried->maps.vigil_carried);
 	uint64_t key, next;
 	unsigned n = 0;
-	int total = 0, err;
-	struct timespec t0;
+	int total = 0, err = 0;
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	s->carried_next = t0.tv_sec + VIGIL_CARRIED_RESCAN_S;
-	/* Inet entries are done with after each scan; packet sockets stay
-	 * known (reported once) until the policy changes. */
-	forget(map, fresh ? 0 : AF_INET);
-	forget(map, fresh ? 0 : AF_INET6);
-	if ((err = vigil_iter_drain(s->carried->progs.carried_scan)))
-		return vlog_err(err, "carried-socket scan failed");
-	vlog_debug("deny: carried-socket scan of every task's files took %.3f ms", ms_since(&t0));
 	for (int more = !bpf_map_get_next_key(map, NULL, &next); more && n < CARRIED_MAX;) {
 		key = next;
 		more = !bpf_map_get_next_key(map, &key, &next);
-		if (bpf_map_lookup_elem(map, &key, &vals[n]))
+		if (bpf_map_lookup_elem(map, &key, &vals[n]) || vals[n].reported)
 			continue;
 		keys[n] = key;
 		done[n] = false;
@@ -171,12 +181,10 @@ int vigil_deny_carried_scan(struct vigil_policy_state *s, bool fresh)
 	for (unsigned i = 0; i < n; i++) {
 		const struct vigil_rule *r = rule_of(s, vals[i].rule_id);
 
-		if (vals[i].family != AF_PACKET_ || vals[i].reported)
+		if (vals[i].family != AF_PACKET_)
 			continue;
 		vlog_info("deny rule '%s': pid %u holds a packet socket (AF_PACKET), which deny does "
 			  "not cover (docs/policy.md)", r ? r->name : "?", vals[i].pid);
-		vals[i].reported = 1;
-		bpf_map_update_elem(map, &keys[i], &vals[i], BPF_EXIST);
 	}
 	for (unsigned i = 0; i < n; i++) {
 		int e;
@@ -189,20 +197,97 @@ int vigil_deny_carried_scan(struct vigil_policy_state *s, bool fresh)
 		else
 			total += e;
 	}
-	forget(map, AF_INET);
-	forget(map, AF_INET6);
+	for (unsigned i = 0; i < n; i++) {
+		const struct vigil_rule *r = rule_of(s, vals[i].rule_id);
+		struct vigil_carried v;
+
+		if (bpf_map_lookup_elem(map, &keys[i], &v)) {	/* destroyed */
+			if (vals[i].in_use)
+				vlog_info("deny rule '%s': pid %u sent or received on a socket made "
+					  "outside its cgroup, to port %u: destroyed",
+					  r ? r->name : "?", vals[i].pid, vals[i].dport);
+			continue;
+		}
+		v.reported = 1;
+		bpf_map_update_elem(map, &keys[i], &v, BPF_EXIST);
+	}
 	return err ? err : total;
+}
+
+int vigil_deny_carried_scan(struct vigil_policy_state *s, bool fresh)
+{
+	struct timespec t0;
+	uint32_t found = found_so_far(s);
+	int map = bpf_map__fd(s->carried->maps.vigil_carried);
+	int err;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	s->carried_next = t0.tv_sec + VIGIL_CARRIED_RESCAN_S;
+	/* Inet sockets handled and still there are judged afresh; packet
+	 * sockets stay known (reported once) until the policy changes. */
+	forget(map, fresh ? 0 : AF_INET, !fresh);
+	forget(map, fresh ? 0 : AF_INET6, !fresh);
+	if ((err = vigil_iter_drain(s->carried->progs.carried_scan)))
+		return vlog_err(err, "carried-socket scan failed");
+	vlog_debug("deny: carried-socket scan of every task's files took %.3f ms", ms_since(&t0));
+	s->carried_found = found;
+	return handle_recorded(s);
+}
+
+/* The send and receive hooks run while a deny rule is in force (they cost
+ * a little at every socket call of the machine), not otherwise. */
+static int watch(struct vigil_policy_state *s, bool on)
+{
+	struct enforce_carried_bpf *o = s->carried;
+
+	if (!on) {
+		bpf_link__destroy(o->links.carried_send);
+		bpf_link__destroy(o->links.carried_recv);
+		o->links.carried_send = o->links.carried_recv = NULL;
+		return 0;
+	}
+	if (!o->links.carried_send && !(o->links.carried_send = bpf_program__attach(o->progs.carried_send)))
+		return vlog_err(-errno, "cannot attach the carried-socket send hook");
+	if (!o->links.carried_recv && !(o->links.carried_recv = bpf_program__attach(o->progs.carried_recv)))
+		return vlog_err(-errno, "cannot attach the carried-socket receive hook");
+	return 0;
+}
+
+int vigil_deny_carried_landed(struct vigil_policy_state *s)
+{
+	int err;
+
+	if (!s->carried)
+		return 0;
+	err = watch(s, s->carried_rescan);
+	if (s->carried_rescan) {
+		int e = vigil_deny_carried_scan(s, true);
+
+		if (!err && e < 0)
+			err = e;
+	}
+	return err;
 }
 
 void vigil_deny_carried_tick(struct vigil_policy_state *s)
 {
 	struct timespec now;
+	uint32_t found;
 
 	if (!s->carried_rescan || !s->carried)
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (now.tv_sec >= s->carried_next)
+	if (now.tv_sec >= s->carried_next) {
 		vigil_deny_carried_scan(s, false);
+		return;
+	}
+	found = found_so_far(s);
+	if (found == s->carried_found)
+		return;
+	/* Read before the pass: a socket recorded during it is handled by
+	 * the next tick. */
+	s->carried_found = found;
+	handle_recorded(s);
 }
 
 int vigil_deny_carried_init(struct vigil_policy_state *s, uint64_t ring_size)

@@ -669,8 +669,7 @@ int vigil_policy_apply(struct vigil_policy_state *s, char *const *files, unsigne
 	s->carried_rescan = false;
 	for (unsigned i = 0; i < s->in_force.n_rules && !s->carried_rescan; i++)
 		s->carried_rescan = s->in_force.rules[i].action == VIGIL_ACT_DENY;
-	if (s->carried_rescan && s->carried)
-		vigil_deny_carried_scan(s, true);
+	vigil_deny_carried_landed(s);
 	return 0;
 }
 

@@ -36,6 +36,7 @@ struct vigil_policy_state {
 	struct enforce_carried_bpf *carried;	/* agent/enforce/enforce_carried.c */
 	bool carried_rescan;	/* a deny rule is in force: rescan now and then */
 	int64_t carried_next;	/* when (CLOCK_MONOTONIC s) */
+	uint32_t carried_found;	/* the send and receive hooks' finds, as last handled */
 	int rules_fd, pol4_fd, pol6_fd, stats_fd, cgroup_fd;
 	struct vigil_policy in_force;
 	uint8_t slot[VIGIL_RULES_MAX];	/* rule i of in_force is rule id slot[i] */

@@ -99,6 +99,7 @@ enum vigil_enforce_counter {
 	VIGIL_CNT_ENF_EGRESS_DROPPED,	/* packets the cgroup_skb backstop dropped */
 	VIGIL_CNT_ENF_CARRIED_DESTROYED,	/* sockets carried into a denied cgroup, ended */
 	VIGIL_CNT_ENF_PACKET_SOCKETS,	/* packet sockets found held in a denied cgroup */
+	VIGIL_CNT_ENF_CARRIED_IN_USE,	/* carried sockets found by a send or receive */
 };
 
 #endif

@@ -183,19 +183,23 @@ enum vigil_build_flags {
  */
 #define VIGIL_OWN_REPLY_MARK 0x76676c72	/* "vglr" */
 
-/* A socket found by the carried-in scan (bpf/enforce_carried.bpf.c), keyed
- * by its cookie: held by a task in a cgroup a deny rule names, made outside
- * it (so the cgroup's hooks never run for it), and either connected to a
- * destination the first matching rule denies there (family AF_INET/6, to be
- * destroyed in its namespace) or a packet socket (family AF_PACKET, which
- * no hook covers: reported). */
+/* A socket found by the carried-in scan or the send and receive hooks
+ * (bpf/enforce_carried.bpf.c), keyed by its address: held or used by a task
+ * in a cgroup a deny rule names, made outside it (so the cgroup's hooks
+ * never run for it), and either connected to a destination the first
+ * matching rule denies there (family AF_INET/6, to be destroyed in its
+ * namespace) or a packet socket (family AF_PACKET, which no hook covers:
+ * reported). */
 struct vigil_carried {
 	__u64 netns_cookie;
+	__u64 cookie;	/* the socket's, where it had one (a freed address reused) */
 	__u32 pid;	/* a process holding it (its namespace is joined by pid) */
 	__u32 rule_id;	/* the deny rule that names the holder's cgroup */
 	__u16 family;
 	__u16 dport;
-	__u32 reported;	/* set by the agent once it logged this one */
+	__u8 reported;	/* set by the agent once it logged this one */
+	__u8 in_use;	/* found by a send or receive, not in a file table */
+	__u16 pad;
 };
 
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_pol_key4) == 12, "vigil_pol_key4 layout");
@@ -204,7 +208,7 @@ VIGIL_STATIC_ASSERT(sizeof(struct vigil_pol_rule) == 32, "vigil_pol_rule layout"
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_rule_stats) == 40, "vigil_rule_stats layout");
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_pol_cgroup) == 16, "vigil_pol_cgroup layout");
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_enforce) == 136, "vigil_enforce layout");
-VIGIL_STATIC_ASSERT(sizeof(struct vigil_carried) == 24, "vigil_carried layout");
+VIGIL_STATIC_ASSERT(sizeof(struct vigil_carried) == 32, "vigil_carried layout");
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_flow_key) == 48, "vigil_flow_key layout");
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_flow_side) == 32, "vigil_flow_side layout");
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_flow) == 80, "vigil_flow layout");
