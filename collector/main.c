@@ -14,7 +14,9 @@
 #include <unistd.h>
 #include "collector.h"
 #include "conn_tls.h"
+#include "http_health.h"
 #include "listen.h"
+#include "metrics.h"
 #include "log.h"
 #include "opts.h"
 #include "sd_notify.h"
@@ -59,8 +61,23 @@ static void tls_reload(const struct options *o, struct listener *ls, int nls,
 		  "use them", o->tls_cert, o->tls_key, o->tls_ca);
 }
 
+/* What --metrics serves, rendered on this loop: the HTTP thread only
+ * copies it out. */
+static void publish_health(const struct collector *c, struct vigil_http *http)
+{
+	static struct vigil_buf metrics, ready;
+	bool ok;
+
+	if (!http)
+		return;
+	collector_metrics(&metrics, c);
+	ok = collector_readiness(&ready, c);
+	if (!metrics.oom && !ready.oom)
+		vigil_http_publish(http, metrics.p, metrics.len, ok, ready.p);
+}
+
 static void run(struct collector *c, struct listener *ls, int nls, const struct options *o,
-		struct ssl_ctx_st **tls)
+		struct ssl_ctx_st **tls, struct vigil_http *http)
 {
 	struct epoll_event evs[64];
 	double last = 0, last_retire = 0;
@@ -88,6 +105,7 @@ static void run(struct collector *c, struct listener *ls, int nls, const struct 
 			}
 		}
 		collector_conn_reap(c);
+		vigil_http_alive(http);
 		now = vigil_stream_now();
 		if (now - last >= 0.25) {
 			last = now;
@@ -99,6 +117,7 @@ static void run(struct collector *c, struct listener *ls, int nls, const struct 
 			vigil_commit_retire(&c->commit);
 			if (o->status_file)
 				collector_status_write(c, ls, nls, o->status_file);
+			publish_health(c, http);
 		}
 	}
 }
@@ -226,6 +245,7 @@ int main(int argc, char **argv)
 	static struct collector c = { .epfd = -1, .out = { .fd = -1 }, .commit = { .fd = -1 } };
 	struct options o;
 	struct ssl_ctx_st *tls = NULL;
+	struct vigil_http *http = NULL;
 	int err;
 
 	vlog_prog = "vigil-collector";
@@ -239,14 +259,18 @@ int main(int argc, char **argv)
 	signal(SIGTERM, on_signal);
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGHUP, on_hup);
-	err = start(&c, &o, listeners, tls);
+	if (o.metrics && !(http = vigil_http_start(o.metrics, "vigil-collector")))
+		err = -EADDRINUSE;
+	else
+		err = start(&c, &o, listeners, tls);
 	if (!err) {
 		vigil_sd_notify("READY=1");	/* systemd (Type=notify): listening */
-		run(&c, listeners, o.nlisten, &o, &tls);
+		run(&c, listeners, o.nlisten, &o, &tls, http);
 		vigil_sd_notify("STOPPING=1");
 		summarise(&c, listeners, o.nlisten);
 	}
 	stop_all(&c, listeners);
+	vigil_http_stop(http);
 	conn_tls_ctx_free(tls);
 	return err ? 1 : 0;
 }

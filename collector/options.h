@@ -18,6 +18,7 @@ struct options {
 	const char *listen[MAX_LISTEN];
 	unsigned nlisten;
 	const char *config;	/* --config FILE, read after the command line */
+	const char *metrics;	/* --metrics ADDR:PORT */
 	const char *export_file;
 	const char *status_file;
 	const char *tls_cert, *tls_key, *tls_ca;
