@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
@@ -31,6 +32,7 @@
 #include "stream/sink_stream.h"
 #include "export_file.h"
 #include "log.h"
+#include "pins.h"
 #include "stream.h"
 #include "vigild_options.h"
 
@@ -69,11 +71,18 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
+/* libbpf's lines and the verifier's log are for whoever debugs a load:
+ * debug level only (a failed load says so in its own line). */
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	if (level != LIBBPF_WARN && !vlog_verbose)
+	char line[1024];
+
+	(void)level;
+	if (!vlog_enabled(VLOG_DEBUG))
 		return 0;
-	return vfprintf(stderr, fmt, ap);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	vlog_line(VLOG_DEBUG, line);
+	return 0;
 }
 
 /* What the running agent adds to `vigil status` (agent/control): its
@@ -108,7 +117,7 @@ static int check(struct vigild *d)
 
 		if (vigil_stream_url(o->send[i], &socktype, &addr, &addrlen) ||
 		    (vigil_tls_url(o->send[i]) && vigil_tls_init(NULL, &o->stream.tls, o->send[i])))
-			return vlog_err(-EINVAL, "--send %s: refused, nothing started", o->send[i]);
+			return vlog_refuse(-EINVAL, "--send %s: refused, nothing started", o->send[i]);
 	}
 	for (unsigned i = 0; i < o->nenforce; i++)
 		if (vigil_enforce_spec_check(o->enforce_on[i]))
@@ -262,6 +271,11 @@ static void run(struct vigild *d)
 		}
 		if (d->o.duration && t - start >= d->o.duration)
 			break;
+		if (d->local.reader_gone) {
+			vlog_info("stdout's reader has gone (a closed pipe): stopping; "
+				  "what it did not take waits in the pinned ring");
+			break;
+		}
 		vigil_pump_wait(&d->pump, flowing);
 	}
 	vigil_pump_flush(&d->pump);
@@ -285,12 +299,18 @@ static int summarise(struct vigild *d)
 	vigil_event_counts_text(&l->fmt, &kinds);
 	vlog_info("records by kind: %.*s", (int)kinds.len, kinds.p);
 	vbuf_free(&kinds);
+	if (!d->o.unpin_on_exit)
+		vlog_info("the programs stay attached and the ring at %s keeps filling until the "
+			  "next start (past its size, events are lost and counted); "
+			  "`vigil%s%s unpin` detaches them and frees the ring",
+			  d->o.pin_dir, strcmp(d->o.pin_dir, VIGIL_PIN_DIR_DEFAULT) ? " --pin-dir " : "",
+			  strcmp(d->o.pin_dir, VIGIL_PIN_DIR_DEFAULT) ? d->o.pin_dir : "");
 	if (l->bad_records)
 		vlog_info("skipped %llu malformed ring records", (unsigned long long)l->bad_records);
 	vlog_debug("malformed records %llu, polls %llu, wakeups %llu",
 		   (unsigned long long)l->bad_records, (unsigned long long)d->pump.polls,
 		   (unsigned long long)d->pump.wakeups);
-	if (!l->dropped_records && !l->unwritten_bytes)
+	if (!l->dropped_records && (!l->unwritten_bytes || l->reader_gone))
 		return 0;
 	vlog_info("local output lost events: dropped %llu records (%llu ring bytes) it could "
 		  "not write; %llu ring bytes unwritten at stop (%s)",
@@ -332,12 +352,13 @@ int main(int argc, char **argv)
 	int err;
 
 	vlog_prog = "vigild";
+	vlog_daemon();
 	setvbuf(stderr, NULL, _IOLBF, 0);
 	err = vigild_options_parse(argc, argv, &d.o);
 	if (err)
-		return err == VIGIL_OPTS_DONE ? 0 : 2;
+		return err == VIGIL_OPTS_DONE ? VIGIL_EXIT_OK : VIGIL_EXIT_USAGE;
 	if (check(&d) || open_export(&d))
-		return 1;
+		return VIGIL_EXIT_FAIL;
 	libbpf_set_print(libbpf_print);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
@@ -349,5 +370,5 @@ int main(int argc, char **argv)
 		err = summarise(&d);
 	}
 	stop_all(&d);
-	return err ? 1 : 0;
+	return vigil_exit_status(err);
 }

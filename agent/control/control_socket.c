@@ -41,7 +41,7 @@ static int open_socket(struct vigil_control *c, const char *pin_dir)
 	 * folder has the same name): never take it over. One that does not
 	 * was left by an agent that did not stop cleanly. */
 	if (!connect(fd, (struct sockaddr *)&sa, sizeof(sa)) || errno == EAGAIN) {
-		err = vlog_err(-EADDRINUSE, "another vigild serves %s", c->path);
+		err = vlog_refuse(-EADDRINUSE, "another vigild serves %s", c->path);
 		goto fail;
 	}
 	unlink(c->path);
@@ -187,7 +187,7 @@ int vigil_control_check(char *const *files, unsigned n)
 	char why[1024];
 	int err = vigil_policy_check(files, n, why, sizeof(why));
 
-	return err ? vlog_err(err, "policy refused: %s", why) : 0;
+	return err ? vlog_refuse(err, "policy refused: %s", why) : 0;
 }
 
 int vigil_control_start(struct vigil_control *c, const char *pin_dir, struct vigil_policy_state *p,
@@ -205,7 +205,7 @@ int vigil_control_enforce(struct vigil_control *c, char *const *files, unsigned 
 	int err = vigil_policy_apply(c->policy, files, n, why, sizeof(why));
 
 	if (err)
-		return vlog_err(err, "policy refused: %s", why);
+		return vlog_refuse(err, "policy refused: %s", why);
 	warn_rules(c, NULL);
 	return 0;
 }
@@ -342,7 +342,7 @@ static void serve(struct vigil_control *c, const char *req, size_t len, struct v
 	else
 		err = -EINVAL, snprintf(why, sizeof(why), "unknown request '%.32s'", verb);
 	if (err) {
-		vlog_err(err, "policy %s refused: %s", verb, why);
+		vlog_refuse(err, "policy %s refused: %s", verb, why);
 		vbuf_printf(out, "1%s (the policy in force is unchanged)\n", why);
 	} else {
 		vbuf_printf(out, "0%u rules in force\n", c->policy->in_force.n_rules);

@@ -189,6 +189,13 @@ static int offer(struct vigil_sink *s, const struct vigil_ring *r, uint64_t end)
 			continue;
 		}
 		l->write_errors++;
+		/* A reader that quit (vigild --json | head): nothing will
+		 * take these again. The agent stops; what is unwritten
+		 * waits in the pinned ring for the next one. */
+		if (err == -EPIPE) {
+			l->reader_gone = true;
+			return 0;
+		}
 		if (!l->failing++)
 			vlog_info("local output: cannot write events (%s): they wait in the ring, "
 				  "retrying", strerror(-err));
@@ -208,7 +215,8 @@ static void flush(struct vigil_sink *s, const struct vigil_ring *r)
 	struct vigil_sink_local *l = (struct vigil_sink_local *)s;
 
 	l->retry_at = 0;
-	offer(s, r, vigil_ring_producer(r));
+	if (!l->reader_gone)
+		offer(s, r, vigil_ring_producer(r));
 	l->unwritten_bytes = vigil_ring_producer(r) - s->pos;
 }
 
