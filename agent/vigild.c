@@ -29,6 +29,7 @@
 #include "enforce/rule_maps.h"
 #include "observe/net.h"
 #include "sinks/sink_local.h"
+#include "sinks/subscribers.h"
 #include "stream/sink_stream.h"
 #include "export_file.h"
 #include "log.h"
@@ -52,6 +53,7 @@ struct vigild {
 	struct vigil_pump pump;
 	struct vigil_sink_local local;
 	bool local_up;
+	struct vigil_subscribers subs;	/* `vigil events` */
 	struct vigil_sink_stream streams[VIGIL_MAX_SINKS - 1];
 	unsigned nstreams;
 	struct vigil_loss_monitor loss;
@@ -96,6 +98,7 @@ static void describe_agent(void *ctx, struct vigil_buf *out)
 	vbuf_printf(out, "records by kind: ");
 	vigil_event_counts_text(&d->local.fmt, out);
 	vbuf_putc(out, '\n');
+	vigil_subscribers_describe(&d->subs, out);
 	vigil_kernel_describe(out);
 }
 
@@ -192,6 +195,8 @@ static int start_sinks(struct vigild *d)
 		return err;
 	d->local_up = true;
 	d->local.fmt.opts = o->format;
+	d->local.subs = &d->subs;
+	d->control.subs = &d->subs;
 	vigil_pump_add(&d->pump, &d->local.sink);
 	for (; d->nstreams < o->nsend; d->nstreams++) {
 		struct vigil_sink_stream *s = &d->streams[d->nstreams];
@@ -267,6 +272,7 @@ static void run(struct vigild *d)
 		if (t - last_control >= 0.05) {
 			last_control = t;
 			vigil_control_tick(&d->control);
+			vigil_subscribers_tick(&d->subs);
 			vigil_deny_carried_tick(&d->policy);
 		}
 		if (d->o.duration && t - start >= d->o.duration)
@@ -281,6 +287,7 @@ static void run(struct vigild *d)
 	vigil_pump_flush(&d->pump);
 	vigil_loss_final(&d->loss, &d->bpf);
 	vigil_pump_flush(&d->pump);
+	vigil_subscribers_tick(&d->subs);	/* what the stop flushed, if they take it */
 }
 
 /* What a user needs to trust the output: every record accounted for.
@@ -336,6 +343,7 @@ static void stop_all(struct vigild *d)
 	vigil_enforce_tc_close(d->enforce);
 	vigil_net_close(&d->net);
 	vigil_control_close(&d->control);
+	vigil_subscribers_close(&d->subs);
 	vigil_policy_close(&d->policy);
 	if (d->started)
 		vigil_bpf_close(&d->bpf, d->o.unpin_on_exit);

@@ -18,6 +18,7 @@
 #include "export_file.h"
 #include "core/pump.h"
 #include "seq_window.h"
+#include "sinks/subscribers.h"
 
 struct vigil_sink_local {
 	struct vigil_sink sink;
@@ -41,6 +42,10 @@ struct vigil_sink_local {
 	uint64_t unsaid_records, unsaid_bytes, unsaid_first_seq, unsaid_last_seq;
 	uint64_t unwritten_bytes;	/* at stop: left in the ring, unwritten */
 	bool reader_gone;		/* stdout's reader closed it (EPIPE): stop */
+	/* `vigil events` subscribers (NULL: none), and a line for a form the
+	 * outputs do not write */
+	struct vigil_subscribers *subs;
+	struct vigil_buf sub_line[VIGIL_SUB_FORMS];
 };
 
 int vigil_sink_local_init(struct vigil_sink_local *l, const char *node_name,
