@@ -33,5 +33,6 @@ int do_status(int argc, char **argv);
 int do_unpin(int argc, char **argv);
 int do_drain(int argc, char **argv);
 int do_policy(int argc, char **argv);
+int do_events(int argc, char **argv);
 
 #endif

@@ -25,6 +25,7 @@ static const struct cmd cmds[] = {
 	{ "unpin", do_unpin, "remove vigil's pins: detach its programs, free its ring ([--force] while vigild runs)" },
 	{ "drain", do_drain, "read the events waiting in the pinned ring out to a file (-o FILE)" },
 	{ "policy", do_policy, "check, load, unload, reload or list policies (check FILE... | load FILE... | unload FILE... | reload | list [--json])" },
+	{ "events", do_events, "follow vigild's events, or read JSON events from a file or stdin ([--compact|--json|--tetragon] [--kind K]... [--binary B] [--pid P] [--namespace NS] [FILE])" },
 	{ "help", do_help, "this text" },
 	{ NULL, NULL, NULL },
 };
