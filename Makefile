@@ -209,6 +209,9 @@ install: $(BINS)
 	[ ! -f $(BUILD)/vigil-collector ] || install -m 0755 $(BUILD)/vigil-collector $(DESTDIR)$(PREFIX)/bin/vigil-collector
 	install -m 0644 man/*.8 $(DESTDIR)$(PREFIX)/share/man/man8/
 	sed 's|@PREFIX@|$(PREFIX)|g' dist/vigild.service > $(DESTDIR)/lib/systemd/system/vigild.service
+	install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+	for p in vigild vigil vigil-collector; do \
+		install -m 0644 dist/vigil.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/$$p; done
 
 clean:
 	rm -rf build
