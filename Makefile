@@ -216,6 +216,9 @@ install: $(BINS)
 	install -d -m 0700 $(DESTDIR)/etc/vigil/collector-tls
 	[ -e $(DESTDIR)/etc/vigil/vigild.conf ] || install -m 0644 dist/vigild.conf $(DESTDIR)/etc/vigil/vigild.conf
 	[ -e $(DESTDIR)/etc/vigil/collector.conf ] || install -m 0644 dist/collector.conf $(DESTDIR)/etc/vigil/collector.conf
+	install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+	for p in vigild vigil vigil-collector; do \
+		install -m 0644 dist/vigil.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/$$p; done
 
 clean:
 	rm -rf build

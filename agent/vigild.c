@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
@@ -29,10 +30,12 @@
 #include "enforce/rule_maps.h"
 #include "observe/net.h"
 #include "sinks/sink_local.h"
+#include "sinks/subscribers.h"
 #include "stream/sink_stream.h"
 #include "export_file.h"
 #include "http_health.h"
 #include "log.h"
+#include "pins.h"
 #include "sd_notify.h"
 #include "stream.h"
 #include "vigild_options.h"
@@ -53,6 +56,7 @@ struct vigild {
 	struct vigil_pump pump;
 	struct vigil_sink_local local;
 	bool local_up;
+	struct vigil_subscribers subs;	/* `vigil events` */
 	struct vigil_sink_stream streams[VIGIL_MAX_SINKS - 1];
 	unsigned nstreams;
 	struct vigil_loss_monitor loss;
@@ -74,11 +78,18 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
+/* libbpf's lines and the verifier's log are for whoever debugs a load:
+ * debug level only (a failed load says so in its own line). */
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	if (level != LIBBPF_WARN && !vlog_verbose)
+	char line[1024];
+
+	(void)level;
+	if (!vlog_enabled(VLOG_DEBUG))
 		return 0;
-	return vfprintf(stderr, fmt, ap);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	vlog_line(VLOG_DEBUG, line);
+	return 0;
 }
 
 /* What the running agent adds to `vigil status` (agent/control): its
@@ -92,6 +103,7 @@ static void describe_agent(void *ctx, struct vigil_buf *out)
 	vbuf_printf(out, "records by kind: ");
 	vigil_event_counts_text(&d->local.fmt, out);
 	vbuf_putc(out, '\n');
+	vigil_subscribers_describe(&d->subs, out);
 	vigil_kernel_describe(out);
 }
 
@@ -113,7 +125,7 @@ static int check(struct vigild *d)
 
 		if (vigil_stream_url(o->send[i], &socktype, &addr, &addrlen) ||
 		    (vigil_tls_url(o->send[i]) && vigil_tls_init(NULL, &o->stream.tls, o->send[i])))
-			return vlog_err(-EINVAL, "--send %s: refused, nothing started", o->send[i]);
+			return vlog_refuse(-EINVAL, "--send %s: refused, nothing started", o->send[i]);
 	}
 	for (unsigned i = 0; i < o->nenforce; i++)
 		if (vigil_enforce_spec_check(o->enforce_on[i]))
@@ -188,6 +200,8 @@ static int start_sinks(struct vigild *d)
 		return err;
 	d->local_up = true;
 	d->local.fmt.opts = o->format;
+	d->local.subs = &d->subs;
+	d->control.subs = &d->subs;
 	vigil_pump_add(&d->pump, &d->local.sink);
 	for (; d->nstreams < o->nsend; d->nstreams++) {
 		struct vigil_sink_stream *s = &d->streams[d->nstreams];
@@ -289,15 +303,22 @@ static void run(struct vigild *d)
 		if (t - last_control >= 0.05) {
 			last_control = t;
 			vigil_control_tick(&d->control);
+			vigil_subscribers_tick(&d->subs);
 			vigil_deny_carried_tick(&d->policy);
 		}
 		if (d->o.duration && t - start >= d->o.duration)
 			break;
+		if (d->local.reader_gone) {
+			vlog_info("stdout's reader has gone (a closed pipe): stopping; "
+				  "what it did not take waits in the pinned ring");
+			break;
+		}
 		vigil_pump_wait(&d->pump, flowing);
 	}
 	vigil_pump_flush(&d->pump);
 	vigil_loss_final(&d->loss, &d->bpf);
 	vigil_pump_flush(&d->pump);
+	vigil_subscribers_tick(&d->subs);	/* what the stop flushed, if they take it */
 }
 
 /* What a user needs to trust the output: every record accounted for.
@@ -316,12 +337,18 @@ static int summarise(struct vigild *d)
 	vigil_event_counts_text(&l->fmt, &kinds);
 	vlog_info("records by kind: %.*s", (int)kinds.len, kinds.p);
 	vbuf_free(&kinds);
+	if (!d->o.unpin_on_exit)
+		vlog_info("the programs stay attached and the ring at %s keeps filling until the "
+			  "next start (past its size, events are lost and counted); "
+			  "`vigil%s%s unpin` detaches them and frees the ring",
+			  d->o.pin_dir, strcmp(d->o.pin_dir, VIGIL_PIN_DIR_DEFAULT) ? " --pin-dir " : "",
+			  strcmp(d->o.pin_dir, VIGIL_PIN_DIR_DEFAULT) ? d->o.pin_dir : "");
 	if (l->bad_records)
 		vlog_info("skipped %llu malformed ring records", (unsigned long long)l->bad_records);
 	vlog_debug("malformed records %llu, polls %llu, wakeups %llu",
 		   (unsigned long long)l->bad_records, (unsigned long long)d->pump.polls,
 		   (unsigned long long)d->pump.wakeups);
-	if (!l->dropped_records && !l->unwritten_bytes)
+	if (!l->dropped_records && (!l->unwritten_bytes || l->reader_gone))
 		return 0;
 	vlog_info("local output lost events: dropped %llu records (%llu ring bytes) it could "
 		  "not write; %llu ring bytes unwritten at stop (%s)",
@@ -347,6 +374,7 @@ static void stop_all(struct vigild *d)
 	vigil_enforce_tc_close(d->enforce);
 	vigil_net_close(&d->net);
 	vigil_control_close(&d->control);
+	vigil_subscribers_close(&d->subs);
 	vigil_policy_close(&d->policy);
 	if (d->started)
 		vigil_bpf_close(&d->bpf, d->o.unpin_on_exit);
@@ -366,12 +394,13 @@ int main(int argc, char **argv)
 	int err;
 
 	vlog_prog = "vigild";
+	vlog_daemon();
 	setvbuf(stderr, NULL, _IOLBF, 0);
 	err = vigild_options_parse(argc, argv, &d.o);
 	if (err)
-		return err == VIGIL_OPTS_DONE ? 0 : 2;
+		return err == VIGIL_OPTS_DONE ? VIGIL_EXIT_OK : VIGIL_EXIT_USAGE;
 	if (check(&d) || open_export(&d))
-		return 1;
+		return VIGIL_EXIT_FAIL;
 	libbpf_set_print(libbpf_print);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
@@ -384,5 +413,5 @@ int main(int argc, char **argv)
 		err = summarise(&d);
 	}
 	stop_all(&d);
-	return err ? 1 : 0;
+	return vigil_exit_status(err);
 }

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <vigil/events.h>
 #include "control.h"
@@ -23,8 +24,8 @@
 #define LIST(field, n, cap) .set = vigil_opt_list, AT(field), \
 	.count_off = offsetof(struct vigild_options, n), .max = (cap)
 
-static vigil_opt_set_fn set_metrics, set_ring_size, set_budget, set_budget_by, set_node, set_pin_dir, set_send_path,
-	set_duration, set_verbose, set_help, set_version;
+static vigil_opt_set_fn set_metrics, set_ring_size, set_budget, set_budget_by, set_node,
+	set_pin_dir, set_send_path, set_duration, set_help, set_version;
 
 static const char usage_head[] =
 	"Usage: vigild [OPTION]...\n"
@@ -130,7 +131,7 @@ static const struct vigil_opt options[] = {
 	  "options from FILE, one 'name = value' a line by\n"
 	  "long name (the command line wins; man vigild)", STR(config) },
 	{ "duration", 'd', 0, "SECONDS", "stop after SECONDS", .set = set_duration },
-	{ "verbose", 'v', 0, NULL, "libbpf and agent debug output on stderr", .set = set_verbose },
+	VIGIL_LOG_OPTS,
 	{ "help", 'h', 0, NULL, "this text", .set = set_help },
 	{ "version", 'V', 0, NULL, "version and event schema", .set = set_version },
 };
@@ -155,7 +156,7 @@ static int set_ring_size(const struct vigil_opt *opt, void *base, const char *ar
 		return -EINVAL;
 	v = opts(base)->ring_size;
 	if (v & (v - 1))
-		return vlog_err(-EINVAL, "--ring-size %s: needs a power of two of at least 4096", arg);
+		return vlog_refuse(-EINVAL, "--ring-size %s: needs a power of two of at least 4096", arg);
 	return 0;
 }
 
@@ -170,7 +171,7 @@ static int set_budget(const struct vigil_opt *opt, void *base, const char *arg)
 
 	(void)opt;
 	if (strlen(arg) >= sizeof(s))
-		return vlog_err(-EINVAL, "invalid value '%s' for --proc-budget", arg);
+		return vlog_usage("invalid value '%s' for --proc-budget", arg);
 	snprintf(s, sizeof(s), "%s", arg);
 	if ((colon = strchr(s, ':')))
 		*colon = 0;
@@ -189,7 +190,7 @@ static int set_budget_by(const struct vigil_opt *opt, void *base, const char *ar
 	else if (!strcmp(arg, "uid"))
 		opts(base)->proc_budget.by = VIGIL_BUDGET_BY_UID;
 	else
-		return vlog_err(-EINVAL, "invalid value '%s' for --proc-budget-by: cgroup or uid", arg);
+		return vlog_usage("invalid value '%s' for --proc-budget-by: cgroup or uid", arg);
 	return 0;
 }
 
@@ -198,7 +199,7 @@ static int set_node(const struct vigil_opt *opt, void *base, const char *arg)
 	struct vigild_options *o = opts(base);
 
 	if (!*arg || strlen(arg) >= sizeof(o->node_name))
-		return vlog_err(-EINVAL, "invalid value '%s' for --%s", arg, opt->name);
+		return vlog_usage("invalid value '%s' for --%s", arg, opt->name);
 	snprintf(o->node_name, sizeof(o->node_name), "%s", arg);
 	return 0;
 }
@@ -211,16 +212,16 @@ static int set_pin_dir(const struct vigil_opt *opt, void *base, const char *arg)
 
 	(void)opt;
 	if (arg[0] != '/' || n > 200)
-		return vlog_err(-EINVAL, "--pin-dir needs an absolute path under 200 bytes, not '%s'", arg);
+		return vlog_usage("--pin-dir needs an absolute path under 200 bytes, not '%s'", arg);
 	/* One spelling per folder: the control socket is named after it, and
 	 * 'x/' must be the agent of 'x'. */
 	while (n > 1 && arg[n - 1] == '/')
 		n--;
 	if (n == 1)
-		return vlog_err(-EINVAL, "--pin-dir /: pins need a folder of their own");
+		return vlog_usage("--pin-dir /: pins need a folder of their own");
 	snprintf(o->pin_dir_buf, sizeof(o->pin_dir_buf), "%.*s", (int)n, arg);
 	if (vigil_control_path(o->pin_dir_buf, path, sizeof(path)))
-		return vlog_err(-EINVAL, "--pin-dir '%s': no control socket name for it "
+		return vlog_usage("--pin-dir '%s': no control socket name for it "
 				"(a folder spelled plainly, such as /sys/fs/bpf/vigil)", arg);
 	o->pin_dir = o->pin_dir_buf;
 	return 0;
@@ -229,7 +230,7 @@ static int set_pin_dir(const struct vigil_opt *opt, void *base, const char *arg)
 static int set_send_path(const struct vigil_opt *opt, void *base, const char *arg)
 {
 	if (vigil_tx_path_parse(arg, &opts(base)->stream.path))
-		return vlog_err(-EINVAL, "invalid value '%s' for --%s", arg, opt->name);
+		return vlog_usage("invalid value '%s' for --%s", arg, opt->name);
 	return 0;
 }
 
@@ -242,14 +243,7 @@ static int set_duration(const struct vigil_opt *opt, void *base, const char *arg
 	if (vigil_opt_double(&d, base, arg))
 		return -EINVAL;
 	if (opts(base)->duration <= 0)
-		return vlog_err(-EINVAL, "invalid value '%s' for --duration", arg);
-	return 0;
-}
-
-static int set_verbose(const struct vigil_opt *opt, void *base, const char *arg)
-{
-	(void)opt, (void)base, (void)arg;
-	vlog_verbose = 1;
+		return vlog_usage("invalid value '%s' for --duration", arg);
 	return 0;
 }
 
@@ -290,15 +284,15 @@ static int check_outputs(struct vigild_options *o)
 	if (!o->json && !o->export_file && !o->nsend)
 		o->compact = true;
 	if (o->json && o->compact)
-		return vlog_err(-EINVAL, "--json and --compact both want stdout: choose one");
+		return vlog_usage("--json and --compact both want stdout: choose one");
 	if (o->json && o->export_file)
-		return vlog_err(-EINVAL, "--json writes JSON to stdout, --export-file to a file: choose one");
+		return vlog_usage("--json writes JSON to stdout, --export-file to a file: choose one");
 	if (o->export_max_age && !o->export_file)
-		return vlog_err(-EINVAL, "--export-max-age applies to --export-file, which is not given");
+		return vlog_usage("--export-max-age applies to --export-file, which is not given");
 	/* PATH rotates every half age: one rotated file would be overwritten
 	 * before its lines were the age old. */
 	if (o->export_max_age && o->export_backups < 2)
-		return vlog_err(-EINVAL, "--export-max-age needs --export-file-max-backups 2 or more "
+		return vlog_usage("--export-max-age needs --export-file-max-backups 2 or more "
 				"(PATH rotates every half age), not %llu",
 				(unsigned long long)o->export_backups);
 	return 0;
@@ -312,14 +306,43 @@ static int check_tls(const struct vigild_options *o)
 	for (unsigned i = 0; i < o->nsend; i++)
 		tls |= vigil_tls_url(o->send[i]);
 	if (!tls && (t->cert || t->key || t->ca || t->server_name))
-		return vlog_err(-EINVAL, "--tls-cert, --tls-key, --tls-ca and --tls-server-name "
+		return vlog_usage("--tls-cert, --tls-key, --tls-ca and --tls-server-name "
 				"apply to --send tls://HOST:PORT, which is not given");
 	/* Under TLS the pages go out with send() through kernel TLS, or
 	 * SSL_write: no zero-copy path applies (docs/stream.md). */
 	if (tls && (o->stream.path == VIGIL_TX_URING_ZC || o->stream.path == VIGIL_TX_MSG_ZC))
-		return vlog_err(-EINVAL, "--send-path %s does not apply to tls://: it sends "
+		return vlog_usage("--send-path %s does not apply to tls://: it sends "
 				"through kernel TLS or SSL_write (use auto or send)",
 				o->stream.path == VIGIL_TX_URING_ZC ? "uring" : "zerocopy");
+	return 0;
+}
+
+/* The streams: each URL well formed and given once, each --send-path and
+ * --spool-dir one that can work for them. A collector's name is resolved
+ * later (vigild.c check): a name that does not resolve is not a bad
+ * command line. */
+static int check_streams(const struct vigild_options *o)
+{
+	struct stat st;
+
+	for (unsigned i = 0; i < o->nsend; i++) {
+		if (vigil_stream_url_check(o->send[i]))
+			return -VIGIL_EUSAGE;
+		for (unsigned j = 0; j < i; j++)
+			if (!strcmp(o->send[i], o->send[j]))
+				return vlog_usage("--send %s is given twice: one stream per collector",
+						  o->send[i]);
+		if (!strncmp(o->send[i], "udp://", 6) &&
+		    (o->stream.path == VIGIL_TX_URING_ZC || o->stream.path == VIGIL_TX_MSG_ZC))
+			return vlog_usage("--send-path %s does not apply to udp://: datagrams go "
+					  "out with sendmsg (use auto or send)",
+					  o->stream.path == VIGIL_TX_URING_ZC ? "uring" : "zerocopy");
+	}
+	if (o->stream.spool_dir && !o->nsend)
+		return vlog_usage("--spool-dir applies to --send, which is not given");
+	if (o->stream.spool_dir && !stat(o->stream.spool_dir, &st) && !S_ISDIR(st.st_mode))
+		return vlog_usage("--spool-dir %s is not a folder: it holds one spool file per "
+				  "--send", o->stream.spool_dir);
 	return 0;
 }
 
@@ -342,8 +365,13 @@ int vigild_options_parse(int argc, char **argv, struct vigild_options *o)
 	if (err)
 		return err;
 	if (o->proc_budget.by != VIGIL_BUDGET_BY_CGROUP && !o->proc_budget.rate)
-		return vlog_err(-EINVAL, "--proc-budget-by says what --proc-budget counts by, which is not given");
-	if ((err = check_outputs(o)) || (err = check_tls(o)))
+		return vlog_usage("--proc-budget-by says what --proc-budget counts by, which is not given");
+	if (o->wakeup_bytes > (o->ring_size ? o->ring_size : 16u << 20))
+		return vlog_usage("--wakeup-bytes %llu is larger than the ring (%llu bytes): "
+				  "the agent would never be woken early",
+				  (unsigned long long)o->wakeup_bytes,
+				  (unsigned long long)(o->ring_size ? o->ring_size : 16u << 20));
+	if ((err = check_outputs(o)) || (err = check_tls(o)) || (err = check_streams(o)))
 		return err;
 	convert(o);
 	return 0;

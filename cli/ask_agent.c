@@ -13,6 +13,27 @@
 #include "control.h"
 #include "log.h"
 
+int cli_agent_pid(void)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct ucred cred = {};
+	socklen_t len = sizeof(cred);
+	int fd, pid = 0;
+
+	if (vigil_control_path(cli_pin_dir, sa.sun_path, sizeof(sa.sun_path)))
+		return 0;
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return 0;
+	/* The listener's credentials are the agent's; closing at once is an
+	 * empty request, which the agent drops without a word. */
+	if (!connect(fd, (struct sockaddr *)&sa, sizeof(sa)) &&
+	    !getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len))
+		pid = cred.pid;
+	close(fd);
+	return pid;
+}
+
 int cli_ask_agent(const struct vigil_buf *req, bool quiet)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };

@@ -18,6 +18,13 @@ struct vigil_buf;
  * log line when no agent answers (its absence is the caller's to say). */
 int cli_ask_agent(const struct vigil_buf *req, bool quiet);
 
+/* The pid of the agent serving cli_pin_dir's control socket, or 0 when none
+ * answers. */
+int cli_agent_pid(void);
+/* Says why the ring at cli_pin_dir cannot be opened (err from
+ * vigil_pinned_fd): not pinned, or pinned and not readable here. */
+int cli_no_ring(int err);
+
 /* `vigil policy list` with no agent: the rules pinned in cli_pin_dir
  * (cli/policy_pinned.c). */
 int cli_policy_list_pinned(void);
@@ -26,5 +33,6 @@ int do_status(int argc, char **argv);
 int do_unpin(int argc, char **argv);
 int do_drain(int argc, char **argv);
 int do_policy(int argc, char **argv);
+int do_events(int argc, char **argv);
 
 #endif

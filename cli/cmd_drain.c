@@ -146,6 +146,7 @@ int do_drain(int argc, char **argv)
 	int c, fd = -1, ring_fd, schema_fd, err = 0;
 
 	optind = 1;
+	opterr = 0;	/* the usage line below says it */
 	if (vigil_getopt_make(&g, options, VIGIL_OPTS_N(options), ""))
 		return -E2BIG;
 	while ((c = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
@@ -153,17 +154,17 @@ int do_drain(int argc, char **argv)
 		case 'o': out = optarg; break;
 		case O_FORMAT ... O_FORMAT_LAST:
 			if (vigil_format_option(c, O_FORMAT, optarg, &fmt))
-				return -EINVAL;
+				return -VIGIL_EUSAGE;
 			json |= c == O_FORMAT;
 			break;
-		default: return vlog_err(-EINVAL, DRAIN_USAGE);
+		default: return vlog_usage(DRAIN_USAGE);
 		}
 	}
 	if (!out || optind < argc || ((fmt.process_ns || fmt.process_cred) && !json))
-		return vlog_err(-EINVAL, DRAIN_USAGE);
+		return vlog_usage(DRAIN_USAGE);
 	ring_fd = vigil_pinned_fd(cli_pin_dir, "vigil_ring");
 	if (ring_fd < 0)
-		return vlog_err(-errno, "no vigil ring pinned at %s", cli_pin_dir);
+		return cli_no_ring(-errno);
 	schema_fd = vigil_pinned_fd(cli_pin_dir, "vigil_schema");
 	if (schema_fd >= 0) {
 		bpf_map_lookup_elem(schema_fd, &key, &schema);
@@ -176,7 +177,7 @@ int do_drain(int argc, char **argv)
 	/* Only this build's records can be decoded; a ring of another schema
 	 * goes out in the stream format, its hello naming it. */
 	if (json && schema && VIGIL_SCHEMA_MAJOR_OF(schema) != VIGIL_SCHEMA_MAJOR) {
-		err = vlog_err(-EPROTO, "the ring at %s holds schema %u.%u records; this vigil "
+		err = vlog_refuse(-EPROTO, "the ring at %s holds schema %u.%u records; this vigil "
 			       "formats schema %u.%u: drain it without --export-format",
 			       cli_pin_dir, VIGIL_SCHEMA_MAJOR_OF(schema), VIGIL_SCHEMA_MINOR_OF(schema),
 			       VIGIL_SCHEMA_MAJOR, VIGIL_SCHEMA_MINOR);

@@ -62,12 +62,12 @@ static int policy_check(int argc, char **argv)
 
 	while (argc >= 2 && !strcmp(argv[0], "--send")) {
 		if (nurl == sizeof(urls) / sizeof(urls[0]))
-			return vlog_err(-E2BIG, "at most %zu --send", sizeof(urls) / sizeof(urls[0]));
+			return vlog_usage("at most %zu --send", sizeof(urls) / sizeof(urls[0]));
 		urls[nurl++] = argv[1];
 		argc -= 2, argv += 2;
 	}
 	if (argc < 1 || argv[0][0] == '-')
-		return vlog_err(-EINVAL, "usage: vigil policy check [--send URL]... FILE...");
+		return vlog_usage("usage: vigil policy check [--send URL]... FILE...");
 	for (int i = 0; i < argc && !ret; i++) {
 		unsigned before = p.n_rules;
 
@@ -96,12 +96,12 @@ static int absolute_path(const char *arg, char *out, size_t len)
 	int n;
 
 	if (!*base || !strcmp(base, ".") || !strcmp(base, ".."))
-		return vlog_err(-EINVAL, "%s: not a file name", arg);
+		return vlog_refuse(-EINVAL, "%s: not a file name", arg);
 	n = snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - arg) + 1 : 1, slash ? arg : ".");
 	if (n < 0 || (size_t)n >= sizeof(dir) || !realpath(dir, real))
 		return vlog_err(n < 0 || (size_t)n >= sizeof(dir) ? -ENAMETOOLONG : -errno, "%s", arg);
 	n = snprintf(out, len, "%s/%s", strcmp(real, "/") ? real : "", base);
-	return n < 0 || (size_t)n >= len ? vlog_err(-ENAMETOOLONG, "%s", arg) : 0;
+	return n < 0 || (size_t)n >= len ? vlog_refuse(-ENAMETOOLONG, "%s", arg) : 0;
 }
 
 static int request(const char *verb, int argc, char **argv)
@@ -153,5 +153,5 @@ int do_policy(int argc, char **argv)
 		return request(verb, 0, NULL);
 	if (!strcmp(verb, "list") && argc == 3 && (!strcmp(argv[2], "-j") || !strcmp(argv[2], "--json")))
 		return request("list-json", 0, NULL);
-	return vlog_err(-EINVAL, "usage: vigil policy check [--send URL]... FILE... | load FILE... | unload FILE... | reload | list [--json]");
+	return vlog_usage("usage: vigil policy check [--send URL]... FILE... | load FILE... | unload FILE... | reload | list [--json]");
 }

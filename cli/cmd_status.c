@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /* vigil status, vigil unpin: what the pins say, and removing them. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "cmd.h"
@@ -10,6 +12,13 @@
 #include "log.h"
 #include "pins.h"
 #include "ring.h"
+
+int cli_no_ring(int err)
+{
+	if (err == -ENOENT)
+		return vlog_refuse(err, "no vigil ring pinned at %s", cli_pin_dir);
+	return vlog_err(err, "cannot open the vigil ring pinned at %s", cli_pin_dir);
+}
 
 int do_status(int argc, char **argv)
 {
@@ -22,12 +31,12 @@ int do_status(int argc, char **argv)
 	(void)argv;
 	ring_fd = vigil_pinned_fd(cli_pin_dir, "vigil_ring");
 	if (ring_fd < 0)
-		return vlog_err(-errno, "no vigil ring pinned at %s", cli_pin_dir);
+		return cli_no_ring(-errno);
 	cnt_fd = vigil_pinned_fd(cli_pin_dir, "vigil_counters");
 	seq_fd = vigil_pinned_fd(cli_pin_dir, "vigil_seq");
 	schema_fd = vigil_pinned_fd(cli_pin_dir, "vigil_schema");
 	if (cnt_fd < 0 || seq_fd < 0 || schema_fd < 0) {
-		err = vlog_err(-ENOENT, "incomplete pins at %s", cli_pin_dir);
+		err = vlog_refuse(-ENOENT, "incomplete pins at %s", cli_pin_dir);
 		goto out;
 	}
 	vigil_counters_read(cnt_fd, c);
@@ -71,16 +80,22 @@ out:
 
 int do_unpin(int argc, char **argv)
 {
-	int n;
+	bool force = argc == 2 && !strcmp(argv[1], "--force");
+	int n, pid;
 
-	(void)argc;
-	(void)argv;
+	if (argc > 2 || (argc == 2 && !force))
+		return vlog_usage("usage: vigil unpin [--force]");
+	/* Pins removed under a running agent leave it writing to a ring no
+	 * one will find, and its programs detached. */
+	if (!force && (pid = cli_agent_pid()))
+		return vlog_refuse(-EBUSY, "vigild (pid %d) runs on %s: stop it first, or "
+				   "`vigil unpin --force` to remove its pins anyway", pid, cli_pin_dir);
 	n = vigil_unpin_all(cli_pin_dir);
-	if (n == -ENOMSG) {
-		vlog_err(0, "%s holds no %s map: not a vigil pin folder, nothing removed",
-			 cli_pin_dir, VIGIL_SCHEMA_PIN);
-		return n;
-	}
+	if (n == -ENOMSG)
+		return vlog_refuse(n, "%s holds no %s map: not a vigil pin folder, nothing removed",
+				   cli_pin_dir, VIGIL_SCHEMA_PIN);
+	if (n == -ENOENT)
+		return vlog_refuse(n, "nothing pinned at %s", cli_pin_dir);
 	if (n < 0)
 		return vlog_err(n, "cannot remove pins at %s", cli_pin_dir);
 	printf("removed %d pins from %s\n", n, cli_pin_dir);

@@ -22,9 +22,10 @@ static int do_help(int argc, char **argv);
 
 static const struct cmd cmds[] = {
 	{ "status", do_status, "show the ring, sequence and loss counters" },
-	{ "unpin", do_unpin, "remove vigil's pins: detach its programs, free its ring" },
+	{ "unpin", do_unpin, "remove vigil's pins: detach its programs, free its ring ([--force] while vigild runs)" },
 	{ "drain", do_drain, "read the events waiting in the pinned ring out to a file (-o FILE)" },
 	{ "policy", do_policy, "check, load, unload, reload or list policies (check FILE... | load FILE... | unload FILE... | reload | list [--json])" },
+	{ "events", do_events, "follow vigild's events, or read JSON events from a file or stdin ([--compact|--json|--tetragon] [--kind K]... [--binary B] [--pid P] [--namespace NS] [FILE])" },
 	{ "help", do_help, "this text" },
 	{ NULL, NULL, NULL },
 };
@@ -55,6 +56,7 @@ int main(int argc, char **argv)
 	int c;
 
 	vlog_prog = "vigil";
+	opterr = 0;	/* our own message, named as every other */
 	while ((c = getopt_long(argc, argv, "+hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p': cli_pin_dir = optarg; break;
@@ -64,17 +66,17 @@ int main(int argc, char **argv)
 			       VIGIL_SCHEMA_MINOR);
 			return 0;
 		default:
-			fputs("Try 'vigil help'.\n", stderr);
-			return 2;
+			vlog_usage("unrecognized option '%s' (try 'vigil help')", argv[optind - 1]);
+			return VIGIL_EXIT_USAGE;
 		}
 	}
 	if (optind >= argc) {
 		do_help(0, NULL);
-		return 2;
+		return VIGIL_EXIT_USAGE;
 	}
 	for (const struct cmd *cmd = cmds; cmd->name; cmd++)
 		if (!strcmp(cmd->name, argv[optind]))
-			return cmd->fn(argc - optind, argv + optind) ? 1 : 0;
-	vlog_err(-EINVAL, "unknown command '%s' (try 'vigil help')", argv[optind]);
-	return 2;
+			return vigil_exit_status(cmd->fn(argc - optind, argv + optind));
+	vlog_usage("unknown command '%s' (try 'vigil help')", argv[optind]);
+	return VIGIL_EXIT_USAGE;
 }

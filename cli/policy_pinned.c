@@ -155,7 +155,7 @@ int cli_policy_list_pinned(void)
 	    (err = open_pin("vigil_rule_cgroup", &p.cgroups)) ||
 	    (err = open_pin("vigil_pol4", &p.pol[0])) || (err = open_pin("vigil_pol6", &p.pol[1]))) {
 		if (err == -ENOENT)
-			vlog_err(err, "no policy is pinned in %s", cli_pin_dir);
+			vlog_refuse(err, "no policy is pinned in %s", cli_pin_dir);
 	} else {
 		fprintf(stderr, "vigil: vigild is not running; the rules pinned in %s still enforce "
 			"(names, files and interfaces are known to a running agent only):\n",

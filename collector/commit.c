@@ -122,7 +122,7 @@ static int make_room(struct vigil_commit *c)
 		if ((victim < 0 || c->e[i].last_seen < c->e[victim].last_seen) && !live(c, &c->e[i]))
 			victim = i;
 	if (victim < 0)
-		return vlog_err(-ENOSPC, "stream table full (%u entries), every one with a live "
+		return vlog_refuse(-ENOSPC, "stream table full (%u entries), every one with a live "
 				"connection", c->n);
 	snprintf(why, sizeof(why), "the table of %u is full", c->max);
 	forget(c, victim, why);
@@ -162,7 +162,7 @@ static int load(struct vigil_commit *c, const char *path, unsigned v1_max, bool 
 		if (vigil_fnv1a(&fh, offsetof(struct file_hdr, sum), VIGIL_FNV_START) != fh.sum ||
 		    fh.format != FORMAT || fh.entry_size < V1_ENTRY || fh.entry_size > ENTRY_MAX ||
 		    fh.entry_size % 8 || !fh.max || fh.max > 1u << 20)
-			return vlog_err(-EBADMSG, "%s: a state file this collector cannot read "
+			return vlog_refuse(-EBADMSG, "%s: a state file this collector cannot read "
 					"(format %u, entry size %u, %u entries)", path, fh.format,
 					fh.entry_size, fh.max);
 		l = (struct layout){ sizeof(fh), fh.entry_size, fh.max };

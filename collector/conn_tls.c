@@ -58,26 +58,26 @@ struct ssl_ctx_st *conn_tls_ctx(const char *cert, const char *key, const char *c
 	STACK_OF(X509_NAME) *names;
 
 	if (!ctx) {
-		vlog_err(-ENOMEM, "TLS: cannot make a context: %s", ssl_reason());
+		vlog_refuse(-ENOMEM, "TLS: cannot make a context: %s", ssl_reason());
 		return NULL;
 	}
 	if (!SSL_CTX_use_certificate_chain_file(ctx, cert)) {
-		vlog_err(-EINVAL, "--tls-cert %s: cannot load the certificate: %s", cert, ssl_reason());
+		vlog_refuse(-EINVAL, "--tls-cert %s: cannot load the certificate: %s", cert, ssl_reason());
 		goto fail;
 	}
 	/* OpenSSL checks the key against the certificate as it loads it. */
 	if (!SSL_CTX_use_PrivateKey_file(ctx, key, SSL_FILETYPE_PEM) &&
 	    ERR_GET_REASON(ERR_peek_last_error()) != X509_R_KEY_VALUES_MISMATCH) {
-		vlog_err(-EINVAL, "--tls-key %s: cannot load the private key: %s", key, ssl_reason());
+		vlog_refuse(-EINVAL, "--tls-key %s: cannot load the private key: %s", key, ssl_reason());
 		goto fail;
 	}
 	if (!SSL_CTX_check_private_key(ctx)) {
 		ERR_clear_error();
-		vlog_err(-EINVAL, "--tls-key %s does not match --tls-cert %s", key, cert);
+		vlog_refuse(-EINVAL, "--tls-key %s does not match --tls-cert %s", key, cert);
 		goto fail;
 	}
 	if (!SSL_CTX_load_verify_locations(ctx, ca, NULL)) {
-		vlog_err(-EINVAL, "--tls-ca %s: cannot load the CA: %s", ca, ssl_reason());
+		vlog_refuse(-EINVAL, "--tls-ca %s: cannot load the CA: %s", ca, ssl_reason());
 		goto fail;
 	}
 	/* Named in the certificate request: the agent picks what it sends. */

@@ -45,7 +45,7 @@ int collector_listen(struct collector *c, const char *url, struct ssl_ctx_st *tl
 	/* tls:// is TCP underneath: lib/stream_url.c parses it as such. */
 	if (collector_listen_tls(url)) {
 		if (snprintf(tcp_url, sizeof(tcp_url), "tcp://%s", url + 6) >= (int)sizeof(tcp_url))
-			return vlog_err(-EINVAL, "--listen %s: too long", url);
+			return vlog_refuse(-EINVAL, "--listen %s: too long", url);
 		if ((err = vigil_stream_url(tcp_url, &type, &ss, &len)))
 			return err;
 		l->tls = tls;

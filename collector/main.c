@@ -140,7 +140,7 @@ static int alloc_tables(struct collector *c, const struct options *o, bool tls)
 	c->dead = calloc(2 * c->max_conns, sizeof(*c->dead));
 	c->udp_buf = malloc(VIGIL_STREAM_DGRAM_MAX + 1);
 	if (!c->agents || !c->conns || !c->dead || !c->udp_buf)
-		return vlog_err(-ENOMEM, "cannot allocate tables");
+		return vlog_refuse(-ENOMEM, "cannot allocate tables");
 	return 0;
 }
 
@@ -249,12 +249,13 @@ int main(int argc, char **argv)
 	int err;
 
 	vlog_prog = "vigil-collector";
+	vlog_daemon();
 	setvbuf(stderr, NULL, _IOLBF, 0);
 	err = collector_options_parse(argc, argv, &o, &stop);
 	if (err)
-		return err == VIGIL_OPTS_DONE ? 0 : 2;
+		return err == VIGIL_OPTS_DONE ? VIGIL_EXIT_OK : VIGIL_EXIT_USAGE;
 	if (o.tls_cert && !(tls = conn_tls_ctx(o.tls_cert, o.tls_key, o.tls_ca)))
-		return 2;
+		return VIGIL_EXIT_USAGE;	/* docs/stream.md: named files refused at start */
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGPIPE, SIG_IGN);
@@ -272,5 +273,5 @@ int main(int argc, char **argv)
 	stop_all(&c, listeners);
 	vigil_http_stop(http);
 	conn_tls_ctx_free(tls);
-	return err ? 1 : 0;
+	return vigil_exit_status(err);
 }

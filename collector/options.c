@@ -19,7 +19,7 @@
 #define U64(field, lo, hi) .set = vigil_opt_u64, AT(field), .min = (lo), .max = (hi)
 #define SECS(field, lo, hi) .set = vigil_opt_double, AT(field), .min = (lo), .max = (hi)
 
-static vigil_opt_set_fn set_metrics, set_pub, set_pub_wait, set_duration, set_verbose, set_help, set_version;
+static vigil_opt_set_fn set_metrics, set_pub, set_pub_wait, set_duration, set_help, set_version;
 
 static const char usage_head[] =
 	"Usage: vigil-collector --listen tls://HOST:PORT --tls-cert FILE --tls-key FILE\n"
@@ -139,8 +139,7 @@ static const struct vigil_opt options[] = {
 	{ "config", 0, 0, "FILE",
 	  "options from FILE, one 'name = value' a line by\n"
 	  "long name (the command line wins)", STR(config) },
-	{ "verbose", 'v', 0, NULL, "debug output on stderr",
-	  .set = set_verbose },
+	VIGIL_LOG_OPTS,
 	{ "help", 'h', 0, NULL, "this text",
 	  .set = set_help },
 	{ "version", 'V', 0, NULL, "version and event schema",
@@ -191,16 +190,9 @@ static int set_duration(const struct vigil_opt *opt, void *base, const char *arg
 				mult = units[i].secs, end++;
 	}
 	if (errno || end == arg || *end || !mult || !(v * mult >= 1 && v * mult <= 3650 * 86400.0))
-		return vlog_err(-EINVAL, "invalid value '%s' for --%s: want N[s|m|h|d], "
+		return vlog_usage("invalid value '%s' for --%s: want N[s|m|h|d], "
 				"1 s to 3650 d", arg, opt->name);
 	*(double *)((char *)base + opt->off) = v * mult;
-	return 0;
-}
-
-static int set_verbose(const struct vigil_opt *opt, void *base, const char *arg)
-{
-	(void)opt, (void)base, (void)arg;
-	vlog_verbose = 1;
 	return 0;
 }
 
@@ -230,9 +222,9 @@ static int check_tls(const struct options *o)
 		tls |= collector_listen_tls(o->listen[i]);
 	for (int i = 0; i < 3; i++) {
 		if (tls && !files[i])
-			return vlog_err(-EINVAL, "a tls:// --listen needs %s", names[i]);
+			return vlog_usage("a tls:// --listen needs %s", names[i]);
 		if (!tls && files[i])
-			return vlog_err(-EINVAL, "%s without a tls:// --listen", names[i]);
+			return vlog_usage("%s without a tls:// --listen", names[i]);
 	}
 	return 0;
 }
@@ -250,12 +242,15 @@ int collector_options_parse(int argc, char **argv, struct options *o,
 	if (err)
 		return err;
 	if (!o->nlisten)
-		return vlog_err(-EINVAL, "no --listen given (try 'vigil-collector --help')");
+		return vlog_usage("no --listen given (try 'vigil-collector --help')");
+	for (unsigned i = 0; i < o->nlisten; i++)
+		if (vigil_stream_url_check(o->listen[i]))
+			return -VIGIL_EUSAGE;
 	if ((err = check_tls(o)))
 		return err;
 	if (o->pub_opt && !o->pub.urls)
-		return vlog_err(-EINVAL, "--%s without --publish", o->pub_opt);
+		return vlog_usage("--%s without --publish", o->pub_opt);
 	if (!o->pub.tls_cert != !o->pub.tls_key)
-		return vlog_err(-EINVAL, "--publish-tls-cert and --publish-tls-key go together");
+		return vlog_usage("--publish-tls-cert and --publish-tls-key go together");
 	return 0;
 }

@@ -29,7 +29,7 @@ int collector_output_lock(const char *export_path)
 		pid[n > 0 ? strcspn(pid, "\n") : 0] = 0;
 		close(fd);
 		if (err == EWOULDBLOCK)
-			return vlog_err(-EBUSY, "another vigil-collector (pid %s) writes %s and its "
+			return vlog_refuse(-EBUSY, "another vigil-collector (pid %s) writes %s and its "
 					"state file: refused", pid[0] ? pid : "unknown", export_path);
 		return vlog_err(-err, "cannot lock %s", path);
 	}

@@ -202,7 +202,7 @@ int vigil_pub_send(struct vigil_pub *p, const struct vigil_buf *batch)
 	if (!p || (!p->n && !p->oom))
 		return 0;
 	if (p->oom || p->names.oom)
-		return vlog_err(-ENOMEM, "JetStream: no memory to publish a batch of events");
+		return vlog_refuse(-ENOMEM, "JetStream: no memory to publish a batch of events");
 	for (;;) {
 		natsStatus s = attempt(p, batch);
 
@@ -225,7 +225,7 @@ int vigil_pub_send(struct vigil_pub *p, const struct vigil_buf *batch)
 				  p->n);
 		}
 		if (wait_unless_stop(p, backoff)) {
-			err = vlog_err(-EINTR, "stopping: %u events JetStream did not acknowledge are "
+			err = vlog_refuse(-EINTR, "stopping: %u events JetStream did not acknowledge are "
 				       "not acknowledged to their agents either", p->n);
 			break;
 		}
@@ -303,7 +303,7 @@ static int stream_check(struct vigil_pub *p, const char *stream)
 		cfg.Storage = js_FileStorage;
 		s = js_AddStream(&si, p->js, &cfg, NULL, &code);
 		if (s != NATS_OK)
-			return vlog_err(-EIO, "--publish %s: cannot create stream %s for %s: %s (JetStream error %d)",
+			return vlog_refuse(-EIO, "--publish %s: cannot create stream %s for %s: %s (JetStream error %d)",
 					p->url, stream, want, nats_GetLastError(NULL), code);
 		vlog_info("created JetStream stream %s for %s", stream, want);
 		jsStreamInfo_Destroy(si);
@@ -316,24 +316,24 @@ static int stream_check(struct vigil_pub *p, const char *stream)
 		refused = strcasestr(p->async_text, "permissions violation") != NULL;
 		pthread_mutex_unlock(&p->lock);
 		if (refused)
-			return vlog_err(-EACCES, "--publish %s: the server refused permission for "
+			return vlog_refuse(-EACCES, "--publish %s: the server refused permission for "
 					"JetStream's API ($JS.API.>): %s", p->url, p->async_text);
-		return vlog_err(-EIO, "--publish %s: no JetStream there (is the server run with -js?)",
+		return vlog_refuse(-EIO, "--publish %s: no JetStream there (is the server run with -js?)",
 				p->url);
 	}
 	if (s != NATS_OK)
-		return vlog_err(-EIO, "--publish %s: cannot look up --publish-stream %s: %s", p->url,
+		return vlog_refuse(-EIO, "--publish %s: cannot look up --publish-stream %s: %s", p->url,
 				stream, nats_GetLastError(NULL));
 	for (int i = 0; i < si->Config->SubjectsLen && !ok; i++)
 		ok = covers(si->Config->Subjects[i], want);
 	if (si->Config->NoAck) {
 		jsStreamInfo_Destroy(si);
-		return vlog_err(-EINVAL, "--publish %s: stream %s does not acknowledge (no_ack): "
+		return vlog_refuse(-EINVAL, "--publish %s: stream %s does not acknowledge (no_ack): "
 				"nothing could ever be acknowledged to the agents", p->url, stream);
 	}
 	jsStreamInfo_Destroy(si);
 	if (!ok)
-		return vlog_err(-EINVAL, "--publish %s: stream %s does not take subjects %s "
+		return vlog_refuse(-EINVAL, "--publish %s: stream %s does not take subjects %s "
 				"(add them, or choose --publish-stream or --publish-subject)",
 				p->url, stream, want);
 	return 0;
@@ -474,12 +474,12 @@ int vigil_pub_open(struct vigil_pub **out, const struct vigil_pub_config *cfg)
 	pthread_mutex_init(&p->lock, NULL);
 	if (strlen(cfg->prefix) >= sizeof(p->prefix) || !subject_ok(cfg->prefix)) {
 		vigil_pub_close(p);
-		return vlog_err(-EINVAL, "--publish-subject '%s': want tokens like vigil or site.vigil "
+		return vlog_refuse(-EINVAL, "--publish-subject '%s': want tokens like vigil or site.vigil "
 				"(letters, digits, - and _, joined by dots)", cfg->prefix);
 	}
 	if (!*cfg->stream || strlen(cfg->stream) > 200 || strpbrk(cfg->stream, ".*> \t/\\")) {
 		vigil_pub_close(p);
-		return vlog_err(-EINVAL, "--publish-stream '%s': want a name without dots, spaces, "
+		return vlog_refuse(-EINVAL, "--publish-stream '%s': want a name without dots, spaces, "
 				"slashes or wildcards", cfg->stream);
 	}
 	strcpy(p->prefix, cfg->prefix);
@@ -510,10 +510,10 @@ int vigil_pub_open(struct vigil_pub **out, const struct vigil_pub_config *cfg)
 		const char *e = nats_GetLastError(NULL);
 
 		if (what)
-			err = vlog_err(-EINVAL, "--publish %s: %s: %s", p->url, what,
+			err = vlog_refuse(-EINVAL, "--publish %s: %s: %s", p->url, what,
 				       e ? e : natsStatus_GetText(s));
 		else
-			err = vlog_err(-EIO, "--publish %s: cannot connect: %s%s", p->url,
+			err = vlog_refuse(-EIO, "--publish %s: cannot connect: %s%s", p->url,
 				       e ? e : natsStatus_GetText(s), connect_hint(e, cfg));
 		goto fail;
 	}
@@ -525,7 +525,7 @@ int vigil_pub_open(struct vigil_pub **out, const struct vigil_pub_config *cfg)
 	jo.PublishAsync.ErrHandlerClosure = p;
 	s = natsConnection_JetStream(&p->js, p->nc, &jo);
 	if (s != NATS_OK) {
-		err = vlog_err(-EIO, "--publish %s: %s", p->url, natsStatus_GetText(s));
+		err = vlog_refuse(-EIO, "--publish %s: %s", p->url, natsStatus_GetText(s));
 		goto fail;
 	}
 	if ((err = stream_check(p, cfg->stream)))

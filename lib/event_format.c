@@ -343,17 +343,25 @@ static const struct {
 #undef KIND_FORMAT
 };
 
-void vigil_event_format(struct vigil_formatter *f, const void *rec, struct vigil_buf *json,
-			struct vigil_buf *compact)
+void vigil_event_format_forms(struct vigil_formatter *f, const void *rec,
+			      struct vigil_buf *vigil_json, struct vigil_buf *tetragon_json,
+			      struct vigil_buf *compact)
 {
-	bool tetragon = f->opts.format == VIGIL_EXPORT_TETRAGON;
 	unsigned type = ((const struct vigil_hdr *)rec)->type & VIGIL_EV_TYPE_MAX;
 
 	f->counts[type]++;
 	/* The native pass keeps the process cache and the compact view; the
 	 * Tetragon form reads the cache it left. */
 	if (formatters[type].format)
-		formatters[type].format(f, rec, tetragon ? NULL : json, compact);
-	if (tetragon && json && formatters[type].tetragon)
-		formatters[type].tetragon(f, rec, json);
+		formatters[type].format(f, rec, vigil_json, compact);
+	if (tetragon_json && formatters[type].tetragon)
+		formatters[type].tetragon(f, rec, tetragon_json);
+}
+
+void vigil_event_format(struct vigil_formatter *f, const void *rec, struct vigil_buf *json,
+			struct vigil_buf *compact)
+{
+	bool tetragon = f->opts.format == VIGIL_EXPORT_TETRAGON;
+
+	vigil_event_format_forms(f, rec, tetragon ? NULL : json, tetragon ? json : NULL, compact);
 }

@@ -73,5 +73,10 @@ const char *vigil_conn_dir_name(unsigned dir);
  * Records that users do not see (fork) append nothing. */
 void vigil_event_format(struct vigil_formatter *f, const void *rec, struct vigil_buf *json,
 			struct vigil_buf *compact);
+/* The same, with both JSON forms at once (either may be NULL): f->opts
+ * says the Tetragon form's options, not which form. */
+void vigil_event_format_forms(struct vigil_formatter *f, const void *rec,
+			      struct vigil_buf *vigil_json, struct vigil_buf *tetragon_json,
+			      struct vigil_buf *compact);
 
 #endif

@@ -28,7 +28,7 @@ static int parse_form(const char *arg, struct vigil_format_opts *o)
 	else if (!strcmp(arg, "tetragon"))
 		o->format = VIGIL_EXPORT_TETRAGON;
 	else
-		return vlog_err(-EINVAL, "invalid value '%s' for --export-format (tetragon or vigil)",
+		return vlog_refuse(-EINVAL, "invalid value '%s' for --export-format (tetragon or vigil)",
 				arg);
 	return 0;
 }

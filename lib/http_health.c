@@ -115,7 +115,7 @@ int vigil_http_addr_check(const char *addr_port, const char *opt)
 	struct addrinfo *ai;
 
 	if (parse(addr_port, &ai))
-		return vlog_err(-EINVAL, "invalid value '%s' for %s: want ADDR:PORT with a numeric "
+		return vlog_refuse(-EINVAL, "invalid value '%s' for %s: want ADDR:PORT with a numeric "
 				"address (127.0.0.1:9400, [::1]:9400)", addr_port, opt);
 	freeaddrinfo(ai);
 	return 0;
@@ -129,7 +129,7 @@ struct vigil_http *vigil_http_start(const char *addr_port, const char *prog)
 	char host[64] = "?";
 
 	if (!h || parse(addr_port, &ai)) {
-		vlog_err(-EINVAL, "--metrics %s: cannot listen there", addr_port);
+		vlog_refuse(-EINVAL, "--metrics %s: cannot listen there", addr_port);
 		goto fail;
 	}
 	pthread_mutex_init(&h->lock, NULL);

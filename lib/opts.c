@@ -86,7 +86,7 @@ int vigil_opt_str(const struct vigil_opt *o, void *base, const char *arg)
 
 static int out_of_range(const struct vigil_opt *o, const char *arg)
 {
-	return vlog_err(-EINVAL, "invalid value '%s' for --%s: wants %g to %g", arg, o->name,
+	return vlog_usage("invalid value '%s' for --%s: wants %g to %g", arg, o->name,
 			o->min, o->max);
 }
 
@@ -98,7 +98,7 @@ int vigil_opt_u64(const struct vigil_opt *o, void *base, const char *arg)
 	errno = 0;
 	v = strtoull(arg, &end, 0);
 	if (errno || end == arg || *end || *arg == '-' || arg[0] == ' ')
-		return vlog_err(-EINVAL, "invalid value '%s' for --%s", arg, o->name);
+		return vlog_usage("invalid value '%s' for --%s", arg, o->name);
 	if ((double)v < o->min || (double)v > o->max)
 		return out_of_range(o, arg);
 	*FIELD(base, o, uint64_t) = (uint64_t)v << o->shift;
@@ -113,7 +113,7 @@ int vigil_opt_double(const struct vigil_opt *o, void *base, const char *arg)
 	errno = 0;
 	v = strtod(arg, &end);
 	if (errno || end == arg || *end || !isfinite(v))
-		return vlog_err(-EINVAL, "invalid value '%s' for --%s", arg, o->name);
+		return vlog_usage("invalid value '%s' for --%s", arg, o->name);
 	if (v < o->min || v > o->max)
 		return out_of_range(o, arg);
 	*FIELD(base, o, double) = v;
@@ -125,8 +125,31 @@ int vigil_opt_list(const struct vigil_opt *o, void *base, const char *arg)
 	unsigned *n = (unsigned *)((char *)base + o->count_off);
 
 	if (*n >= o->max)
-		return vlog_err(-E2BIG, "at most %g --%s", o->max, o->name);
+		return vlog_usage("at most %g --%s", o->max, o->name);
 	FIELD(base, o, const char *)[(*n)++] = arg;
+	return 0;
+}
+
+int vigil_opt_verbose(const struct vigil_opt *o, void *base, const char *arg)
+{
+	(void)o, (void)base, (void)arg;
+	return vlog_set_level("debug");
+}
+
+int vigil_opt_log_level(const struct vigil_opt *o, void *base, const char *arg)
+{
+	(void)base;
+	if (vlog_set_level(arg))
+		return vlog_usage("invalid value '%s' for --%s: error, warn, info or debug", arg,
+				  o->name);
+	return 0;
+}
+
+int vigil_opt_log_format(const struct vigil_opt *o, void *base, const char *arg)
+{
+	(void)base;
+	if (vlog_set_format(arg))
+		return vlog_usage("invalid value '%s' for --%s: text or json", arg, o->name);
 	return 0;
 }
 
@@ -139,26 +162,38 @@ int vigil_opts_parse(const struct vigil_opt *t, size_t n, int argc, char **argv,
 	size_t at;
 	int c, err;
 
-	if (vigil_getopt_make(&g, t, n, ""))
-		return vlog_err(-E2BIG, "too many options for one table");
+	if (vigil_getopt_make(&g, t, n, ":"))
+		return vlog_refuse(-E2BIG, "too many options for one table");
+	/* getopt's own messages name argv[0] as invoked: ours name the
+	 * program, as every other message does. */
 	optind = 1;
+	opterr = 0;
 	while ((c = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
 		size_t i = 0;
 
+		if (c == '?' || c == ':') {
+			const char *bad = argv[optind - 1];
+
+			if (c == ':')
+				return vlog_usage("option '%s' needs an argument (try '%s --help')",
+						  bad, prog);
+			if (optopt && strncmp(bad, "--", 2))
+				return vlog_usage("unrecognized option '-%c' (try '%s --help')", optopt,
+						  prog);
+			return vlog_usage("unrecognized option '%s' (try '%s --help')", bad, prog);
+		}
 		while (i < n && (!t[i].name || vigil_opt_code(&t[i], i) != c))
 			i++;
-		if (i == n) {
-			fprintf(stderr, "Try '%s --help'.\n", prog);
-			return -EINVAL;
-		}
+		if (i == n)
+			return vlog_usage("option code %d not in the table (try '%s --help')", c, prog);
 		if (!t[i].set)
-			return vlog_err(-EINVAL, "--%s: no setter in the option table", t[i].name);
+			return vlog_refuse(-EINVAL, "--%s: no setter in the option table", t[i].name);
 		if ((err = t[i].set(&t[i], base, optarg)))
-			return err;
+			return err == VIGIL_OPTS_DONE ? err : -VIGIL_EUSAGE;
 		seen[i] = true;
 	}
 	if (optind < argc)
-		return vlog_err(-EINVAL, "unexpected argument '%s' (try '%s --help')", argv[optind],
+		return vlog_usage("unexpected argument '%s' (try '%s --help')", argv[optind],
 				prog);
 	for (at = 0; at < n && !(t[at].name && !strcmp(t[at].name, "config")); at++)
 		;

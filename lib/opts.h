@@ -47,6 +47,17 @@ vigil_opt_set_fn vigil_opt_u64;		/* uint64_t, decimal or 0x */
 vigil_opt_set_fn vigil_opt_double;	/* double, finite */
 vigil_opt_set_fn vigil_opt_list;	/* const char *[max], count at count_off */
 
+/* The log's options, the same in every daemon (lib/log.h): -v, --log-level,
+ * --log-format; they set the log's state, not a field. */
+vigil_opt_set_fn vigil_opt_verbose, vigil_opt_log_level, vigil_opt_log_format;
+#define VIGIL_LOG_OPTS								\
+	{ "verbose", 'v', 0, NULL, "the same as --log-level debug", .set = vigil_opt_verbose }, \
+	{ "log-level", 0, 0, "LEVEL",						\
+	  "error, warn, info (default) or debug (libbpf's\n"			\
+	  "and the verifier's output)", .set = vigil_opt_log_level },		\
+	{ "log-format", 0, 0, "FORMAT",						\
+	  "text (default) or json: one object a line", .set = vigil_opt_log_format }
+
 #define VIGIL_OPTS_MAX 96	/* options in one table */
 
 /* What getopt_long needs, made from a table. */

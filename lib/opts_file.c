@@ -47,7 +47,7 @@ static char *read_config(const char *path)
 	}
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & 022) ||
 	    st.st_size > CONFIG_MAX) {
-		vlog_err(-EPERM, "--config %s: refused: it must be a regular file of at most %d "
+		vlog_refuse(-EPERM, "--config %s: refused: it must be a regular file of at most %d "
 			 "bytes, owned by root and writable by no one else", path, CONFIG_MAX);
 	} else if (!(text = calloc(1, st.st_size + 1))) {
 		vlog_err(-ENOMEM, "--config %s", path);
@@ -92,7 +92,7 @@ static int set_line(const struct vigil_opt *t, size_t n, char *line, void *base,
 	name = trim(name);
 	if (!(o = find(t, n, name, &i)) || !strcmp(name, "config") || !strcmp(name, "help") ||
 	    !strcmp(name, "version"))
-		return vlog_err(-EINVAL, "%s: unknown option '%s' (a long option's name, without --)",
+		return vlog_refuse(-EINVAL, "%s: unknown option '%s' (a long option's name, without --)",
 				where, name);
 	if (seen[i])
 		return 0;	/* the command line gave it */
@@ -100,16 +100,16 @@ static int set_line(const struct vigil_opt *t, size_t n, char *line, void *base,
 		if (value && !strcmp(value, "false"))
 			return 0;
 		if (value && strcmp(value, "true"))
-			return vlog_err(-EINVAL, "%s: option '%s' takes no value (or true, false)",
+			return vlog_refuse(-EINVAL, "%s: option '%s' takes no value (or true, false)",
 					where, name);
 		value = NULL;
 	} else if (!value || !*value) {
-		return vlog_err(-EINVAL, "%s: option '%s' needs a value: %s = %s", where, name,
+		return vlog_refuse(-EINVAL, "%s: option '%s' needs a value: %s = %s", where, name,
 				name, o->arg);
 	}
 	if (o->set(o, base, value)) {
 		/* The setter said what; this says where. */
-		return vlog_err(-EINVAL, "%s: option '%s' refused", where, name);
+		return vlog_refuse(-EINVAL, "%s: option '%s' refused", where, name);
 	}
 	return 0;
 }

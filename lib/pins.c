@@ -33,10 +33,16 @@ int vigil_bpffs_prepare(const char *dir)
 		mkdir(path, 0700);
 		*p = '/';
 	}
-	if (mkdir(path, 0700) && errno != EEXIST)
-		return vlog_err(-errno, "cannot create pin folder %s", path);
+	if (mkdir(path, 0700) && errno != EEXIST) {
+		int err = -errno;
+		struct stat dst;
+		/* Not root, on a folder that may well be there: not "create". */
+		bool there = !stat(path, &dst) || errno != ENOENT;
+
+		return vlog_err(err, "cannot %s pin folder %s", there ? "use" : "create", path);
+	}
 	if (statfs(path, &st) || st.f_type != BPF_FS_MAGIC_NUM)
-		return vlog_err(-EINVAL, "pin folder %s is not on bpffs", path);
+		return vlog_refuse(-EINVAL, "pin folder %s is not on bpffs", path);
 	return 0;
 }
 
@@ -203,6 +209,8 @@ int vigil_unpin_all(const char *dir)
 	/* A folder without the schema map is not vigil's (a typo'd or a
 	 * shared one such as /sys/fs/bpf itself): touch nothing there. */
 	fd = vigil_pinned_fd(dir, VIGIL_SCHEMA_PIN);
+	if (fd < 0 && errno != ENOENT)
+		return -errno;	/* there, and not ours to open (not root) */
 	if (fd < 0) {
 		struct stat st;
 

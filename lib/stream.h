@@ -150,6 +150,9 @@ int vigil_stream_url(const char *url, int *socktype, struct sockaddr_storage *ad
 		     unsigned *addrlen);
 /* The URL's HOST as written (no brackets), in host[0..n). */
 int vigil_stream_url_host(const char *url, char *host, size_t n);
+/* The URL's form alone, with no name resolved: a command line is checked
+ * with it (a bad one exits 2); 0 or -EINVAL after saying why. */
+int vigil_stream_url_check(const char *url);
 
 /* CLOCK_MONOTONIC in seconds: timeouts, backoff, holds. */
 double vigil_stream_now(void);

@@ -2,6 +2,7 @@
 /* Stream endpoints as users write them: tcp://HOST:PORT, udp://HOST:PORT,
  * tls://HOST:PORT (TCP; the TLS is the agent's, agent/stream/stream_tls.c). */
 #include <errno.h>
+#include <stdbool.h>
 #include <netdb.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -18,19 +19,19 @@ static int url_split(const char *url, char *host, size_t n, const char **port)
 		const char *close = strchr(h, ']');
 
 		if (!close || close[1] != ':')
-			return vlog_err(-EINVAL, "'%s': unterminated IPv6 address", url);
+			return vlog_refuse(-EINVAL, "'%s': unterminated IPv6 address", url);
 		hlen = close - h - 1;
 		*port = close + 2;
 		h++;
 	} else {
 		*port = strrchr(h, ':');
 		if (!*port)
-			return vlog_err(-EINVAL, "'%s': no port", url);
+			return vlog_refuse(-EINVAL, "'%s': no port", url);
 		hlen = *port - h;
 		(*port)++;
 	}
 	if (!hlen || hlen >= n || !**port)
-		return vlog_err(-EINVAL, "'%s': bad host or port", url);
+		return vlog_refuse(-EINVAL, "'%s': bad host or port", url);
 	memcpy(host, h, hlen);
 	host[hlen] = 0;
 	return 0;
@@ -41,6 +42,22 @@ int vigil_stream_url_host(const char *url, char *host, size_t n)
 	const char *port;
 
 	return url_split(url, host, n, &port);
+}
+
+static bool known_scheme(const char *url)
+{
+	return !strncmp(url, "tcp://", 6) || !strncmp(url, "tls://", 6) || !strncmp(url, "udp://", 6);
+}
+
+int vigil_stream_url_check(const char *url)
+{
+	char host[256];
+	const char *port;
+
+	if (!known_scheme(url))
+		return vlog_refuse(-EINVAL, "'%s': want tcp://HOST:PORT, tls://HOST:PORT or "
+				   "udp://HOST:PORT", url);
+	return url_split(url, host, sizeof(host), &port);
 }
 
 int vigil_stream_url(const char *url, int *socktype, struct sockaddr_storage *addr,
@@ -56,13 +73,13 @@ int vigil_stream_url(const char *url, int *socktype, struct sockaddr_storage *ad
 	else if (!strncmp(url, "udp://", 6))
 		hints.ai_socktype = SOCK_DGRAM;
 	else
-		return vlog_err(-EINVAL, "'%s': want tcp://HOST:PORT, tls://HOST:PORT or udp://HOST:PORT",
+		return vlog_refuse(-EINVAL, "'%s': want tcp://HOST:PORT, tls://HOST:PORT or udp://HOST:PORT",
 				url);
 	if ((err = url_split(url, host, sizeof(host), &port)))
 		return err;
 	err = getaddrinfo(host, port, &hints, &res);
 	if (err || !res)
-		return vlog_err(-EINVAL, "'%s': %s", url, gai_strerror(err));
+		return vlog_refuse(-EINVAL, "'%s': %s", url, gai_strerror(err));
 	memcpy(addr, res->ai_addr, res->ai_addrlen);
 	*addrlen = res->ai_addrlen;
 	*socktype = hints.ai_socktype;

@@ -45,7 +45,7 @@ rps_on_others() {
 }
 degraded xdp_meta --enforce-on "$NS_s/vs:xdp" || exit 1
 check "xdp_meta: the start log names the refused feature, in one line" -- \
-	grep -q '^vigild: kernel: no XDP metadata (bpf_xdp_adjust_meta in XDP programs) (the verifier: .*cannot use helper.*): XDP hands resets to TC by packet identity' "$T_DIR/agent.err"
+	grep -q '^[0-9TZ:.-]* vigild: kernel: no XDP metadata (bpf_xdp_adjust_meta in XDP programs) (the verifier: .*cannot use helper.*): XDP hands resets to TC by packet identity' "$T_DIR/agent.err"
 check "xdp_meta: no verifier log without -v" -- sh -c "! grep -q 'BEGIN PROG LOAD LOG\|^libbpf:' '$T_DIR/agent.err'"
 check "xdp_meta: the interface is enforced with XDP, handing over by identity" -- \
 	grep -q 'enforcing on vs in .*XDP (resets through TC, handed over by packet identity)' "$T_DIR/agent.err"
@@ -84,7 +84,7 @@ next_run
 # --- tcx: clsact filters ------------------------------------------------------
 degraded tcx --enforce-on "$NS_s/vs" || exit 1
 check "tcx: the start log says TC enforcement is clsact filters" -- \
-	grep -q '^vigild: kernel: no TCX links (6.6+): TC enforcement is netlink clsact filters' "$T_DIR/agent.err"
+	grep -q '^[0-9TZ:.-]* vigild: kernel: no TCX links (6.6+): TC enforcement is netlink clsact filters' "$T_DIR/agent.err"
 check "tcx: vigil's filter is on the interface's ingress" -- \
 	sh -c "tc -n '$NS_s' filter show dev vs ingress | grep -q 'handle 0x7669 vigil_tc_ingres'"
 printf 'rules:\n  - { name: no, action: reject, protocol: tcp, port: 7410 }\n' >"$T_DIR/policy.yaml"
@@ -100,7 +100,7 @@ check "tcx: the stopped agent took its filters back" -- \
 # --- sock_destroy: resets by packets ----------------------------------------
 degraded sock_destroy --enforce-on "$NS_s/vs" || exit 1
 check "sock_destroy: the start log says live sockets are not destroyed" -- \
-	grep -q '^vigild: kernel: no bpf_sock_destroy kfunc (6.5+): reset rules do not destroy live local sockets' "$T_DIR/agent.err"
+	grep -q '^[0-9TZ:.-]* vigild: kernel: no bpf_sock_destroy kfunc (6.5+): reset rules do not destroy live local sockets' "$T_DIR/agent.err"
 d="$T_DIR/s7420"
 enf_flow "$NS_c" "$NS_s" "$d" 7420 10.77.0.2 busy || ok 1 "flow up"
 printf 'rules:\n  - { name: cut, action: reset, protocol: tcp, port: 7420, netns: %s }\n' "$NS_s" >"$T_DIR/policy.yaml"

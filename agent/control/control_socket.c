@@ -15,12 +15,15 @@
 #include "buf.h"
 #include "json.h"
 #include "control/control_socket.h"
+#include "sinks/subscribers.h"
 #include "policy_warn.h"
 #include "enforce/rule_maps.h"
 #include "enforce/enforce_carried.h"
 #include "core/kernel_features.h"
 #include "log.h"
 #include "stream.h"
+#define STR_(x) #x
+#define STR(x) STR_(x)
 /* lib/control.h and agent/control/control_socket.h share a name: take the lib one by path. */
 #include "control.h"
 
@@ -41,7 +44,7 @@ static int open_socket(struct vigil_control *c, const char *pin_dir)
 	 * folder has the same name): never take it over. One that does not
 	 * was left by an agent that did not stop cleanly. */
 	if (!connect(fd, (struct sockaddr *)&sa, sizeof(sa)) || errno == EAGAIN) {
-		err = vlog_err(-EADDRINUSE, "another vigild serves %s", c->path);
+		err = vlog_refuse(-EADDRINUSE, "another vigild serves %s", c->path);
 		goto fail;
 	}
 	unlink(c->path);
@@ -187,7 +190,7 @@ int vigil_control_check(char *const *files, unsigned n)
 	char why[1024];
 	int err = vigil_policy_check(files, n, why, sizeof(why));
 
-	return err ? vlog_err(err, "policy refused: %s", why) : 0;
+	return err ? vlog_refuse(err, "policy refused: %s", why) : 0;
 }
 
 int vigil_control_start(struct vigil_control *c, const char *pin_dir, struct vigil_policy_state *p,
@@ -205,7 +208,7 @@ int vigil_control_enforce(struct vigil_control *c, char *const *files, unsigned 
 	int err = vigil_policy_apply(c->policy, files, n, why, sizeof(why));
 
 	if (err)
-		return vlog_err(err, "policy refused: %s", why);
+		return vlog_refuse(err, "policy refused: %s", why);
 	warn_rules(c, NULL);
 	return 0;
 }
@@ -342,7 +345,7 @@ static void serve(struct vigil_control *c, const char *req, size_t len, struct v
 	else
 		err = -EINVAL, snprintf(why, sizeof(why), "unknown request '%.32s'", verb);
 	if (err) {
-		vlog_err(err, "policy %s refused: %s", verb, why);
+		vlog_refuse(err, "policy %s refused: %s", verb, why);
 		vbuf_printf(out, "1%s (the policy in force is unchanged)\n", why);
 	} else {
 		vbuf_printf(out, "0%u rules in force\n", c->policy->in_force.n_rules);
@@ -361,8 +364,34 @@ static uint64_t now_ms(void)
 
 static void drop_client(struct vigil_control *c, unsigned i)
 {
-	close(c->clients[i].fd);
+	if (c->clients[i].fd >= 0)
+		close(c->clients[i].fd);
 	c->clients[i] = c->clients[--c->n_clients];
+}
+
+/* An "events" request: client i becomes a subscriber (its fd moves to
+ * c->subs), or is told why not. */
+static void subscribe(struct vigil_control *c, unsigned i, const char *req, size_t len)
+{
+	const char *form = req + sizeof("events");
+	enum vigil_sub_form f = VIGIL_SUB_VIGIL;
+	const char *why = NULL;
+	char reply[128];
+
+	if ((size_t)(form - req) < len && !strcmp(form, "tetragon"))
+		f = VIGIL_SUB_TETRAGON;
+	if (!c->subs)
+		why = "this agent serves no event subscribers";
+	else if (c->subs->n == VIGIL_SUBSCRIBERS_MAX)
+		why = "every subscriber place is taken (" STR(VIGIL_SUBSCRIBERS_MAX) ")";
+	if (!why) {
+		if (send(c->clients[i].fd, "0", 1, MSG_NOSIGNAL | MSG_DONTWAIT) == 1 &&
+		    !vigil_subscribers_add(c->subs, c->clients[i].fd, f))
+			c->clients[i].fd = -1;	/* the subscriber's now */
+		return;
+	}
+	snprintf(reply, sizeof(reply), "1%s\n", why);
+	send(c->clients[i].fd, reply, strlen(reply), MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
 /* Reads the request of client i if it has come, serves it and closes the
@@ -383,6 +412,10 @@ static bool try_serve(struct vigil_control *c, unsigned i, uint64_t now)
 	if (n <= 0)
 		return true;
 	c->req[n] = 0;
+	if (!strcmp(c->req, "events")) {
+		subscribe(c, i, c->req, n);
+		return true;
+	}
 	serve(c, c->req, n, &out);
 	if (!out.oom && send(conn, out.p, out.len, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
 		vlog_err(-errno, "control: cannot reply");

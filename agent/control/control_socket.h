@@ -5,7 +5,9 @@
  * are served between ring polls and nothing here waits: a connection waits
  * in clients[] until its request has come (polled each tick, read with
  * MSG_DONTWAIT) or its deadline passes. A request's own work is bounded by
- * the policy file limits (lib/policy_parse.c).
+ * the policy file limits (lib/policy_parse.c). An "events" request
+ * ("events\0vigil" or "events\0tetragon") is answered '0' and its connection
+ * kept: the agent's events follow on it (agent/sinks/subscribers.h).
  */
 #ifndef VIGIL_AGENT_CONTROL_H
 #define VIGIL_AGENT_CONTROL_H
@@ -15,6 +17,7 @@
 #include <sys/socket.h>
 struct vigil_buf;
 struct vigil_policy_state;
+struct vigil_subscribers;
 
 /* How long a connected client may take to send its request, and how many
  * may wait at once (the oldest gives way to a new one). */
@@ -50,6 +53,9 @@ struct vigil_control {
 	void (*describe_streams)(void *ctx, struct vigil_buf *out);
 	void *streams_ctx;
 	volatile sig_atomic_t *hup;	/* set by the SIGHUP handler */
+	/* `vigil events`: an "events" request's connection stays open and
+	 * becomes a subscriber here (NULL: refused). */
+	struct vigil_subscribers *subs;
 };
 
 /* Notes the --send URLs (before vigil_control_start): loads warn about

@@ -75,7 +75,7 @@ static int check_schema(const char *dir)
 		 * this build reads. */
 		if (!err && version && (VIGIL_SCHEMA_MAJOR_OF(version) != VIGIL_SCHEMA_MAJOR ||
 					VIGIL_SCHEMA_MINOR_OF(version) > VIGIL_SCHEMA_MINOR))
-			return vlog_err(-EPROTO,
+			return vlog_refuse(-EPROTO,
 					"%s holds a ring of event schema %u.%u; this vigild writes schema "
 					"%u.%u. Drain it with 'vigil drain --pin-dir %s' or remove it with "
 					"'vigil unpin --pin-dir %s'",
@@ -197,7 +197,7 @@ static int check_pinned_map(const struct bpf_map *map)
 	    info.max_entries == bpf_map__max_entries(map) &&
 	    info.map_flags == bpf_map__map_flags(map) && info.map_extra == bpf_map__map_extra(map))
 		return 0;
-	return vlog_err(-EPROTO,
+	return vlog_refuse(-EPROTO,
 			"pinned map %s was made by another version of vigild: pinned type %u, key %u, "
 			"value %u bytes, %u entries, flags %#x; this one needs type %u, key %u, value %u "
 			"bytes, %u entries, flags %#x. Remove the pins with 'vigil unpin' and the same "
@@ -214,7 +214,7 @@ int vigil_obj_prepare(struct bpf_object *obj, uint64_t ring_size)
 	int err;
 
 	if (!ring)
-		return vlog_err(-ENOENT, "BPF object %s has no vigil_ring", bpf_object__name(obj));
+		return vlog_refuse(-ENOENT, "BPF object %s has no vigil_ring", bpf_object__name(obj));
 	err = bpf_map__set_max_entries(ring, ring_size);
 	if (err)
 		return vlog_err(err, "ring size %llu refused (a power of two, at least a page)",

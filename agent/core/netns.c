@@ -67,8 +67,10 @@ int vigil_netns_check(const char *netns, char *err, size_t errlen)
 		return ret;
 	}
 	if (stat(path, &ns)) {
-		snprintf(err, errlen, "network namespace '%s': %s not found", netns, path);
-		return -ENOENT;
+		ret = -errno;
+		snprintf(err, errlen, "network namespace '%s': %s %s", netns, path,
+			 ret == -ENOENT ? "not found" : strerror(-ret));
+		return ret;
 	}
 	if (is_root(&ns) && !names_root(netns)) {
 		snprintf(err, errlen, "network namespace '%s' is the root namespace: name it as "
@@ -108,7 +110,7 @@ static void *netns_thread(void *arg)
 	j->id.dev = ns.st_dev;
 	j->id.ino = ns.st_ino;
 	if (is_root(&ns) && !names_root(j->netns)) {
-		j->err = vlog_err(-EPERM, "%s is the root network namespace: refused unless named "
+		j->err = vlog_refuse(-EPERM, "%s is the root network namespace: refused unless named "
 				  "as " VIGIL_NETNS_ROOT, j->netns);
 		goto out;
 	}
@@ -136,7 +138,7 @@ static int run(struct netns_job *jp, struct vigil_netns_id *id)
 	int err;
 
 	if (vigil_netns_path(netns, j.path, sizeof(j.path)))
-		return vlog_err(-EINVAL, "invalid network namespace name '%s'", netns ? netns : "");
+		return vlog_refuse(-EINVAL, "invalid network namespace name '%s'", netns ? netns : "");
 	err = pthread_create(&t, NULL, netns_thread, &j);
 	if (err)
 		return vlog_err(-err, "cannot start a thread for network namespace %s", netns);

@@ -49,7 +49,7 @@ static int destroy_here(void *arg)
 	if ((err = vigil_netns_cookie(&here)))
 		return vlog_err(err, "cannot read the network namespace's cookie");
 	if (here != j->netns_cookie)
-		return vlog_err(-ESRCH, "the namespace changed under the process that held the socket");
+		return vlog_refuse(-ESRCH, "the namespace changed under the process that held the socket");
 	if (bpf_map_update_elem(map, &zero, &t, 0))
 		return vlog_err(-errno, "cannot set the carried-socket target");
 	err = vigil_iter_drain(j->obj->progs.carried_destroy_tcp);

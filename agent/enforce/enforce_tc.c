@@ -165,10 +165,10 @@ int vigil_enforce_tc_open(struct vigil_enforce_tc **out, const struct vigil_enfo
 
 	e = calloc(1, sizeof(*e));
 	if (!e)
-		return vlog_err(-ENOMEM, "enforce: out of memory");
+		return vlog_refuse(-ENOMEM, "enforce: out of memory");
 	if (snprintf(e->pin_dir, sizeof(e->pin_dir), "%s", o->pin_dir) >= (int)sizeof(e->pin_dir)) {
 		free(e);
-		return vlog_err(-ENAMETOOLONG, "enforce: pin folder name too long: %s", o->pin_dir);
+		return vlog_refuse(-ENAMETOOLONG, "enforce: pin folder name too long: %s", o->pin_dir);
 	}
 	e->tc = enforce_tc_bpf__open_opts(&oo);
 	if (!e->tc) {
@@ -201,7 +201,7 @@ int vigil_enforce_tc_open(struct vigil_enforce_tc **out, const struct vigil_enfo
 	};
 	for (unsigned k = 0; k <= OPEN_MAX; k++)
 		if (k == OPEN_MAX) {
-			err = vlog_err(-E2BIG, "enforce: too many instances");
+			err = vlog_refuse(-E2BIG, "enforce: too many instances");
 			goto fail;
 		} else if (!open_set[k]) {
 			open_set[k] = e;
@@ -531,7 +531,7 @@ static int tc_job_run(void *arg)
 	int ifindex = if_nametoindex(a->ifname), err;
 
 	if (!ifindex)
-		return vlog_err(-ENODEV, "no such interface %s in network namespace %s", a->ifname,
+		return vlog_refuse(-ENODEV, "no such interface %s in network namespace %s", a->ifname,
 				a->netns);
 	if ((err = vigil_netns_cookie(&a->ns.cookie)))
 		return err;
@@ -545,7 +545,7 @@ static int tc_job_run(void *arg)
 	/* Named twice (a policy and --enforce-on): the second would take the
 	 * first's links over with its own programs and options. */
 	if (had)
-		return vlog_err(-EEXIST, "%s in %s is enforced on already: name each interface once, "
+		return vlog_refuse(-EEXIST, "%s in %s is enforced on already: name each interface once, "
 				"in a policy or with --enforce-on", a->ifname, a->netns);
 	a->ifindex = ifindex;
 	if (a->xdp && !e->xdp) {
@@ -574,7 +574,7 @@ static int watch_netns(struct vigil_enforce_tc *e, const char *netns)
 		if (!strcmp(r->netns[i], netns))
 			return 0;
 	if (r->n_netns == VIGIL_FLOW_RESET_NS_MAX)
-		return vlog_err(-E2BIG, "flow tracking in more than %d namespaces",
+		return vlog_refuse(-E2BIG, "flow tracking in more than %d namespaces",
 				VIGIL_FLOW_RESET_NS_MAX);
 	vigil_flow_reset_stop(r);
 	r->netns[r->n_netns++] = netns;	/* an attachment's copy: lives as long */
@@ -589,9 +589,9 @@ int vigil_enforce_tc_attach(struct vigil_enforce_tc *e, const char *netns, const
 	int err;
 
 	if (e->n >= ATTACH_MAX)
-		return vlog_err(-E2BIG, "enforce: more than %d interfaces", ATTACH_MAX);
+		return vlog_refuse(-E2BIG, "enforce: more than %d interfaces", ATTACH_MAX);
 	if (strlen(netns) >= sizeof(a->netns) || strlen(ifname) >= sizeof(a->ifname))
-		return vlog_err(-ENAMETOOLONG, "enforce: name too long: %s/%s", netns, ifname);
+		return vlog_refuse(-ENAMETOOLONG, "enforce: name too long: %s/%s", netns, ifname);
 	a = &e->at[e->n];
 	memset(a, 0, sizeof(*a));
 	strcpy(a->netns, netns);
@@ -676,15 +676,15 @@ static int parse_spec(const char *spec, char buf[300], char **netns, char **ifna
 
 	*xdp = false;
 	if (snprintf(buf, 300, "%s", spec) >= 300)
-		return vlog_err(-ENAMETOOLONG, "--enforce-on %s: too long", spec);
+		return vlog_refuse(-ENAMETOOLONG, "--enforce-on %s: too long", spec);
 	slash = strrchr(buf, '/');
 	if (!slash || slash == buf || !slash[1])
-		return vlog_err(-EINVAL, "--enforce-on %s: want NETNS/IFNAME[:xdp]", spec);
+		return vlog_refuse(-EINVAL, "--enforce-on %s: want NETNS/IFNAME[:xdp]", spec);
 	*slash = 0;
 	colon = strchr(slash + 1, ':');
 	if (colon) {
 		if (strcmp(colon, ":xdp"))
-			return vlog_err(-EINVAL, "--enforce-on %s: unknown mode '%s'", spec, colon + 1);
+			return vlog_refuse(-EINVAL, "--enforce-on %s: unknown mode '%s'", spec, colon + 1);
 		*colon = 0;
 		*xdp = true;
 	}
@@ -702,7 +702,7 @@ int vigil_enforce_spec_check(const char *spec)
 	if (err)
 		return err;
 	if ((err = vigil_netns_check(netns, why, sizeof(why))))
-		return vlog_err(err, "--enforce-on %s: %s", spec, why);
+		return vlog_refuse(err, "--enforce-on %s: %s", spec, why);
 	return 0;
 }
 

@@ -66,7 +66,7 @@ int vigil_policy_tc_attach(struct vigil_policy_state *s, const struct vigil_poli
 				if (attached(s, rule->netns[n], rule->interfaces[i]))
 					continue;
 				if (s->n_tc == VIGIL_POLICY_TC_MAX)
-					return vlog_err(-E2BIG, "policy: more than %d interfaces",
+					return vlog_refuse(-E2BIG, "policy: more than %d interfaces",
 							VIGIL_POLICY_TC_MAX);
 				if (!s->tc && (err = vigil_enforce_tc_open(&s->tc, &o)))
 					return err;

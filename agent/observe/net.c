@@ -202,7 +202,7 @@ static void scan_one(struct netns_scan *s, const char *path)
 			goto out;
 	if (s->nseen == NETNS_MAX) {
 		if (!s->failed++)
-			vlog_err(-E2BIG, "more than %d network namespaces: "
+			vlog_refuse(-E2BIG, "more than %d network namespaces: "
 				 "sockets of the others are not marked", NETNS_MAX);
 		goto out;
 	}
@@ -267,7 +267,7 @@ int vigil_net_scan_sockets(struct vigil_net *n)
 	s = calloc(1, sizeof(*s));
 	if (!s) {
 		bpf_link__destroy(link);
-		return vlog_err(-ENOMEM, "cannot scan network namespaces");
+		return vlog_refuse(-ENOMEM, "cannot scan network namespaces");
 	}
 	s->link_fd = bpf_link__fd(link);
 	err = pthread_create(&th, NULL, scan_thread, s);

@@ -17,6 +17,33 @@
 #define BACKOFF_MIN_MS 100
 #define BACKOFF_MAX_MS 5000
 
+/* Decodes rec once for every reader: the JSON output in its form, the
+ * compact view, and a copy of each form a `vigil events` subscriber wants. */
+static void format(struct vigil_sink_local *l, const void *rec)
+{
+	struct vigil_buf *form[VIGIL_SUB_FORMS] = {};
+	size_t at[VIGIL_SUB_FORMS] = {};
+	unsigned own = l->fmt.opts.format == VIGIL_EXPORT_TETRAGON ? VIGIL_SUB_TETRAGON : VIGIL_SUB_VIGIL;
+
+	if (l->json_out)
+		form[own] = &l->json;
+	for (unsigned i = 0; l->subs && i < VIGIL_SUB_FORMS; i++) {
+		if (!vigil_subscribers_want(l->subs, i))
+			continue;
+		if (!form[i]) {
+			l->sub_line[i].len = 0;
+			form[i] = &l->sub_line[i];
+		}
+		at[i] = form[i]->len;
+	}
+	vigil_event_format_forms(&l->fmt, rec, form[VIGIL_SUB_VIGIL], form[VIGIL_SUB_TETRAGON],
+				 l->compact_fd >= 0 ? &l->compact : NULL);
+	for (unsigned i = 0; l->subs && i < VIGIL_SUB_FORMS; i++)
+		if (form[i] && form[i]->len > at[i] && vigil_subscribers_want(l->subs, i))
+			vigil_subscribers_publish(l->subs, i, form[i]->p + at[i],
+						  form[i]->len - at[i]);
+}
+
 static int take(void *ctx, const void *rec, uint32_t len, uint64_t pos)
 {
 	struct vigil_sink_local *l = ctx;
@@ -37,8 +64,7 @@ static int take(void *ctx, const void *rec, uint32_t len, uint64_t pos)
 		l->batch_first_seq = seq;
 	if (seq > l->batch_last_seq)
 		l->batch_last_seq = seq;
-	vigil_event_format(&l->fmt, rec, l->json_out ? &l->json : NULL,
-			   l->compact_fd >= 0 ? &l->compact : NULL);
+	format(l, rec);
 	return l->json.len > BATCH_BYTES || l->compact.len > BATCH_BYTES;
 }
 
@@ -189,6 +215,13 @@ static int offer(struct vigil_sink *s, const struct vigil_ring *r, uint64_t end)
 			continue;
 		}
 		l->write_errors++;
+		/* A reader that quit (vigild --json | head): nothing will
+		 * take these again. The agent stops; what is unwritten
+		 * waits in the pinned ring for the next one. */
+		if (err == -EPIPE) {
+			l->reader_gone = true;
+			return 0;
+		}
 		if (!l->failing++)
 			vlog_info("local output: cannot write events (%s): they wait in the ring, "
 				  "retrying", strerror(-err));
@@ -208,7 +241,8 @@ static void flush(struct vigil_sink *s, const struct vigil_ring *r)
 	struct vigil_sink_local *l = (struct vigil_sink_local *)s;
 
 	l->retry_at = 0;
-	offer(s, r, vigil_ring_producer(r));
+	if (!l->reader_gone)
+		offer(s, r, vigil_ring_producer(r));
 	l->unwritten_bytes = vigil_ring_producer(r) - s->pos;
 }
 
@@ -232,4 +266,6 @@ void vigil_sink_local_free(struct vigil_sink_local *l)
 	vigil_formatter_free(&l->fmt);
 	vbuf_free(&l->json);
 	vbuf_free(&l->compact);
+	for (unsigned i = 0; i < VIGIL_SUB_FORMS; i++)
+		vbuf_free(&l->sub_line[i]);
 }

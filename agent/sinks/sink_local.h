@@ -7,7 +7,8 @@
  * with capped backoff; only when holding it would fill the ring past half
  * (and make BPF drop events for every reader) is it dropped: counted, said
  * in the log, in vigil status (lost_output) and as a vigil_output_loss line
- * in the output once it takes writes again.
+ * in the output once it takes writes again. A pipe whose reader has gone
+ * (EPIPE) is not retried: reader_gone tells the agent to stop.
  */
 #ifndef VIGIL_SINK_LOCAL_H
 #define VIGIL_SINK_LOCAL_H
@@ -17,6 +18,7 @@
 #include "export_file.h"
 #include "core/pump.h"
 #include "seq_window.h"
+#include "sinks/subscribers.h"
 
 struct vigil_sink_local {
 	struct vigil_sink sink;
@@ -39,6 +41,11 @@ struct vigil_sink_local {
 	uint64_t dropped_records, dropped_bytes;
 	uint64_t unsaid_records, unsaid_bytes, unsaid_first_seq, unsaid_last_seq;
 	uint64_t unwritten_bytes;	/* at stop: left in the ring, unwritten */
+	bool reader_gone;		/* stdout's reader closed it (EPIPE): stop */
+	/* `vigil events` subscribers (NULL: none), and a line for a form the
+	 * outputs do not write */
+	struct vigil_subscribers *subs;
+	struct vigil_buf sub_line[VIGIL_SUB_FORMS];
 };
 
 int vigil_sink_local_init(struct vigil_sink_local *l, const char *node_name,

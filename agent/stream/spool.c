@@ -149,7 +149,7 @@ int vigil_spool_open(struct vigil_spool *sp, const char *dir, uint32_t ring_id, 
 {
 	*sp = (struct vigil_spool){ .ring_id = ring_id, .max_bytes = max_bytes };
 	if (strlen(dir) >= sizeof(sp->dir))
-		return vlog_err(-ENAMETOOLONG, "spool folder name too long");
+		return vlog_refuse(-ENAMETOOLONG, "spool folder name too long");
 	snprintf(sp->dir, sizeof(sp->dir), "%s", dir);
 	if (mkdir(dir, 0700) && errno != EEXIST)
 		return vlog_err(-errno, "cannot create spool folder %s", dir);

@@ -23,7 +23,7 @@ static int readable(const char *opt, const char *path, const char *url)
 	FILE *f;
 
 	if (!path)
-		return vlog_err(-EINVAL, "--send %s needs %s (and --tls-cert, --tls-key, --tls-ca)",
+		return vlog_refuse(-EINVAL, "--send %s needs %s (and --tls-cert, --tls-key, --tls-ca)",
 				url, opt);
 	f = fopen(path, "r");
 	if (!f)
@@ -109,7 +109,7 @@ static SSL_CTX *make_ctx(const struct vigil_tls_opts *o, const char *url, bool w
 		return *errp = err, NULL;
 	ctx = SSL_CTX_new(TLS_client_method());
 	if (!ctx)
-		return *errp = vlog_err(-ENOMEM, "--send %s: cannot make a TLS context: %s", url,
+		return *errp = vlog_refuse(-ENOMEM, "--send %s: cannot make a TLS context: %s", url,
 					ssl_reason()), NULL;
 	ERR_clear_error();
 	err = -EINVAL;
