@@ -47,6 +47,7 @@ listen = tcp://127.0.0.1:0
 export-file = $T_DIR/coll.json
 max-agents = 8
 CONF
+: >"$T_DIR/coll.err"
 "$TOP/$BUILD/vigil-collector" --config "$T_DIR/coll.conf" 2>"$T_DIR/coll.err" &
 pid=$!
 on_exit "kill $pid"
