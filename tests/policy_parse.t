@@ -7,7 +7,7 @@
 # docs/policy.md names every action of the catalogue
 # (include/vigil/policy_actions.h) and which take a cgroup.
 . "$(dirname "$0")/lib.sh"
-plan 10
+plan 12
 
 pol() { printf '%s\n' "$2" > "$T_DIR/$1.yaml"; echo "$T_DIR/$1.yaml"; }
 # refused FILE-NAME WANT-POSITION WANT-TEXT DESCRIPTION
