@@ -223,8 +223,6 @@ static int read_state(struct vigil_proc_rules *pr, struct vigil_pstate *st)
 int vigil_proc_rules_open(struct vigil_proc_rules **out, const char *pin_dir, uint64_t ring_size)
 {
 	struct vigil_proc_rules *pr = calloc(1, sizeof(*pr));
-	struct vigil_pstate st = {};
-	uint32_t zero = 0;
 	int err;
 
 	*out = pr;
@@ -240,12 +238,6 @@ int vigil_proc_rules_open(struct vigil_proc_rules **out, const char *pin_dir, ui
 	pr->stats_fd = bpf_map__fd(pr->skel->maps.vigil_prule_stats);
 	pr->outs_fd = bpf_map__fd(pr->skel->maps.vigil_pouts);
 	pr->outer_fd = bpf_map__fd(pr->skel->maps.vigil_pstr);
-	/* The generation in force stays (a restart): only vigild's tgid is ours. */
-	if ((err = read_state(pr, &st)))
-		return vlog_err(err, "cannot read the exec and file rules' state");
-	st.agent_tgid = getpid();
-	if (bpf_map_update_elem(pr->state_fd, &zero, &st, 0))
-		return vlog_err(-errno, "cannot write the exec and file rules' state");
 	return 0;
 }
 
@@ -348,6 +340,11 @@ int vigil_proc_write(struct vigil_proc_rules *pr, const struct vigil_proc_compil
 	}
 	if (!err && bpf_map_update_elem(pr->conf_fd, &gen, &c->conf, 0))
 		err = vlog_err(-errno, "cannot write the exec and file rules' verbs");
+	/* This vigild is never signalled: said with its first policy, so a
+	 * start that fails before leaves the state as it found it. */
+	st.agent_tgid = getpid();
+	if (!err && bpf_map_update_elem(pr->state_fd, &(uint32_t){ 0 }, &st, 0))
+		err = vlog_err(-errno, "cannot write the exec and file rules' state");
 	if (!err)
 		err = attach_verbs(pr, c->verbs);
 	free(zero_st);

@@ -621,16 +621,17 @@ int vigil_policy_apply(struct vigil_policy_state *s, char *const *files, unsigne
 	 * off. */
 	if (!ret && how == IN_PLACE)
 		moved_stats(s, &np, old_of, slot, moved);
-	/* Everything is checked: from here on the kernel side changes. The
-	 * exec and file rules go into the generation not in force first; the
-	 * flip below, once the network rules are in, puts them in force. */
-	if (!ret && (ret = vigil_proc_write(s->proc, pc)))
-		snprintf(err, errlen, "cannot write the exec and file rules (see vigild's log)");
+	/* Everything is checked: from here on the kernel side changes. */
 	if (!ret && (ret = vigil_cgroup_attach(s, final->refs, final->n_refs)))
 		snprintf(err, errlen, "cannot attach the cgroup hooks (see vigild's log)");
 	vigil_policy_tc_mark(s, &tc_mark);
 	if (!ret && (ret = vigil_policy_tc_attach(s, &np)))
 		snprintf(err, errlen, "cannot attach to the interfaces named (see vigild's log)");
+	/* The exec and file rules go into the generation not in force, after
+	 * every attach that can fail and before the network maps; the flip
+	 * below, once those are in, puts them in force. */
+	if (!ret && (ret = vigil_proc_write(s->proc, pc)))
+		snprintf(err, errlen, "cannot write the exec and file rules (see vigild's log)");
 	if (!ret && how == SWAP && (ret = write_swap(s, final, used, fresh)))
 		snprintf(err, errlen, "cannot write the policy maps (see vigild's log)");
 	if (!ret && how == IN_PLACE && (ret = write_in_place(s, final, keep)))
