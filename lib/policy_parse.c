@@ -144,15 +144,21 @@ const char *action_names(char *out, size_t len, unsigned kind, const char *last)
 
 int want_action(struct pctx *c, yaml_node_t *n, unsigned kind, unsigned *out)
 {
+	struct word mine[sizeof(actions) / sizeof(actions[0])] = {};
+	unsigned k = 0;
 	char list[128];
-	int err = want_word(c, n, "action", actions, out);
 
-	if (err || action_kinds(*out) & kind)
-		return err;
-	return fail(c, n, "action %s is not for %s (%s)", scalar(n),
-		    kind == VIGIL_KIND_NET ? "network rules" :
-		    kind == VIGIL_KIND_EXEC ? "exec rules" : "file rules",
-		    action_names(list, sizeof(list), kind, " or "));
+	/* Another kind's action is named as such; any other word is told
+	 * this kind's actions (the first lookup's message is overwritten). */
+	if (!want_word(c, n, "action", actions, out) && !(action_kinds(*out) & kind))
+		return fail(c, n, "action %s is not for %s (%s)", scalar(n),
+			    kind == VIGIL_KIND_NET ? "network rules" :
+			    kind == VIGIL_KIND_EXEC ? "exec rules" : "file rules",
+			    action_names(list, sizeof(list), kind, " or "));
+	for (const struct word *w = actions; w->name; w++)
+		if (action_kinds(w->value) & kind)
+			mine[k++] = *w;
+	return want_word(c, n, "action", mine, out);
 }
 
 static const struct word directions[] = {
