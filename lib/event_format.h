@@ -11,6 +11,7 @@
 
 #include <stdint.h>
 #include "buf.h"
+#include "format_policy.h"
 #include "format_process.h"
 #include "format_tetragon.h"
 #include "proc_cache.h"

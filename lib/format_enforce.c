@@ -16,7 +16,7 @@
 #define N(a) (sizeof(a) / sizeof(*(a)))
 
 static const char *const actions[] = {
-#define ACTION_NAME(id, value, name, cgroup) [id] = #name,
+#define ACTION_NAME(id, value, name, cgroup, kinds) [id] = #name,
 	VIGIL_POLICY_ACTIONS(ACTION_NAME)
 #undef ACTION_NAME
 };

@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <yaml.h>
-#include "policy_parse.h"
+#include "policy_yaml.h"
 
 /* Bounds on what one file may cost to read: the agent reads policies on
  * its event loop, so a file must not be able to hold it up. Parsing is
@@ -30,18 +30,7 @@
  * three lists of 256 are about 51000; the tree libyaml builds is bounded
  * by this, not by the file's size (1 MiB of "[]," made 100 MB of it). */
 #define POLICY_NODES_MAX 65536
-#define LIST_MAX 256	/* addresses, interfaces or namespaces in one rule */
-
-struct pctx {
-	const char *file;
-	yaml_document_t doc;
-	char *err;
-	size_t errlen;
-};
-
-static int fail_at(struct pctx *c, const yaml_mark_t *m, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static int fail_at(struct pctx *c, const yaml_mark_t *m, const char *fmt, ...)
+int fail_at(struct pctx *c, const yaml_mark_t *m, const char *fmt, ...)
 {
 	int n = snprintf(c->err, c->errlen, "%s:%zu:%zu: ", c->file, m->line + 1, m->column + 1);
 	va_list ap;
@@ -54,9 +43,7 @@ static int fail_at(struct pctx *c, const yaml_mark_t *m, const char *fmt, ...)
 	return -EINVAL;
 }
 
-#define fail(c, node, ...) fail_at(c, &(node)->start_mark, __VA_ARGS__)
-
-static const char *node_kind(const yaml_node_t *n)
+const char *node_kind(const yaml_node_t *n)
 {
 	switch (n->type) {
 	case YAML_SCALAR_NODE: return "a scalar";
@@ -66,12 +53,12 @@ static const char *node_kind(const yaml_node_t *n)
 	}
 }
 
-static const char *scalar(const yaml_node_t *n)
+const char *scalar(const yaml_node_t *n)
 {
 	return (const char *)n->data.scalar.value;
 }
 
-static int want_scalar(struct pctx *c, yaml_node_t *n, const char *key)
+int want_scalar(struct pctx *c, yaml_node_t *n, const char *key)
 {
 	if (n->type != YAML_SCALAR_NODE)
 		return fail(c, n, "'%s' takes a single value, not %s", key, node_kind(n));
@@ -80,13 +67,7 @@ static int want_scalar(struct pctx *c, yaml_node_t *n, const char *key)
 	return 0;
 }
 
-/* Picks a name from a table; the error lists what is accepted. */
-struct word {
-	const char *name;
-	unsigned value;
-};
-
-static int want_word(struct pctx *c, yaml_node_t *n, const char *key, const struct word *w,
+int want_word(struct pctx *c, yaml_node_t *n, const char *key, const struct word *w,
 		     unsigned *out)
 {
 	char choices[128] = "";
@@ -108,7 +89,7 @@ static int want_word(struct pctx *c, yaml_node_t *n, const char *key, const stru
 /* The actions and what each asks of a rule, from their catalogue
  * (vigil/policy_actions.h). */
 static const struct word actions[] = {
-#define ACTION_WORD(id, value, name, cgroup) { #name, id },
+#define ACTION_WORD(id, value, name, cgroup, kinds) { #name, id },
 	VIGIL_POLICY_ACTIONS(ACTION_WORD)
 #undef ACTION_WORD
 	{}
@@ -117,23 +98,35 @@ static const struct word actions[] = {
 static enum vigil_action_cgroup action_cgroup(unsigned a)
 {
 	switch (a) {
-#define ACTION_CGROUP(id, value, name, cgroup) case id: return cgroup;
+#define ACTION_CGROUP(id, value, name, cgroup, kinds) case id: return cgroup;
 	VIGIL_POLICY_ACTIONS(ACTION_CGROUP)
 #undef ACTION_CGROUP
 	}
 	return VIGIL_ACT_CGROUP_NO;
 }
 
-/* "allow, drop or deny": the actions whose cgroup use is a bit of
- * cgroups (1 << enum vigil_action_cgroup), the last joined by last. */
-static const char *action_list(char *out, size_t len, unsigned cgroups, const char *last)
+static unsigned action_kinds(unsigned a)
+{
+	switch (a) {
+#define ACTION_KINDS(id, value, name, cgroup, kinds) case id: return kinds;
+	VIGIL_POLICY_ACTIONS(ACTION_KINDS)
+#undef ACTION_KINDS
+	}
+	return 0;
+}
+
+/* "allow, drop or deny": the actions for a rule of kind whose cgroup use
+ * is a bit of cgroups (1 << enum vigil_action_cgroup), the last joined by
+ * last. */
+static const char *action_list(char *out, size_t len, unsigned kind, unsigned cgroups,
+			       const char *last)
 {
 	const struct word *w, *prev = NULL;
 	size_t n = 0;
 
 	out[0] = 0;
 	for (w = actions; w->name; w++) {
-		if (!(cgroups & 1u << action_cgroup(w->value)))
+		if (!(cgroups & 1u << action_cgroup(w->value)) || !(action_kinds(w->value) & kind))
 			continue;
 		if (prev)
 			n += snprintf(out + n, n < len ? len - n : 0, "%s%s", n ? ", " : "", prev->name);
@@ -143,6 +136,31 @@ static const char *action_list(char *out, size_t len, unsigned cgroups, const ch
 		snprintf(out + n, n < len ? len - n : 0, "%s%s", n ? last : "", prev->name);
 	return out;
 }
+
+const char *action_names(char *out, size_t len, unsigned kind, const char *last)
+{
+	return action_list(out, len, kind, ~0u, last);
+}
+
+int want_action(struct pctx *c, yaml_node_t *n, unsigned kind, unsigned *out)
+{
+	struct word mine[sizeof(actions) / sizeof(actions[0])] = {};
+	unsigned k = 0;
+	char list[128];
+
+	/* Another kind's action is named as such; any other word is told
+	 * this kind's actions (the first lookup's message is overwritten). */
+	if (!want_word(c, n, "action", actions, out) && !(action_kinds(*out) & kind))
+		return fail(c, n, "action %s is not for %s (%s)", scalar(n),
+			    kind == VIGIL_KIND_NET ? "network rules" :
+			    kind == VIGIL_KIND_EXEC ? "exec rules" : "file rules",
+			    action_names(list, sizeof(list), kind, " or "));
+	for (const struct word *w = actions; w->name; w++)
+		if (action_kinds(w->value) & kind)
+			mine[k++] = *w;
+	return want_word(c, n, "action", mine, out);
+}
+
 static const struct word directions[] = {
 	{ "ingress", VIGIL_DIR_INGRESS }, { "egress", VIGIL_DIR_EGRESS },
 	{ "any", VIGIL_DIR_ANY }, {}
@@ -269,10 +287,7 @@ static int parse_cidr(struct pctx *c, yaml_node_t *n, struct vigil_cidr *out)
 	return 0;
 }
 
-/* A key that takes one value or a list: calls each(value) for every item. */
-typedef int (*item_fn)(struct pctx *c, yaml_node_t *n, void *arr, unsigned i);
-
-static int parse_list(struct pctx *c, yaml_node_t *n, const char *key, size_t item_size,
+int parse_list(struct pctx *c, yaml_node_t *n, const char *key, size_t item_size,
 		      item_fn each, void **arr, unsigned *count)
 {
 	yaml_node_item_t *it;
@@ -304,7 +319,7 @@ static int parse_list(struct pctx *c, yaml_node_t *n, const char *key, size_t it
 }
 
 /* Names that end up in replies, logs and paths: no control bytes. */
-static bool has_control(const char *s)
+bool has_control(const char *s)
 {
 	for (; *s; s++)
 		if ((unsigned char)*s < ' ' || *s == 0x7f)
@@ -344,7 +359,7 @@ static int netns_item(struct pctx *c, yaml_node_t *n, void *arr, unsigned i)
  * its id at the level it sits, so the path must name one directory one way:
  * '.', '..' and empty components ("a//b") are refused, where they are, and
  * one trailing '/' is dropped. */
-static int parse_cgroup(struct pctx *c, yaml_node_t *n, char **out)
+int parse_cgroup(struct pctx *c, yaml_node_t *n, char **out)
 {
 	const char *s;
 	size_t len;
@@ -379,7 +394,7 @@ static int parse_cgroup(struct pctx *c, yaml_node_t *n, char **out)
 	return *out ? 0 : -ENOMEM;
 }
 
-static int check_name(struct pctx *c, yaml_node_t *n, struct vigil_rule *r)
+int check_rule_name(struct pctx *c, yaml_node_t *n, char *name)
 {
 	const char *s = scalar(n);
 	int err = want_scalar(c, n, "name");
@@ -391,7 +406,7 @@ static int check_name(struct pctx *c, yaml_node_t *n, struct vigil_rule *r)
 	for (const char *p = s; *p; p++)
 		if (*p <= ' ' || *p > '~')
 			return fail(c, n, "rule name: printable characters only, no spaces");
-	strcpy(r->name, s);
+	strcpy(name, s);
 	return 0;
 }
 
@@ -430,9 +445,9 @@ static int parse_rule(struct pctx *c, yaml_node_t *n, struct vigil_rule *r)
 				    keys[key], seen[key]->start_mark.line + 1);
 		seen[key] = k;
 		switch (key) {
-		case K_NAME: err = check_name(c, val, r); break;
+		case K_NAME: err = check_rule_name(c, val, r->name); break;
 		case K_ACTION:
-			if (!(err = want_word(c, val, "action", actions, &v)))
+			if (!(err = want_action(c, val, VIGIL_KIND_NET, &v)))
 				r->action = v;
 			break;
 		case K_DIR:
@@ -464,7 +479,7 @@ static int parse_rule(struct pctx *c, yaml_node_t *n, struct vigil_rule *r)
 	/* What the keys mean together. */
 	if (!seen[K_ACTION])
 		return fail(c, n, "rule has no 'action' (%s)",
-			    action_list(list, sizeof(list), ~0u, " or "));
+			    action_names(list, sizeof(list), VIGIL_KIND_NET, " or "));
 	if (seen[K_PORT] && !has_ports(r->protocol))
 		return fail(c, seen[K_PORT], "'port' with protocol %s: only tcp, udp, udplite, sctp "
 			    "and dccp have ports", vigil_policy_proto_name(r->protocol));
@@ -485,7 +500,7 @@ static int parse_rule(struct pctx *c, yaml_node_t *n, struct vigil_rule *r)
 		r->direction = VIGIL_DIR_EGRESS;	/* a cgroup scope is about local senders */
 	if (r->cgroup && action_cgroup(r->action) == VIGIL_ACT_CGROUP_NO)
 		return fail(c, seen[K_CGROUP], "'cgroup' applies to %s only",
-			    action_list(list, sizeof(list),
+			    action_list(list, sizeof(list), VIGIL_KIND_NET,
 					1u << VIGIL_ACT_CGROUP_MAY | 1u << VIGIL_ACT_CGROUP_MUST, " and "));
 	if (r->cgroup && r->direction != VIGIL_DIR_EGRESS)
 		return fail(c, seen[K_CGROUP],
@@ -509,23 +524,64 @@ static void rule_free(struct vigil_rule *r)
 	memset(r, 0, sizeof(*r));
 }
 
-static int find_rule(const struct vigil_policy *p, const struct vigil_rule *rules, unsigned n,
-		     const char *name)
+/* What one file adds, before it is merged: freed whole if refused. */
+struct scratch {
+	struct vigil_rule *rules;
+	unsigned n, room;
+	struct vigil_prule_spec *prules;
+	unsigned np, proom;
+};
+
+/* Is name taken, by a rule in force or one read before it here? Names are
+ * one space for every kind: `vigil policy list` and events name rules. */
+static bool name_used(const struct vigil_policy *p, const struct scratch *s, const char *name,
+		      const void *self)
 {
 	for (unsigned i = 0; i < p->n_rules; i++)
 		if (!strcmp(p->rules[i].name, name))
-			return 1;
-	for (unsigned i = 0; i < n; i++)
-		if (!strcmp(rules[i].name, name))
-			return 1;
-	return 0;
+			return true;
+	for (unsigned i = 0; i < p->n_prules; i++)
+		if (!strcmp(p->prules[i].name, name))
+			return true;
+	for (unsigned i = 0; i < s->n; i++)
+		if (&s->rules[i] != self && !strcmp(s->rules[i].name, name))
+			return true;
+	for (unsigned i = 0; i < s->np; i++)
+		if (&s->prules[i] != self && !strcmp(s->prules[i].name, name))
+			return true;
+	return false;
 }
 
-/* Reads the document's rules into rules[] (at most room). */
-static int parse_doc(struct pctx *c, const struct vigil_policy *p, struct vigil_rule *rules,
-		     unsigned room, unsigned *n)
+/* Does rule node n have an 'on' key (an exec or file rule)? */
+static bool is_proc_rule(struct pctx *c, yaml_node_t *n)
+{
+	if (n->type != YAML_MAPPING_NODE)
+		return false;
+	for (yaml_node_pair_t *pair = n->data.mapping.pairs.start; pair < n->data.mapping.pairs.top;
+	     pair++) {
+		yaml_node_t *k = yaml_document_get_node(&c->doc, pair->key);
+
+		if (k->type == YAML_SCALAR_NODE && !strcmp(scalar(k), "on"))
+			return true;
+	}
+	return false;
+}
+
+static int parse_mode(struct pctx *c, yaml_node_t *v)
+{
+	static const struct word modes[] = { { "enforce", 0 }, { "monitor", 1 }, {} };
+	unsigned m;
+	int err = want_word(c, v, "mode", modes, &m);
+
+	c->monitor = m;
+	return err;
+}
+
+/* Reads the document's rules into s. */
+static int parse_doc(struct pctx *c, const struct vigil_policy *p, struct scratch *s)
 {
 	yaml_node_t *root = yaml_document_get_root_node(&c->doc), *list = NULL, *version = NULL;
+	yaml_node_t *mode = NULL;
 	yaml_node_pair_t *pair;
 	yaml_node_item_t *it;
 	yaml_mark_t start = {};
@@ -537,6 +593,7 @@ static int parse_doc(struct pctx *c, const struct vigil_policy *p, struct vigil_
 	for (pair = root->data.mapping.pairs.start; pair < root->data.mapping.pairs.top; pair++) {
 		yaml_node_t *k = yaml_document_get_node(&c->doc, pair->key);
 		yaml_node_t *v = yaml_document_get_node(&c->doc, pair->value);
+		int err;
 
 		if (k->type == YAML_SCALAR_NODE && !strcmp(scalar(k), "rules")) {
 			if (list)
@@ -548,8 +605,14 @@ static int parse_doc(struct pctx *c, const struct vigil_policy *p, struct vigil_
 			if (version)
 				return fail(c, k, "'version' given twice");
 			version = k;
+		} else if (k->type == YAML_SCALAR_NODE && !strcmp(scalar(k), "mode")) {
+			if (mode)
+				return fail(c, k, "'mode' given twice");
+			mode = k;
+			if ((err = parse_mode(c, v)))
+				return err;
 		} else {
-			return fail(c, k, "unknown key at the top (known: version, rules)");
+			return fail(c, k, "unknown key at the top (known: version, mode, rules)");
 		}
 	}
 	if (!list)
@@ -558,18 +621,33 @@ static int parse_doc(struct pctx *c, const struct vigil_policy *p, struct vigil_
 		return fail(c, list, "'rules' is a list of rules, not %s", node_kind(list));
 	for (it = list->data.sequence.items.start; it < list->data.sequence.items.top; it++) {
 		yaml_node_t *rn = yaml_document_get_node(&c->doc, *it);
+		const char *name;
+		const void *self;
 		int err;
 
-		if (*n >= room)
-			return fail(c, rn, "too many rules: at most %d in force at once",
-				    VIGIL_RULES_MAX);
-		err = parse_rule(c, rn, &rules[*n]);
-		(*n)++;	/* freed by the caller either way */
+		if (is_proc_rule(c, rn)) {
+			if (s->np >= s->proom)
+				return fail(c, rn, "too many exec and file rules: at most %d in force "
+					    "at once", VIGIL_PRULES_MAX);
+			err = parse_proc_rule(c, rn, &s->prules[s->np]);
+			self = &s->prules[s->np];
+			name = s->prules[s->np++].name;	/* freed by the caller either way */
+		} else {
+			if (s->n >= s->room)
+				return fail(c, rn, "too many rules: at most %d in force at once",
+					    VIGIL_RULES_MAX);
+			err = parse_rule(c, rn, &s->rules[s->n]);
+			self = &s->rules[s->n];
+			name = s->rules[s->n++].name;
+		}
 		if (err)
 			return err;
-		if (find_rule(p, rules, *n - 1, rules[*n - 1].name))
+		if (name_used(p, s, name, self))
 			return fail(c, rn, "this rule's name is used by an earlier rule");
 	}
+	if (mode && c->monitor && !s->np)
+		return fail(c, mode, "'mode: monitor' is for exec and file rules, and this file "
+			    "has none");
 	return 0;
 }
 
@@ -770,18 +848,24 @@ int vigil_policy_add_text(struct vigil_policy *p, const char *path, const unsign
 			  size_t len, char *err, size_t errlen)
 {
 	struct pctx c = { .file = path, .err = err, .errlen = errlen };
-	unsigned room = VIGIL_RULES_MAX - p->n_rules, n = 0;
-	struct vigil_rule *rules = calloc(room ? room : 1, sizeof(*rules)), *merged;
+	struct scratch s = {
+		.room = VIGIL_RULES_MAX - p->n_rules, .proom = VIGIL_PRULES_MAX - p->n_prules,
+	};
+	struct vigil_rule *merged;
+	struct vigil_prule_spec *pmerged;
 	char **files, *name = NULL;
 	int ret;
 
 	snprintf(err, errlen, "%s: out of memory", path);
-	if (!rules)
-		return -ENOMEM;
+	s.rules = calloc(s.room ? s.room : 1, sizeof(*s.rules));
+	s.prules = calloc(s.proom ? s.proom : 1, sizeof(*s.prules));
+	ret = -ENOMEM;
+	if (!s.rules || !s.prules)
+		goto out;
 	ret = load_yaml(&c, text, len);
 	if (ret)
 		goto out;
-	ret = parse_doc(&c, p, rules, room, &n);
+	ret = parse_doc(&c, p, &s);
 	yaml_document_delete(&c.doc);
 	if (ret)
 		goto out;
@@ -792,23 +876,34 @@ int vigil_policy_add_text(struct vigil_policy *p, const char *path, const unsign
 	if (!files)
 		goto out;
 	p->files = files;
-	merged = realloc(p->rules, (p->n_rules + n + 1) * sizeof(*merged));
+	merged = realloc(p->rules, (p->n_rules + s.n + 1) * sizeof(*merged));
 	if (!merged)
 		goto out;	/* p->files grew but n_files did not: still consistent */
 	p->rules = merged;
-	for (unsigned i = 0; i < n; i++) {
-		rules[i].file = name;
-		p->rules[p->n_rules++] = rules[i];
+	pmerged = realloc(p->prules, (p->n_prules + s.np + 1) * sizeof(*pmerged));
+	if (!pmerged)
+		goto out;
+	p->prules = pmerged;
+	for (unsigned i = 0; i < s.n; i++) {
+		s.rules[i].file = name;
+		p->rules[p->n_rules++] = s.rules[i];
+	}
+	for (unsigned i = 0; i < s.np; i++) {
+		s.prules[i].file = name;
+		p->prules[p->n_prules++] = s.prules[i];
 	}
 	p->files[p->n_files++] = name;
 	name = NULL;
-	n = 0;
+	s.n = s.np = 0;
 	ret = 0;
 	err[0] = 0;
 out:
-	for (unsigned i = 0; i < n; i++)
-		rule_free(&rules[i]);
-	free(rules);
+	for (unsigned i = 0; i < s.n; i++)
+		rule_free(&s.rules[i]);
+	for (unsigned i = 0; i < s.np; i++)
+		proc_rule_free(&s.prules[i]);
+	free(s.rules);
+	free(s.prules);
 	free(name);
 	return ret;
 }
@@ -877,6 +972,9 @@ void vigil_policy_free(struct vigil_policy *p)
 {
 	for (unsigned i = 0; i < p->n_rules; i++)
 		rule_free(&p->rules[i]);
+	for (unsigned i = 0; i < p->n_prules; i++)
+		proc_rule_free(&p->prules[i]);
+	free(p->prules);
 	for (unsigned i = 0; i < p->n_files; i++)
 		free(p->files[i]);
 	free(p->rules);

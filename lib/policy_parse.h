@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <vigil/events.h>
+#include <vigil/proc_policy.h>
 
 /* Actions and directions are the BPF side's (enum vigil_action, enum
  * vigil_dir in vigil/enforce_events.h): one definition for both sides. */
@@ -43,9 +44,35 @@ struct vigil_rule {
 	unsigned line;
 };
 
+/* The strings of one selector ('binary', 'parent_binary', 'path'), by
+ * operator (enum vigil_pstr_op): each list ANDed with the others. */
+struct vigil_pstr_sel {
+	char **vals[VIGIL_OP_NUM];
+	unsigned n[VIGIL_OP_NUM];
+};
+
+/* An exec or file rule (docs/policy.md, "Process and file rules"). */
+struct vigil_prule_spec {
+	char name[VIGIL_RULE_NAME_MAX];
+	uint8_t action;		/* post, nopost, signal, sigkill */
+	uint8_t signal;		/* signal's N; 9 for sigkill */
+	bool monitor;		/* its file's mode: monitor */
+	uint32_t verbs;		/* bits (1 << enum vigil_verb): all exec, or all file */
+	uint32_t intent;	/* enum vigil_intent, any of them; 0 any */
+	struct vigil_pstr_sel str[VIGIL_PSTR_NUM];
+	bool has_uid, has_euid;
+	uint32_t uid_lo, uid_hi, euid_lo, euid_hi;
+	uint32_t ns_mask, ns_host;	/* enum vigil_pns */
+	char *cgroup;
+	const char *file;
+	unsigned line;
+};
+
 struct vigil_policy {
 	struct vigil_rule *rules;
 	unsigned n_rules;
+	struct vigil_prule_spec *prules;	/* exec and file rules, in file order */
+	unsigned n_prules;
 	char **files;		/* every file the rules came from, in load order */
 	unsigned n_files;
 };
@@ -73,6 +100,7 @@ bool vigil_rule_covers_peer(const struct vigil_rule *r, const struct sockaddr_st
 			    int socktype);
 
 const char *vigil_policy_action_name(unsigned action);
+const char *vigil_verb_name(unsigned verb);	/* "exec", "openat", ... */
 const char *vigil_policy_dir_name(unsigned dir);
 const char *vigil_policy_proto_name(unsigned proto);
 /* "10.0.0.0/8", "2001:db8::/32" */

@@ -7,7 +7,7 @@
 # docs/policy.md names every action of the catalogue
 # (include/vigil/policy_actions.h) and which take a cgroup.
 . "$(dirname "$0")/lib.sh"
-plan 10
+plan 12
 
 pol() { printf '%s\n' "$2" > "$T_DIR/$1.yaml"; echo "$T_DIR/$1.yaml"; }
 # refused FILE-NAME WANT-POSITION WANT-TEXT DESCRIPTION
@@ -66,9 +66,19 @@ for f in "$T_DIR"/doc*.yaml; do
 done
 [ $bad -eq 0 ] && [ $n -ge 4 ]; ok $? "the $n policy examples in docs/policy.md are valid"
 
-# The catalogue, "NAME CGROUP" a line (tests/policy_actions.c).
-"$TOP/$BUILD/tests/policy_actions" >"$T_DIR/actions"
+# The catalogue, "NAME CGROUP KINDS" a line (tests/policy_actions.c): the
+# network rules' actions in the network example, the exec and file rules'
+# in theirs.
+"$TOP/$BUILD/tests/policy_actions" >"$T_DIR/all_actions"
+grep ' net$' "$T_DIR/all_actions" >"$T_DIR/actions"
 names=$(cut -d' ' -f1 "$T_DIR/actions" | paste -sd' ')
+pnames=$(grep ' exec,file$' "$T_DIR/all_actions" | cut -d' ' -f1 | paste -sd' ')
+pdoc=$(sed -nE 's/^ +action: .*# ([a-z |]*[a-z]) +\(exec and file rules\)$/\1/p' "$TOP/docs/policy.md" | tr -d ' ' | tr '|' ' ')
+[ -n "$pnames" ] && [ "$pdoc" = "$pnames" ]
+ok $? "docs/policy.md's exec and file example names their actions in order ($pnames)"
+row=$(grep '^| `action` (exec, file) |' "$TOP/docs/policy.md")
+missing=$(for a in $pnames; do [[ "$row" == *"\`$a\`:"* ]] || echo "$a"; done | paste -sd' ')
+is "$missing" "" "docs/policy.md's exec and file key table says what each action does"
 doc=$(sed -nE 's/^ +action: .*# ([a-z |]*[a-z]) +\(required\)$/\1/p' "$TOP/docs/policy.md" | tr -d ' ' | tr '|' ' ')
 [ "$(wc -l <"$T_DIR/actions")" -ge 5 ] && [ "$doc" = "$names" ]
 ok $? "docs/policy.md's example names the catalogue's actions in order ($names)"

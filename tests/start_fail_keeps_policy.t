@@ -18,7 +18,8 @@ ip -n "$NS" addr add 10.98.0.1/24 dev "$VA"; ip -n "$NS" link set "$VA" up
 ip -n "$NS_B" addr add 10.98.0.2/24 dev "$VB"; ip -n "$NS_B" link set "$VB" up
 
 # Every rule kind there is: a cgroup deny and reject, a packet reject on an
-# interface, a reset with a namespace.
+# interface, a reset with a namespace, an exec rule (scoped by the test's
+# cgroup and a binary in its folder).
 cat >"$T_DIR/policy.yaml" <<POL
 rules:
   - name: cg-deny
@@ -43,7 +44,13 @@ rules:
     protocol: tcp
     port: 7103
     netns: $NS
+  - name: exec-kill
+    on: exec
+    binary: { in: [$T_DIR/killme] }
+    cgroup: $CG
+    action: sigkill
 POL
+cp /bin/true "$T_DIR/killme"
 printf 'rules:\n  - name: bad\n    action: deny\n    port: 99999\n' >"$T_DIR/bad.yaml"
 
 # The rows: a name, then vigild's arguments that make that step fail.
@@ -74,19 +81,20 @@ tc_refused() {
 		bpftool map create "$T_PIN/vigil_flows" type hash key 4 value 4 entries 1 name vigil_flows
 }
 tc_restored() { rm -f "$T_PIN/vigil_flows" && mv "$T_PIN/saved_flows" "$T_PIN/vigil_flows"; }
-plan $((4 + 4 * ${#ROWS[@]}))
+plan $((5 + 5 * ${#ROWS[@]}))
 
 # The state a start must not change: every pinned map the policy is written
 # to (its id and its entries; not the hit counters and rate-limit buckets,
 # which the probes move) and every pinned link of the policy (its id).
 state() {
 	local p
-	for p in "$T_PIN"/vigil_rules "$T_PIN"/vigil_rule_cgroup "$T_PIN"/vigil_pol4 "$T_PIN"/vigil_pol6; do
+	for p in "$T_PIN"/vigil_rules "$T_PIN"/vigil_rule_cgroup "$T_PIN"/vigil_pol4 "$T_PIN"/vigil_pol6 \
+		"$T_PIN"/vigil_prules "$T_PIN"/vigil_pconf "$T_PIN"/vigil_pstate "$T_PIN"/vigil_pstr; do
 		[ -e "$p" ] || continue
 		echo "$(basename "$p") $(bpftool map show pinned "$p" -j | jq .id)"
 		bpftool map dump pinned "$p" -j | jq -c 'sort_by(.key | tostring)'
 	done
-	for p in "$T_PIN"/cgroup_* "$T_PIN"/enforce_link_*; do
+	for p in "$T_PIN"/cgroup_* "$T_PIN"/enforce_link_* "$T_PIN"/link_proc_policy_*; do
 		[ -e "$p" ] && echo "$(basename "$p") $(bpftool link show pinned "$p" -j | jq .id)"
 	done
 }
@@ -98,6 +106,8 @@ import errno, socket, sys
 s = socket.socket(); s.settimeout(3)
 try: s.connect(("127.0.0.1", int(sys.argv[1]))); print("ok")
 except OSError as e: print(errno.errorcode.get(e.errno, str(e.errno)))' "$1"; }
+# The exec rule: the test's binary run in its cgroup; its exit status.
+probe_exec() { sh -c 'echo $$ > "$1/cgroup.procs" && exec "$2"' sh "$CG" "$T_DIR/killme"; echo $?; }
 # The packet rule on the interface: a connect from NS to NS_B:8080.
 probe_if() { ip netns exec "$NS" /usr/bin/python3 -c '
 import errno, socket
@@ -111,12 +121,13 @@ before=$(state)
 # With no agent, `vigil policy list` reads the pinned rules, and says so.
 list=$("$VIGIL" --pin-dir "$T_PIN" policy list 2>"$T_DIR/list.err"); rc=$?
 [ $rc -eq 0 ] && grep -q "vigild is not running; the rules pinned in $T_PIN still enforce" "$T_DIR/list.err" &&
-	[ "$(awk '$1 ~ /^[0-9]+$/ { print $2 }' <<<"$list" | tr '\n' ' ')" = "deny reject reject reset " ] &&
+	[ "$(awk '$1 ~ /^[0-9]+$/ && $3 !~ /^(post|nopost|signal|sigkill)$/ { print $2 }' <<<"$list" | tr '\n' ' ')" = "deny reject reject reset " ] &&
 	grep -q '^0 .*deny .*tcp .*7101 .*egress 127.0.0.1/32 cgroup=#' <<<"$list"
 ok $? "with the agent stopped, policy list shows the pinned rules" || diag "$list"
 [ "$(grep -c '^cgroup_\|^enforce_link_' <<<"$before")" -ge 2 ] || ! has_tcx
 ok $? "the policy is pinned: $(grep -c '^vigil_' <<<"$before") rule maps, $(grep -c '^cgroup_\|^enforce_link_' <<<"$before") links"
 is "$(probe 7101)" EPERM "with no agent running, the pinned policy refuses a denied connect"
+is "$(probe_exec)" 137 "with no agent running, the pinned exec rule kills its binary"
 if has_tcx; then
 	is "$(probe_if)" ECONNREFUSED "and the interface rule answers with a reset"
 else
@@ -137,6 +148,7 @@ for row in "${ROWS[@]}"; do
 	ok $? "$name: the pinned rule maps and links are as they were"
 	[ "$after" = "$before" ] || diff <(echo "$before") <(echo "$after") | cut -c1-200 | head -8 | sed 's/^/#   /' 
 	is "$(probe 7101)" EPERM "$name: a denied connect is still refused"
+	is "$(probe_exec)" 137 "$name: the exec rule still kills"
 	if has_tcx; then
 		is "$(probe_if)" ECONNREFUSED "$name: the interface rule still answers"
 	else

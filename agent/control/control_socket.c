@@ -15,6 +15,7 @@
 #include "buf.h"
 #include "json.h"
 #include "control/control_socket.h"
+#include "control/proc_list.h"
 #include "sinks/subscribers.h"
 #include "policy_warn.h"
 #include "enforce/rule_maps.h"
@@ -249,7 +250,8 @@ static void list_rules(struct vigil_control *c, struct vigil_buf *out)
 			vbuf_printf(out, " cgroup=%s", r->cgroup);
 		vbuf_printf(out, "  (%s:%u)\n", r->file, r->line);
 	}
-	if (!p->n_rules)
+	vigil_list_proc_rules(c->policy, out, false);
+	if (!p->n_rules && !p->n_prules)
 		vbuf_puts(out, "no rules in force\n");
 }
 
@@ -307,6 +309,7 @@ static void list_rules_json(struct vigil_control *c, struct vigil_buf *out)
 		jw_end(&w);
 		vbuf_putc(out, '\n');
 	}
+	vigil_list_proc_rules(c->policy, out, true);
 }
 
 /* Serves one request on conn; the reply goes in out (status byte first). */
@@ -348,7 +351,8 @@ static void serve(struct vigil_control *c, const char *req, size_t len, struct v
 		vlog_refuse(err, "policy %s refused: %s", verb, why);
 		vbuf_printf(out, "1%s (the policy in force is unchanged)\n", why);
 	} else {
-		vbuf_printf(out, "0%u rules in force\n", c->policy->in_force.n_rules);
+		vbuf_printf(out, "0%u rules in force\n",
+			    c->policy->in_force.n_rules + c->policy->in_force.n_prules);
 		warn_rules(c, out);
 	}
 }

@@ -33,6 +33,7 @@
 #include "enforce/flow_reset.h"
 #include "enforce/enforce_sockdestroy.h"
 #include "enforce/enforce_carried.h"
+#include "enforce/proc_rules.h"
 #include "enforce_cgroup.skel.h"
 
 struct lpm_entry {
@@ -504,10 +505,11 @@ static void moved_stats(struct vigil_policy_state *s, const struct vigil_policy 
 			slot_stats(s, s->slot[old_of[i]], &moved[i]);
 }
 
-/* Reads files into np and compiles them into c, resolving every cgroup and
- * namespace they name; nothing in the kernel changes. */
+/* Reads files into np and compiles them into c (network rules) and pc
+ * (exec and file rules), resolving every cgroup and namespace they name;
+ * nothing in the kernel changes. */
 static int prepare(char *const *files, unsigned n, struct vigil_policy *np, struct compiled *c,
-		   char *err, size_t errlen)
+		   struct vigil_proc_compiled **pc, char *err, size_t errlen)
 {
 	uint8_t ident[VIGIL_RULES_MAX];
 	int ret = 0;
@@ -522,6 +524,8 @@ static int prepare(char *const *files, unsigned n, struct vigil_policy *np, stru
 		ret = vigil_policy_add_file(np, files[i], err, errlen);
 	if (!ret)
 		ret = compile(np, ident, c, err, errlen);
+	if (!ret)
+		ret = vigil_proc_compile(np, pc, err, errlen);
 	return ret;
 }
 
@@ -529,9 +533,11 @@ int vigil_policy_check(char *const *files, unsigned n, char *err, size_t errlen)
 {
 	struct vigil_policy np = {};
 	struct compiled c = {};
-	int ret = prepare(files, n, &np, &c, err, errlen);
+	struct vigil_proc_compiled *pc = NULL;
+	int ret = prepare(files, n, &np, &c, &pc, err, errlen);
 
 	vigil_policy_free(&np);
+	vigil_proc_compiled_free(pc);
 	free(c.lpm);
 	return ret;
 }
@@ -589,8 +595,9 @@ int vigil_policy_apply(struct vigil_policy_state *s, char *const *files, unsigne
 	uint8_t slot[VIGIL_RULES_MAX];
 	bool keep[VIGIL_RULES_MAX] = {};
 	struct vigil_policy_tc_mark tc_mark;
+	struct vigil_proc_compiled *pc = NULL;
 	uint64_t used = 0, fresh = 0;
-	int ret = prepare(files, n, &np, &c, err, errlen);
+	int ret = prepare(files, n, &np, &c, &pc, err, errlen);
 
 	for (unsigned i = 0; i < n && !ret; i++)
 		if (!(names[i] = strdup(files[i])))
@@ -620,6 +627,11 @@ int vigil_policy_apply(struct vigil_policy_state *s, char *const *files, unsigne
 	vigil_policy_tc_mark(s, &tc_mark);
 	if (!ret && (ret = vigil_policy_tc_attach(s, &np)))
 		snprintf(err, errlen, "cannot attach to the interfaces named (see vigild's log)");
+	/* The exec and file rules go into the generation not in force, after
+	 * every attach that can fail and before the network maps; the flip
+	 * below, once those are in, puts them in force. */
+	if (!ret && (ret = vigil_proc_write(s->proc, pc)))
+		snprintf(err, errlen, "cannot write the exec and file rules (see vigild's log)");
 	if (!ret && how == SWAP && (ret = write_swap(s, final, used, fresh)))
 		snprintf(err, errlen, "cannot write the policy maps (see vigild's log)");
 	if (!ret && how == IN_PLACE && (ret = write_in_place(s, final, keep)))
@@ -631,8 +643,11 @@ int vigil_policy_apply(struct vigil_policy_state *s, char *const *files, unsigne
 			free(names[i]);
 		free(c.lpm);
 		free(placed.lpm);
+		vigil_proc_compiled_free(pc);
 		return ret;
 	}
+	vigil_proc_flip(s->proc, &s->in_force, &np);
+	vigil_proc_compiled_free(pc);
 	if (how == SWAP)
 		moved_stats(s, &np, old_of, slot, moved);
 	for (unsigned i = 0; i < np.n_rules; i++) {
@@ -655,7 +670,8 @@ int vigil_policy_apply(struct vigil_policy_state *s, char *const *files, unsigne
 	free(placed.lpm);
 	err[0] = 0;
 	if (n || how != UNCHANGED)
-		vlog_info("policy: %u rules from %u files in force%s", np.n_rules, n,
+		vlog_info("policy: %u network and %u exec and file rules from %u files in force%s",
+			  np.n_rules, np.n_prules, n,
 			  how == SWAP ? "" : how == IN_PLACE ? " (slots rewritten in place)" : " (unchanged)");
 	/* Live sockets that a new reset rule covers go now; flows through
 	 * this host that it covers are reset by the idle-flow watchers. */
@@ -730,7 +746,8 @@ int vigil_policy_init(struct vigil_policy_state *s, const char *pin_dir, uint64_
 	s->pol6_fd = bpf_map__fd(s->cg->maps.vigil_pol6);
 	s->stats_fd = bpf_map__fd(s->cg->maps.vigil_rule_stats);
 	s->cgroup_fd = bpf_map__fd(s->cg->maps.vigil_rule_cgroup);
-	if ((err = vigil_sock_destroy_init(s, ring_size)))
+	if ((err = vigil_sock_destroy_init(s, ring_size)) ||
+	    (err = vigil_proc_rules_open(&s->proc, pin_dir, ring_size)))
 		return err;
 	return vigil_deny_carried_init(s, ring_size);
 }
@@ -740,6 +757,8 @@ void vigil_policy_close(struct vigil_policy_state *s)
 	vigil_policy_tc_close(s);
 	vigil_sock_destroy_close(s);
 	vigil_deny_carried_close(s);
+	vigil_proc_rules_close(s->proc);
+	s->proc = NULL;
 	enforce_cgroup_bpf__destroy(s->cg);
 	s->cg = NULL;
 	vigil_policy_free(&s->in_force);

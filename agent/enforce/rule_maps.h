@@ -20,6 +20,7 @@ struct enforce_cgroup_bpf;
 struct enforce_sockdestroy_bpf;
 struct enforce_carried_bpf;
 struct vigil_enforce_tc;
+struct vigil_proc_rules;
 
 #define VIGIL_POLICY_FILES_MAX 32
 #define VIGIL_POLICY_TC_MAX 32	/* interfaces the policy has attached */
@@ -34,6 +35,7 @@ struct vigil_policy_state {
 	struct enforce_cgroup_bpf *cg;	/* holds the policy maps and cgroup hooks */
 	struct enforce_sockdestroy_bpf *sd;
 	struct enforce_carried_bpf *carried;	/* agent/enforce/enforce_carried.c */
+	struct vigil_proc_rules *proc;	/* exec and file rules: agent/enforce/proc_rules.c */
 	bool carried_rescan;	/* a deny rule is in force: rescan now and then */
 	int64_t carried_next;	/* when (CLOCK_MONOTONIC s) */
 	uint32_t carried_found;	/* the send and receive hooks' finds, as last handled */

@@ -40,6 +40,7 @@ enum vigil_reply {
 
 enum vigil_enforce_type {
 	VIGIL_EV_ENFORCE = VIGIL_EV_ENFORCE_FIRST,	/* struct vigil_enforce */
+	VIGIL_EV_POLICY_HIT,	/* struct vigil_policy_hit: exec and file rules */
 };
 
 enum vigil_enforce_flags {
@@ -69,6 +70,40 @@ struct vigil_enforce {
 	__u8 saddr[16];
 	__u8 daddr[16];
 	__u64 cookie;		/* socket cookie where known, else 0 */
+};
+
+enum vigil_policy_hit_flags {
+	VIGIL_PHIT_PATH_CUT = 1 << 0,	/* the path was cut at its root side */
+	VIGIL_PHIT_BINARY_CUT = 1 << 1,
+	VIGIL_PHIT_MONITOR = 1 << 2,	/* the rule's policy is in mode: monitor */
+};
+
+/*
+ * An exec or file rule matched (vigil/proc_policy.h), as Tetragon's
+ * process_tracepoint says it. path is the file opened (for exec: the new
+ * binary), binary the process's own binary at the hook (for exec: the
+ * same). They follow the fixed part, path then binary, no terminators,
+ * then zero padding to 8.
+ */
+struct vigil_policy_hit {
+	struct vigil_hdr hdr;
+	struct vigil_proc proc;
+	char rule[64];		/* the rule's name, NUL-padded */
+	__u32 rule_id;		/* its slot */
+	__u8 action;		/* enum vigil_action */
+	__u8 verb;		/* enum vigil_verb */
+	__u8 signal;		/* the signal due (signal, sigkill), else 0 */
+	__u8 outcome;		/* enum vigil_pout */
+	__s64 result;		/* the syscall's return (the fd); 0 for exec */
+	__u32 open_flags;	/* as the caller gave them (O_*) */
+	__u32 intent;		/* enum vigil_intent, what took effect included */
+	__u64 ino;		/* the file's inode number */
+	__u32 dev;		/* its super block's dev_t (kernel encoding) */
+	__u32 flags;		/* enum vigil_policy_hit_flags */
+	__u16 path_len;
+	__u16 binary_len;
+	__u32 pad;
+	char data[];
 };
 
 /* Counter slots: 32-47 the packet path (TC/XDP), 48-63 the socket hooks

@@ -48,6 +48,8 @@
 	X(VIGIL_EV_REPORT_END, report_end, vigil_report_end, 0, NULL, vigil_format_report_end,	\
 	  NULL)											\
 	X(VIGIL_EV_ENFORCE, enforce, vigil_enforce, 0, vigil_check_enforce, vigil_format_enforce,\
-	  NULL)
+	  NULL)											\
+	X(VIGIL_EV_POLICY_HIT, policy_hit, vigil_policy_hit, 1, vigil_check_policy_hit,		\
+	  vigil_format_policy_hit, vigil_tetragon_policy_hit)
 
 #endif

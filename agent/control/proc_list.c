@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The exec and file rules in force, listed with their counters
+ * (agent/enforce/proc_rules.c sums them over CPUs and reloads).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include "json.h"
+#include "control/proc_list.h"
+#include "enforce/rule_maps.h"
+#include "enforce/proc_rules.h"
+
+/* "open,openat" */
+static void verbs_text(char *out, size_t len, uint32_t verbs)
+{
+	size_t n = 0;
+
+	out[0] = 0;
+	for (unsigned v = 0; v < VIGIL_VERB_MAX; v++)
+		if (verbs & (1u << v))
+			n += snprintf(out + n, n < len ? len - n : 0, "%s%s", n ? "," : "",
+				      vigil_verb_name(v));
+}
+
+void vigil_list_proc_rules(struct vigil_policy_state *s, struct vigil_buf *out, bool json)
+{
+	const struct vigil_policy *p = &s->in_force;
+	char verbs[96];
+
+	if (p->n_prules && !json)
+		vbuf_printf(out, "\n%-3s %-20s %-7s %-22s %10s %10s %10s %10s %10s %10s\n", "id",
+			    "name", "action", "on", "hits", "events", "kills", "signals",
+			    "would", "refused");
+	for (unsigned i = 0; i < p->n_prules; i++) {
+		const struct vigil_prule_spec *r = &p->prules[i];
+		struct vigil_prule_stats st = {};
+		struct jw w;
+
+		vigil_proc_rule_stats(s->proc, i, &st);
+		verbs_text(verbs, sizeof(verbs), r->verbs);
+		if (!json) {
+			vbuf_printf(out, "%-3u %-20s %-7s %-22s %10" PRIu64 " %10" PRIu64 " %10" PRIu64
+				    " %10" PRIu64 " %10" PRIu64 " %10" PRIu64 "%s  (%s:%u)\n", i, r->name,
+				    vigil_policy_action_name(r->action), verbs, (uint64_t)st.hits,
+				    (uint64_t)st.events, (uint64_t)st.kills, (uint64_t)st.signals,
+				    (uint64_t)(st.would_kill + st.would_signal), (uint64_t)st.refused,
+				    r->monitor ? " monitor" : "", r->file, r->line);
+			continue;
+		}
+		jw_begin(&w, out);
+		jw_obj(&w, NULL);
+		jw_u64(&w, "id", i);
+		jw_cstr(&w, "name", r->name);
+		jw_cstr(&w, "kind", r->verbs & VIGIL_VERBS_FILE ? "file" : "exec");
+		jw_cstr(&w, "on", verbs);
+		jw_cstr(&w, "action", vigil_policy_action_name(r->action));
+		if (r->signal)
+			jw_u64(&w, "signal", r->signal);
+		jw_cstr(&w, "mode", r->monitor ? "monitor" : "enforce");
+		jw_cstr(&w, "file", r->file);
+		jw_u64(&w, "line", r->line);
+		jw_u64(&w, "hits", st.hits);
+		jw_u64(&w, "events", st.events);
+		jw_u64(&w, "events_lost", st.events_lost);
+		jw_u64(&w, "kills", st.kills);
+		jw_u64(&w, "signals", st.signals);
+		jw_u64(&w, "would_kill", st.would_kill);
+		jw_u64(&w, "would_signal", st.would_signal);
+		jw_u64(&w, "refused", st.refused);
+		jw_end(&w);
+		vbuf_putc(out, '\n');
+	}
+}
