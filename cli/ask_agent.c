@@ -34,7 +34,8 @@ int cli_agent_pid(void)
 	return pid;
 }
 
-int cli_ask_agent(const struct vigil_buf *req, bool quiet)
+/* One request; the reply printed, or into out when out is given. */
+static int ask(const struct vigil_buf *req, bool quiet, struct vigil_buf *out)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	char *reply = malloc(VIGIL_CONTROL_MSG_MAX + 1);
@@ -74,7 +75,10 @@ int cli_ask_agent(const struct vigil_buf *req, bool quiet)
 		goto out;
 	}
 	reply[n] = 0;
-	if (reply[0] == '0') {
+	if (reply[0] == '0' && out) {
+		vbuf_puts(out, reply + 1);
+		err = out->oom ? -ENOMEM : 0;
+	} else if (reply[0] == '0') {
 		fputs(reply + 1, stdout);
 	} else {
 		fprintf(stderr, "vigil: %s", reply + 1);
@@ -85,4 +89,14 @@ out:
 		close(fd);
 	free(reply);
 	return err;
+}
+
+int cli_ask_agent(const struct vigil_buf *req, bool quiet)
+{
+	return ask(req, quiet, NULL);
+}
+
+int cli_ask_agent_reply(const struct vigil_buf *req, struct vigil_buf *reply)
+{
+	return ask(req, true, reply);
 }

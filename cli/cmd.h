@@ -17,6 +17,8 @@ struct vigil_buf;
  * reply's status byte decides the return (-EINVAL when refused). quiet: no
  * log line when no agent answers (its absence is the caller's to say). */
 int cli_ask_agent(const struct vigil_buf *req, bool quiet);
+/* The same, quiet, with the reply's text appended to reply, not printed. */
+int cli_ask_agent_reply(const struct vigil_buf *req, struct vigil_buf *reply);
 
 /* The pid of the agent serving cli_pin_dir's control socket, or 0 when none
  * answers. */

@@ -9,6 +9,7 @@
 #include "cmd.h"
 #include "counters.h"
 #include "buf.h"
+#include "json.h"
 #include "log.h"
 #include "pins.h"
 #include "ring.h"
@@ -20,15 +21,75 @@ int cli_no_ring(int err)
 	return vlog_err(err, "cannot open the vigil ring pinned at %s", cli_pin_dir);
 }
 
+/* One line of status: text ("name value") or a JSON member. */
+struct status_out {
+	bool json;
+	struct jw w;
+	struct vigil_buf b;
+};
+
+static void put_u64(struct status_out *o, const char *name, uint64_t v)
+{
+	if (o->json)
+		jw_u64(&o->w, name, v);
+	else
+		printf("%-26s %llu\n", name, (unsigned long long)v);
+}
+
+static void put_str(struct status_out *o, const char *name, const char *v)
+{
+	if (o->json)
+		jw_cstr(&o->w, name, v);
+	else
+		printf("%-26s %s\n", name, v);
+}
+
+/* The running agent's own lines (its streams, records by kind, what the
+ * kernel lacks): false when no agent answers on these pins. */
+static bool agent_lines(struct status_out *o)
+{
+	struct vigil_buf req = {}, reply = {};
+	bool up;
+
+	vbuf_put(&req, "streams", sizeof("streams"));
+	fflush(stdout);
+	up = !req.oom && !cli_ask_agent_reply(&req, &reply);
+	if (!o->json) {
+		if (up)
+			fwrite(reply.p, 1, reply.len, stdout);
+		else
+			put_str(o, "agent", "not running, or not answering within 1 s (it answers "
+				"between two polls of its ring: --poll-ms)");
+	} else {
+		jw_bool(&o->w, "agent_running", up);
+		jw_arr(&o->w, "agent");
+		for (size_t at = 0; up && at < reply.len;) {
+			const char *nl = memchr(reply.p + at, '\n', reply.len - at);
+			size_t n = nl ? (size_t)(nl - reply.p - at) : reply.len - at;
+
+			jw_str(&o->w, NULL, reply.p + at, n);
+			at += n + 1;
+		}
+		jw_arr_end(&o->w);
+	}
+	vbuf_free(&req);
+	vbuf_free(&reply);
+	return up;
+}
+
 int do_status(int argc, char **argv)
 {
 	uint64_t c[VIGIL_CNT_MAX] = {}, seq = 0;
 	int ring_fd, cnt_fd, seq_fd, schema_fd, err = 0;
 	uint32_t key = 0, schema = 0;
 	struct vigil_ring r = {};
+	struct status_out o = {};
 
-	(void)argc;
-	(void)argv;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--json") && strcmp(argv[i], "-j"))
+			return vlog_usage("usage: vigil status [--json] (not '%s')", argv[i]);
+		o.json = true;
+	}
 	ring_fd = vigil_pinned_fd(cli_pin_dir, "vigil_ring");
 	if (ring_fd < 0)
 		return cli_no_ring(-errno);
@@ -42,30 +103,31 @@ int do_status(int argc, char **argv)
 	vigil_counters_read(cnt_fd, c);
 	vigil_seq_read(seq_fd, &seq);
 	bpf_map_lookup_elem(schema_fd, &key, &schema);
-	printf("%-26s %s\n%-26s %u\n", "pin_dir", cli_pin_dir, "schema", schema);
+	if (o.json) {
+		jw_begin(&o.w, &o.b);
+		jw_obj(&o.w, NULL);
+	}
+	put_str(&o, "pin_dir", cli_pin_dir);
+	put_u64(&o, "schema", schema);
 	if (!vigil_ring_open(&r, ring_fd)) {
-		uint64_t cons = vigil_ring_consumer(&r), prod = vigil_ring_producer(&r);
-
-		printf("%-26s %llu\n%-26s %llu\n", "ring_size", (unsigned long long)r.size,
-		       "ring_pending", (unsigned long long)(prod - cons));
+		put_u64(&o, "ring_size", r.size);
+		put_u64(&o, "ring_pending", vigil_ring_producer(&r) - vigil_ring_consumer(&r));
 		vigil_ring_close(&r);
 	}
-	printf("%-26s %llu\n%-26s %llu\n", "events_seq", (unsigned long long)seq, "recursion_misses",
-	       (unsigned long long)vigil_recursion_misses(cli_pin_dir));
+	put_u64(&o, "events_seq", seq);
+	put_u64(&o, "recursion_misses", vigil_recursion_misses(cli_pin_dir));
 	/* Every counter slot a part uses, by name. */
 	for (unsigned i = 0; i < VIGIL_CNT_MAX; i++)
 		if (vigil_counter_name(i))
-			printf("%-26s %llu\n", vigil_counter_name(i), (unsigned long long)c[i]);
-	/* The running agent's streams, when one runs on these pins. */
-	{
-		struct vigil_buf req = {};
-
-		vbuf_put(&req, "streams", sizeof("streams"));
-		fflush(stdout);
-		if (req.oom || cli_ask_agent(&req, true))
-			printf("%-26s %s\n", "agent", "not running, or not answering within 1 s "
-			       "(it answers between two polls of its ring: --poll-ms)");
-		vbuf_free(&req);
+			put_u64(&o, vigil_counter_name(i), c[i]);
+	/* Pins without an agent: events pile up in the ring, unread. */
+	if (!agent_lines(&o))
+		err = -ESRCH;
+	if (o.json) {
+		jw_end(&o.w);
+		fwrite(o.b.p, 1, o.b.len, stdout);
+		putchar('\n');
+		vbuf_free(&o.b);
 	}
 out:
 	close(ring_fd);

@@ -2,7 +2,7 @@
 # The command line: bad input is refused with a clear message and a non-zero
 # exit before anything is loaded; help and man pages agree.
 . "$(dirname "$0")/lib.sh"
-plan 12
+plan 15
 
 refuses() { # refuses DESCRIPTION PATTERN -- ARGS...
 	local d=$1 pat=$2; shift 3
@@ -28,6 +28,19 @@ ok $? "vigil refuses an unknown command"
 "$VIGIL" --pin-dir "$T_PIN" status 2>"$T_DIR/err"; rc=$?
 [ $rc -ne 0 ] && grep -q "no vigil ring pinned" "$T_DIR/err"
 ok $? "vigil status without pins says so"
+
+# vigil status: JSON on demand; exit 1 without an agent, 2 for a stray word.
+"$VIGILD" --pin-dir "$T_PIN" --no-procfs -o /dev/null -d 0.5 2>/dev/null
+"$VIGIL" --pin-dir "$T_PIN" status --json >"$T_DIR/st.json"; rc=$?
+[ $rc -eq 1 ] && jq -e '.agent_running == false and (.events_seq | type == "number") and .ring_size > 0' "$T_DIR/st.json" >/dev/null
+ok $? "vigil status --json: the pins as JSON, exit 1 with no agent running (exit $rc)"
+"$VIGIL" --pin-dir "$T_PIN" status --jsno >/dev/null 2>&1
+is $? 2 "vigil status refuses an unknown argument (exit 2)"
+"$VIGILD" --pin-dir "$T_PIN" --no-procfs -o /dev/null -d 3 2>/dev/null &
+wait_for 20 sh -c "'$VIGIL' --pin-dir '$T_PIN' status --json | jq -e .agent_running >/dev/null"
+ok $? "and exit 0, agent_running true, with an agent on the pins"
+wait
+"$VIGIL" --pin-dir "$T_PIN" unpin >/dev/null 2>&1
 
 # Every long option in --help is documented in the man page.
 missing=$("$VIGILD" --help | grep -o -- '--[a-z][a-z0-9-]*' | sort -u | while read -r opt; do
