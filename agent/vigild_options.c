@@ -24,7 +24,7 @@
 #define LIST(field, n, cap) .set = vigil_opt_list, AT(field), \
 	.count_off = offsetof(struct vigild_options, n), .max = (cap)
 
-static vigil_opt_set_fn set_metrics, set_ring_size, set_budget, set_budget_by, set_node,
+static vigil_opt_set_fn set_ring_size, set_budget, set_budget_by, set_node,
 	set_pin_dir, set_send_path, set_duration, set_help, set_version;
 
 static const char usage_head[] =
@@ -122,10 +122,7 @@ static const struct vigil_opt options[] = {
 	{ "track-flows", 0, 0, NULL,
 	  "keep TCP sequence state of forwarded flows (a router)", FLAG(track_flows) },
 	{ .help = "Operations:" },
-	{ "metrics", 0, 0, "ADDR:PORT",
-	  "serve Prometheus metrics (/metrics), /livez and\n"
-	  "/readyz over HTTP there (e.g. 127.0.0.1:9400;\n"
-	  "default: none; docs/operations.md)", .set = set_metrics, AT(metrics) },
+	VIGIL_METRICS_OPT(offsetof(struct vigild_options, metrics)),
 	{ .help = "" },
 	{ "config", 0, 0, "FILE",
 	  "options from FILE, one 'name = value' a line by\n"
@@ -139,13 +136,6 @@ static const struct vigil_opt options[] = {
 static struct vigild_options *opts(void *base)
 {
 	return base;
-}
-
-static int set_metrics(const struct vigil_opt *opt, void *base, const char *arg)
-{
-	if (vigil_http_addr_check(arg, "--metrics"))
-		return -EINVAL;
-	return vigil_opt_str(opt, base, arg);
 }
 
 static int set_ring_size(const struct vigil_opt *opt, void *base, const char *arg)

@@ -19,7 +19,7 @@
 #define U64(field, lo, hi) .set = vigil_opt_u64, AT(field), .min = (lo), .max = (hi)
 #define SECS(field, lo, hi) .set = vigil_opt_double, AT(field), .min = (lo), .max = (hi)
 
-static vigil_opt_set_fn set_metrics, set_pub, set_pub_wait, set_duration, set_help, set_version;
+static vigil_opt_set_fn set_pub, set_pub_wait, set_duration, set_help, set_version;
 
 static const char usage_head[] =
 	"Usage: vigil-collector --listen tls://HOST:PORT --tls-cert FILE --tls-key FILE\n"
@@ -133,9 +133,7 @@ static const struct vigil_opt options[] = {
 	  "listeners, then each agent stream (connected from\n"
 	  "where, TLS certificate or clear text, offset, counts)",
 	  STR(status_file) },
-	{ "metrics", 0, 0, "ADDR:PORT",
-	  "serve Prometheus metrics (/metrics), /livez and\n"
-	  "/readyz over HTTP there (e.g. 127.0.0.1:9401)", .set = set_metrics, AT(metrics) },
+	VIGIL_METRICS_OPT(offsetof(struct options, metrics)),
 	{ "config", 0, 0, "FILE",
 	  "options from FILE, one 'name = value' a line by\n"
 	  "long name (the command line wins)", STR(config) },
@@ -151,13 +149,6 @@ static const struct vigil_opt options[] = {
 static struct options *opts(void *base)
 {
 	return base;
-}
-
-static int set_metrics(const struct vigil_opt *opt, void *base, const char *arg)
-{
-	if (vigil_http_addr_check(arg, "--metrics"))
-		return -EINVAL;
-	return vigil_opt_str(opt, base, arg);
 }
 
 static int set_pub(const struct vigil_opt *opt, void *base, const char *arg)

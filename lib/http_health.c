@@ -12,6 +12,7 @@
 #include "buf.h"
 #include "http_health.h"
 #include "log.h"
+#include "opts.h"
 
 #define CONNS_MAX 32		/* at once */
 #define CONNS_PER_ADDR 8
@@ -119,6 +120,13 @@ int vigil_http_addr_check(const char *addr_port, const char *opt)
 				"address (127.0.0.1:9400, [::1]:9400)", addr_port, opt);
 	freeaddrinfo(ai);
 	return 0;
+}
+
+int vigil_http_opt_addr(const struct vigil_opt *opt, void *base, const char *arg)
+{
+	if (vigil_http_addr_check(arg, "--metrics"))
+		return -EINVAL;
+	return vigil_opt_str(opt, base, arg);
 }
 
 struct vigil_http *vigil_http_start(const char *addr_port, const char *prog)

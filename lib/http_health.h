@@ -26,6 +26,16 @@ void vigil_http_publish(struct vigil_http *h, const char *metrics, size_t len, b
 void vigil_http_alive(struct vigil_http *h);
 /* Checks ADDR:PORT's form without listening; 0 or -EINVAL, said. */
 int vigil_http_addr_check(const char *addr_port, const char *opt);
+
+/* --metrics ADDR:PORT for an option table (opts.h): its form checked, the
+ * string stored at offset at of the options struct. */
+#define VIGIL_METRICS_OPT(at)								\
+	{ "metrics", 0, 0, "ADDR:PORT",							\
+	  "serve Prometheus metrics (/metrics), /livez and\n"				\
+	  "/readyz over HTTP there (e.g. 127.0.0.1:9400;\n"				\
+	  "default: none; docs/operations.md)", .set = vigil_http_opt_addr, .off = (at) }
+struct vigil_opt;
+int vigil_http_opt_addr(const struct vigil_opt *opt, void *base, const char *arg);
 void vigil_http_stop(struct vigil_http *h);
 
 #endif
