@@ -7,6 +7,11 @@
 # bytes, ring bytes (the storm's own records: its namespace, its process).
 # ROUND_TRIPS > 0 adds that many requests and responses of BYTES each way to
 # every connection (keep-alive I/O: what the send and receive hooks cost).
+# A storm is capped at CAP connections/s (default 50000): a storm that ran
+# at its cap (slept for it) measures the cap, not the agent, so when any did
+# the comparison is of CPU per connection (the storm's own user+system time
+# plus the agent's) instead of wall time, and the output says so. CAP=0
+# lifts the cap (storms as fast as the machine goes).
 # COMPARE=DIR also runs, in every round, the agent that build directory
 # holds (a change's parent, say) in both modes, and prints this build's
 # storm times against it, paired by round: a change's cost, which separate
@@ -26,6 +31,8 @@ TRIPS=${4:-0}
 # start costs seconds, a storm half of one, and single storms differ by
 # 5 % or more here.
 STORMS=${STORMS:-3}
+CAP=${CAP-50000}
+RATE=$CAP; [ "$CAP" = 0 ] && RATE=1000000000
 # The storm runs on CPU 1; the agent on CPU 0, the core the storm leaves
 # free (as an operator would give it, with CPUAffinity= in its unit).
 # AGENT_CPUS= (empty) lets the scheduler place it: then it may run on the
@@ -54,18 +61,30 @@ trap cleanup EXIT
 # it, which the modes' different pauses made differ. The namespace's
 # removal is waited out (its sockets are purged in the background).
 # On CPU 1 always: a storm that migrates between rounds measures the move.
+# Prints "wall_s cpu_s slept_s", cpu_s with the agent's CPU time in it.
 storm() {
+	local a0=0 a1=0 t
 	ip netns add "$NS" && ip -n "$NS" link set lo up || return 1
-	taskset -c 1 ip netns exec "$NS" sh -c 'echo $$ >"$1"; shift; exec "$@"' sh "$OUT/pid" \
-		"$BUILD/bench/net_storm" "$N" "$BYTES" 50000 "$TRIPS"
+	[ -n "$AGENT" ] && a0=$(ticks "$AGENT")
+	t=$(taskset -c 1 ip netns exec "$NS" sh -c 'echo $$ >"$1"; shift; exec "$@"' sh "$OUT/pid" \
+		"$BUILD/bench/net_storm" "$N" "$BYTES" "$RATE" "$TRIPS")
+	[ -n "$AGENT" ] && a1=$(ticks "$AGENT")
+	echo "$t" | awk -v a=$(( a1 - a0 )) -v hz="$HZ" '{print $1, $2 + a / hz, $3}'
 	echo "$(stat -L -c %i "/run/netns/$NS") $(cat "$OUT/pid")" >>"$OUT/storms"
 	ip netns del "$NS"
 	sleep 1
 }
-# STORMS storms; prints their mean time.
+ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+HZ=$(getconf CLK_TCK)
+# storms MODE: STORMS storms; their mean wall time to $OUT/MODE, their mean
+# CPU per connection (ns) to $OUT/MODE.cpu, and how many ran at the cap
+# (slept over 1 % of their time for it) to $OUT/capped.
 storms() {
 	: >"$OUT/storms"
-	for _ in $(seq "$STORMS"); do storm; done | awk '{t += $1} END {print t / NR}'
+	for _ in $(seq "$STORMS"); do storm; done >"$OUT/one"
+	awk '{t += $1} END {print t / NR}' "$OUT/one" >>"$OUT/$1"
+	awk -v n="$N" '{c += $2} END {printf "%.1f\n", c / NR / n * 1e9}' "$OUT/one" >>"$OUT/$1.cpu"
+	awk '$3 > 0.01 * $1 {k++} END {print k + 0}' "$OUT/one" >>"$OUT/capped"
 }
 # start BUILD_DIR ARGS...: with AGENT_ARGS, or COMPARE_ARGS for the
 # compared agent (word-split on purpose: a list of options).
@@ -101,12 +120,12 @@ shipped() {
 		    { n++; j += $2; r += size[$1] + 8 } END { printf "%d %d %d\n", n / k, j / k, r / k }' >>"$OUT/shipped.$1"
 }
 
-run_base() { storms >>"$OUT/base"; }
+run_base() { storms base; }
 # run_event [BUILD_DIR SUFFIX]: the agent in per-event mode
-run_event() { start "${1:-$BUILD}"; storms >>"$OUT/event${2-}"; stop; [ -n "${2-}" ] || shipped event; }
+run_event() { start "${1:-$BUILD}"; storms "event${2-}"; stop; [ -n "${2-}" ] || shipped event; }
 run_report() {
 	start "${1:-$BUILD}" --report-only
-	storms >>"$OUT/report${2-}"
+	storms "report${2-}"
 	sleep 2.5	# the period that holds the storm is reported one tick late
 	stop
 	[ -n "${2-}" ] || shipped report
@@ -118,6 +137,7 @@ run_compared() {
 	COMPARED=
 }
 storm >/dev/null	# warm caches
+rm -f "$OUT/capped"
 # The order rotates from round to round, so drift in the machine's state
 # (caches, memory, a neighbour's load) weighs on each mode alike.
 for r in $(seq "$ROUNDS"); do
@@ -128,13 +148,34 @@ for r in $(seq "$ROUNDS"); do
 	esac
 done
 
+capped=$(awk '{k += $1} END {print k}' "$OUT/capped")
+storms_run=$(wc -l <"$OUT/capped")
+storms_run=$((storms_run * STORMS))
+cpu=
+if [ "$capped" -gt 0 ]; then
+	# The wall times measure the cap: what follows compares CPU per connection.
+	for f in "$OUT"/*.cpu; do mv "$f" "${f%.cpu}"; done
+	cpu=1
+fi
+unit=s; [ -n "$cpu" ] && unit="ns CPU per connection"
 base=$(median <"$OUT/base"); event=$(median <"$OUT/event"); report=$(median <"$OUT/report")
 echo "net: storms of $N connections of $BYTES bytes and $TRIPS round trips over loopback, each in a namespace," \
 	"$ROUNDS rounds of $STORMS storms a mode, storm on CPU 1, agent on ${AGENT_CPUS:-any CPU}${AGENT_ARGS:+, agent options $AGENT_ARGS}"
+if [ -n "$cpu" ]; then
+	echo "  $capped of $storms_run storms ran at their cap of $CAP connections/s: their wall time measures the cap;"
+	echo "  compared: CPU per connection (the storm's user+system time plus the agent's), in ns"
+else
+	echo "  no storm ran at its cap (${CAP} connections/s; 0: none): wall times compared"
+fi
 for m in base event report; do printf '  rounds, %-6s   %s\n' "$m" "$(tr '\n' ' ' <"$OUT/$m")"; done
 echo "medians:"
-printf '  without agent     %.3f s (%.0f connections/s)\n' "$base" "$(awk -v b="$base" -v n="$N" 'BEGIN {print n / b}')"
-printf '  per-event mode    %.3f s\n  report-only mode  %.3f s\n' "$event" "$report"
+if [ -n "$cpu" ]; then
+	printf '  without agent     %.1f %s\n' "$base" "$unit"
+	printf '  per-event mode    %.1f %s\n  report-only mode  %.1f %s\n' "$event" "$unit" "$report" "$unit"
+else
+	printf '  without agent     %.3f s (%.0f connections/s)\n' "$base" "$(awk -v b="$base" -v n="$N" 'BEGIN {print n / b}')"
+	printf '  per-event mode    %.3f s\n  report-only mode  %.3f s\n' "$event" "$report"
+fi
 awk -v a="$event" -v r="$report" -v b="$base" \
 	'BEGIN {printf "  ratio             %.3f per-event, %.3f report-only (target <= 1.05)\n", a / b, r / b}'
 # Each mode's round against the same round's storm without the agent, run

@@ -7,7 +7,10 @@
  * thread (the kernel completes the handshake into the listen backlog), so
  * the storm uses one core at most and leaves the other free; MAX_PER_SECOND
  * caps it further.
- * Prints the wall time in seconds. Run it inside a network namespace.
+ * Prints "wall_s cpu_s slept_s": the wall time, the process's own user+system
+ * time, and how long the cap made it sleep (above 0: the storm ran at its
+ * cap, and its wall time says how fast the cap is, not how fast the
+ * machine is). Run it inside a network namespace.
  *
  *   net_storm CONNECTIONS BYTES [MAX_PER_SECOND [ROUND_TRIPS]]
  */
@@ -17,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -27,6 +31,15 @@ static double now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static double cpu_self(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec +
+	       ru.ru_stime.tv_usec / 1e6;
 }
 
 static int fail(const char *what)
@@ -54,7 +67,7 @@ int main(int argc, char **argv)
 	socklen_t salen = sizeof(sa);
 	static char buf[65536];
 	long n, bytes, rate, trips;
-	double t0, elapsed;
+	double t0, c0, elapsed, slept = 0;
 	int ls, one = 1;
 
 	if (argc < 3) {
@@ -77,6 +90,7 @@ int main(int argc, char **argv)
 		return fail("listen");
 	memset(buf, 'x', sizeof(buf));
 	t0 = now();
+	c0 = cpu_self();
 	for (long i = 0; i < n; i++) {
 		int c = socket(AF_INET, SOCK_STREAM, 0), s;
 		ssize_t r;
@@ -97,10 +111,14 @@ int main(int argc, char **argv)
 		close(s);
 		/* The cap: never ahead of i connections in i / rate seconds. */
 		elapsed = now() - t0;
-		if (elapsed < (double)(i + 1) / rate)
+		if (elapsed < (double)(i + 1) / rate) {
+			double t = now();
+
 			usleep(((double)(i + 1) / rate - elapsed) * 1e6);
+			slept += now() - t;
+		}
 	}
-	printf("%.6f\n", now() - t0);
+	printf("%.6f %.6f %.6f\n", now() - t0, cpu_self() - c0, slept);
 	close(ls);
 	return 0;
 }

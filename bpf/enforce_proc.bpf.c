@@ -19,6 +19,7 @@
 #include "lib/path.bpf.h"
 #include "lib/task.bpf.h"
 #include "lib/proc_match.bpf.h"
+#include "lib/proc_uring.bpf.h"	/* what file rules do not see: io_uring's opens */
 
 char LICENSE[] SEC("license") = "GPL";
 

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The exec and file rules in force, listed with their counters
- * (agent/enforce/proc_rules.c sums them over CPUs and reloads).
+ * (agent/enforce/proc_rules.c sums them over CPUs and reloads), then the
+ * processes that submitted io_uring requests while file rules were in
+ * force: opens among those were not seen by any rule.
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 #include "json.h"
 #include "control/proc_list.h"
 #include "enforce/rule_maps.h"
@@ -20,6 +23,39 @@ static void verbs_text(char *out, size_t len, uint32_t verbs)
 		if (verbs & (1u << v))
 			n += snprintf(out + n, n < len ? len - n : 0, "%s%s", n ? "," : "",
 				      vigil_verb_name(v));
+}
+
+struct uring_list {
+	struct vigil_buf *out;
+	bool json;
+	unsigned n;
+};
+
+static void uring_line(void *arg, const struct vigil_uring_key *k, const struct vigil_uring_count *c)
+{
+	struct uring_list *l = arg;
+	char comm[sizeof(c->comm) + 1];
+	struct jw w;
+
+	snprintf(comm, sizeof(comm), "%.*s", (int)strnlen(c->comm, sizeof(c->comm)), c->comm);
+	if (!l->json) {
+		if (!l->n++)
+			vbuf_printf(l->out, "\nio_uring, not seen by file rules:\n%-8s %-16s %10s %12s %10s\n",
+				    "pid", "comm", "rings", "submissions", "opens");
+		vbuf_printf(l->out, "%-8u %-16s %10" PRIu64 " %12" PRIu64 " %10" PRIu64 "\n", k->tgid,
+			    comm, (uint64_t)c->rings, (uint64_t)c->submissions, (uint64_t)c->opens);
+		return;
+	}
+	jw_begin(&w, l->out);
+	jw_obj(&w, NULL);
+	jw_cstr(&w, "kind", "io_uring");
+	jw_u64(&w, "pid", k->tgid);
+	jw_cstr(&w, "comm", comm);
+	jw_u64(&w, "rings", c->rings);
+	jw_u64(&w, "submissions", c->submissions);
+	jw_u64(&w, "opens", c->opens);
+	jw_end(&w);
+	vbuf_putc(l->out, '\n');
 }
 
 void vigil_list_proc_rules(struct vigil_policy_state *s, struct vigil_buf *out, bool json)
@@ -70,4 +106,7 @@ void vigil_list_proc_rules(struct vigil_policy_state *s, struct vigil_buf *out, 
 		jw_end(&w);
 		vbuf_putc(out, '\n');
 	}
+	struct uring_list ul = { .out = out, .json = json };
+
+	vigil_proc_uring_each(s->proc, uring_line, &ul);
 }

@@ -44,7 +44,7 @@ struct vigil_proc_compiled {
 struct vigil_proc_rules {
 	char pin_dir[256];
 	struct enforce_proc_bpf *skel;
-	int state_fd, conf_fd, rules_fd, stats_fd, outs_fd, outer_fd;
+	int state_fd, conf_fd, rules_fd, stats_fd, outs_fd, outer_fd, uring_fd;
 	uint32_t written;	/* the generation written, not yet in force */
 	uint32_t verbs;		/* the verbs of the rules written */
 	struct vigil_prule_stats base[VIGIL_PRULES_MAX];	/* counted in slots left */
@@ -238,6 +238,7 @@ int vigil_proc_rules_open(struct vigil_proc_rules **out, const char *pin_dir, ui
 	pr->stats_fd = bpf_map__fd(pr->skel->maps.vigil_prule_stats);
 	pr->outs_fd = bpf_map__fd(pr->skel->maps.vigil_pouts);
 	pr->outer_fd = bpf_map__fd(pr->skel->maps.vigil_pstr);
+	pr->uring_fd = bpf_map__fd(pr->skel->maps.vigil_puring);
 	return 0;
 }
 
@@ -266,29 +267,55 @@ static int make_trie(const struct vigil_proc_compiled *c, unsigned trie)
 	return fd;
 }
 
-/* The hooks the verbs need attached, links pinned as link_<prog>. */
+/* prog attached (to the tracepoint old_tp names when its own is not in
+ * this kernel) and its link pinned as link_<prog>; an attached one stays. */
+static int attach_pinned(struct vigil_proc_rules *pr, struct bpf_program *prog, const char *old_tp)
+{
+	struct bpf_link *link;
+	char path[512];
+	int err;
+
+	snprintf(path, sizeof(path), "%s/" VIGIL_LINK_PREFIX "%s", pr->pin_dir,
+		 bpf_program__name(prog));
+	if (!access(path, F_OK))
+		return 0;
+	link = bpf_program__attach(prog);
+	if (!link && old_tp)
+		link = bpf_program__attach_tracepoint(prog, "io_uring", old_tp);
+	if (!link)
+		return vlog_err(-errno, "cannot attach %s", bpf_program__name(prog));
+	err = bpf_link__pin(link, path);
+	bpf_link__destroy(link);
+	if (err)
+		return vlog_err(err, "cannot pin link %s", path);
+	return 0;
+}
+
+static bool detach_pinned(struct vigil_proc_rules *pr, struct bpf_program *prog)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/" VIGIL_LINK_PREFIX "%s", pr->pin_dir,
+		 bpf_program__name(prog));
+	return !unlink(path);
+}
+
+/* The hooks the verbs need attached, links pinned as link_<prog>; with
+ * any file verb, io_uring's counters (what file rules do not see). A
+ * kernel without io_uring's tracepoints keeps the rules, uncounted. */
 static int attach_verbs(struct vigil_proc_rules *pr, uint32_t verbs)
 {
 	for (unsigned v = 0; v < VIGIL_VERB_MAX; v++) {
 		struct bpf_program *prog = verb_prog(pr->skel, v);
-		struct bpf_link *link;
-		char path[512];
 		int err;
 
-		if (!prog || !(verbs & (1u << v)))
-			continue;
-		snprintf(path, sizeof(path), "%s/" VIGIL_LINK_PREFIX "%s", pr->pin_dir,
-			 bpf_program__name(prog));
-		if (!access(path, F_OK))
-			continue;
-		link = bpf_program__attach(prog);
-		if (!link)
-			return vlog_err(-errno, "cannot attach %s", bpf_program__name(prog));
-		err = bpf_link__pin(link, path);
-		bpf_link__destroy(link);
-		if (err)
-			return vlog_err(err, "cannot pin link %s", path);
+		if (prog && (verbs & (1u << v)) && (err = attach_pinned(pr, prog, NULL)))
+			return err;
 	}
+	if ((verbs & VIGIL_VERBS_FILE) &&
+	    (attach_pinned(pr, pr->skel->progs.proc_uring_create, NULL) ||
+	     attach_pinned(pr, pr->skel->progs.proc_uring_submit, "io_uring_submit_sqe")))
+		vlog_warn("policy: io_uring's opens will not be counted (no io_uring tracepoints)");
 	return 0;
 }
 
@@ -296,14 +323,13 @@ static void detach_verbs(struct vigil_proc_rules *pr, uint32_t keep)
 {
 	for (unsigned v = 0; v < VIGIL_VERB_MAX; v++) {
 		struct bpf_program *prog = verb_prog(pr->skel, v);
-		char path[512];
 
-		if (!prog || (keep & (1u << v)))
-			continue;
-		snprintf(path, sizeof(path), "%s/" VIGIL_LINK_PREFIX "%s", pr->pin_dir,
-			 bpf_program__name(prog));
-		if (!unlink(path))
+		if (prog && !(keep & (1u << v)) && detach_pinned(pr, prog))
 			vlog_info("policy: %s detached: no rule is on it", bpf_program__name(prog));
+	}
+	if (!(keep & VIGIL_VERBS_FILE)) {
+		detach_pinned(pr, pr->skel->progs.proc_uring_create);
+		detach_pinned(pr, pr->skel->progs.proc_uring_submit);
 	}
 }
 
@@ -472,6 +498,24 @@ int vigil_proc_outcomes(struct vigil_proc_rules *pr, uint64_t *counts)
 	}
 	free(v);
 	return 0;
+}
+
+int vigil_proc_uring_each(struct vigil_proc_rules *pr,
+			  void (*fn)(void *arg, const struct vigil_uring_key *k,
+				     const struct vigil_uring_count *c),
+			  void *arg)
+{
+	struct vigil_uring_key k, next;
+	struct vigil_uring_count c;
+	void *prev = NULL;
+
+	while (!bpf_map_get_next_key(pr->uring_fd, prev, &next)) {
+		k = next;
+		prev = &k;
+		if (!bpf_map_lookup_elem(pr->uring_fd, &k, &c))
+			fn(arg, &k, &c);
+	}
+	return errno == ENOENT ? 0 : -errno;
 }
 
 void vigil_proc_rules_close(struct vigil_proc_rules *pr)

@@ -39,5 +39,11 @@ void vigil_proc_flip(struct vigil_proc_rules *pr, const struct vigil_policy *old
 int vigil_proc_rule_stats(struct vigil_proc_rules *pr, unsigned pos, struct vigil_prule_stats *sum);
 /* Counts of every outcome (enum vigil_pout), refusals included. */
 int vigil_proc_outcomes(struct vigil_proc_rules *pr, uint64_t *counts);
+/* Each process's io_uring counts (vigil_puring), while file rules are in
+ * force: opens file rules did not see. */
+int vigil_proc_uring_each(struct vigil_proc_rules *pr,
+			  void (*fn)(void *arg, const struct vigil_uring_key *k,
+				     const struct vigil_uring_count *c),
+			  void *arg);
 
 #endif

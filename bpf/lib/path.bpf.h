@@ -26,6 +26,7 @@ struct vigil_path_walk {
 	char *buf;	/* VIGIL_PATH_BUF + VIGIL_NAME_MAX + 1 bytes */
 	struct dentry *dentry;
 	struct mount *mnt;
+	struct dentry *mnt_root;	/* mnt's: read once a mount, not once a component */
 	struct dentry *root_dentry;
 	struct vfsmount *root_mnt;
 	__u32 pos;
@@ -44,13 +45,14 @@ static long vigil_path_step(__u32 i, struct vigil_path_walk *w)
 	if (d == w->root_dentry && vfsmnt == w->root_mnt)
 		goto done;
 	parent = BPF_CORE_READ(d, d_parent);
-	if (d == BPF_CORE_READ(vfsmnt, mnt_root) || d == parent) {
+	if (d == w->mnt_root || d == parent) {
 		struct mount *up = BPF_CORE_READ(mnt, mnt_parent);
 
-		if (d != BPF_CORE_READ(vfsmnt, mnt_root) || up == mnt)
+		if (d != w->mnt_root || up == mnt)
 			goto done;	/* the top of the mount tree */
 		w->dentry = BPF_CORE_READ(mnt, mnt_mountpoint);
 		w->mnt = up;
+		w->mnt_root = BPF_CORE_READ(up, mnt.mnt_root);
 		return 0;
 	}
 	name = BPF_CORE_READ(d, d_name);
@@ -87,6 +89,9 @@ static __always_inline __u32 vigil_path_build(char *buf, const struct path *p,
 		.pos = vigil_loop_opaque(VIGIL_PATH_BUF),	/* loop.bpf.h */
 	};
 
+	struct mount *mnt = w.mnt;	/* not w.mnt in the macro: CO-RE would relocate struct vigil_path_walk */
+
+	w.mnt_root = BPF_CORE_READ(mnt, mnt.mnt_root);
 	bpf_loop(VIGIL_PATH_DEPTH, vigil_path_step, &w, 0);
 	if (!w.done)
 		w.truncated = true;

@@ -15,6 +15,8 @@
  *   vigil_prules          array[2 * VIGIL_PRULES_MAX]: gen * MAX + id ->
  *                         the rule's scalar selectors and action
  *   vigil_prule_stats     per-CPU array, same keys: what each rule did
+ *   vigil_puring          LRU hash: process -> its io_uring rings, submissions
+ *                         and open submissions, which file rules do not see
  *   vigil_pstr_<D>_<F>_<G> LPM tries, D the string (path, bin, par), F fwd
  *                         or rev (the string reversed: postfixes), G 0|1:
  *                         a string -> the rules listing it or a prefix of it
@@ -163,6 +165,24 @@ struct vigil_prule_stats {
 	__u64 would_signal;	/* monitor mode */
 	__u64 would_kill;
 	__u64 refused;		/* due and not sent (VIGIL_POUT_REFUSED_*) */
+};
+
+/* io_uring per process (vigil_puring), counted while any file rule is in
+ * force: IORING_OP_OPENAT and _OPENAT2 open files without a syscall, so
+ * file rules never see them; these counts say they happened. */
+#define VIGIL_PURING_ENTRIES 4096	/* processes; the least recently counted go first */
+
+struct vigil_uring_key {
+	__u32 tgid;
+	__u32 pad;
+	__u64 start_time;	/* the process's (its leader's), against pid reuse */
+};
+
+struct vigil_uring_count {
+	__u64 rings;		/* io_uring_setup: rings made */
+	__u64 submissions;	/* requests submitted, any opcode */
+	__u64 opens;		/* of those, IORING_OP_OPENAT and IORING_OP_OPENAT2 */
+	char comm[16];		/* the process's, when first counted */
 };
 
 #endif
