@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Agent streams: found by (boot id, ring id), formatted with the agent's
  * own node name and clock, de-duplicated and gap-counted by sequence. */
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include "collector.h"
@@ -114,6 +115,26 @@ int collector_agent_commit(struct collector *c, const struct agent *a)
 		e.hole_to = a->holes[a->nholes - 1].to;
 	}
 	return vigil_commit_put(&c->commit, &e);
+}
+
+int collector_agent_bind(struct collector *c, struct agent *a, const char *name)
+{
+	__u8 was[32];
+	int err;
+
+	memcpy(was, a->cert_sha256, 32);
+	conn_tls_name_sha256(name, a->cert_sha256);
+	/* In the table now, not at the first ack: a binding only in memory
+	 * would go with the agent's slot. */
+	if ((err = collector_agent_commit(c, a))) {
+		memcpy(a->cert_sha256, was, 32);
+		return err;
+	}
+	snprintf(a->cert, sizeof(a->cert), "%s", name);
+	/* Lines carry the authenticated name, also for a stream first heard
+	 * in clear under another. */
+	snprintf(a->fmt.node_name, sizeof(a->fmt.node_name), "%s", name);
+	return 0;
 }
 
 /* A gap is an event too, in the stream's own place, so whoever reads the

@@ -196,6 +196,10 @@ void collector_agent_rewind(struct agent *a);
  * vigil_commit_write): its offset written and its last hole, so that a
  * collector restarted can still prove that jump false. */
 int collector_agent_commit(struct collector *c, const struct agent *a);
+/* Binds a's stream to certificate name `name` (its table entry, and so the
+ * state file, keeps the name's hash); -ENOSPC when the table has no room
+ * for it (collector/commit.h): the claim is refused. */
+int collector_agent_bind(struct collector *c, struct agent *a, const char *name);
 /* Moves every connection's deadlines (hello, unfinished frame) later by
  * secs: the collector held that long and read nobody meanwhile. */
 void collector_conn_postpone(struct collector *c, double secs);

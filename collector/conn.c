@@ -225,18 +225,14 @@ static int take_hello(struct collector *c, struct conn *k, size_t *p)
 		a = collector_agent_get(c, &k->hello);
 	if (!a)
 		return collector_conn_close(c, k, "too many agents"), -ENOSPC;
+	if (name && collector_agent_bind(c, a, name))
+		return collector_conn_close(c, k, "no room for its stream in the table: every "
+				     "entry live or bound to another certificate"), -ENOSPC;
 	if (a->conn)
 		collector_conn_close(c, a->conn, "replaced by a new connection of the same agent");
 	a->conn = k;
 	a->udp = false;		/* TCP proved it: datagrams may not move it now */
 	snprintf(a->owner, sizeof(a->owner), "%s", k->host);
-	if (name) {
-		snprintf(a->cert, sizeof(a->cert), "%s", name);
-		conn_tls_name_sha256(name, a->cert_sha256);
-		/* Lines carry the authenticated name, also for a stream first
-		 * heard in clear under another. */
-		snprintf(a->fmt.node_name, sizeof(a->fmt.node_name), "%s", name);
-	}
 	k->agent = a;
 	k->hello_done = true;
 	k->offset = k->acked = k->hello.start_offset;
@@ -306,12 +302,11 @@ static int flush(struct collector *c, struct conn *k)
 	upto = a->written < k->offset ? a->written : k->offset;
 	if (upto == k->acked)
 		return 0;
-	if (c->commit.fd >= 0) {
-		if ((err = collector_agent_commit(c, a)) ||
-		    (err = vigil_commit_write(&c->commit, c->out.size)) ||
-		    (c->out.sync && fdatasync(c->commit.fd) && (err = -errno)))
-			return collector_conn_close(c, k, "cannot record progress"), err;
-	}
+	/* Also with no state file: the table in memory keeps the bindings. */
+	if ((err = collector_agent_commit(c, a)) ||
+	    (err = vigil_commit_write(&c->commit, c->out.size)) ||
+	    (c->out.sync && fdatasync(c->commit.fd) && (err = -errno)))
+		return collector_conn_close(c, k, "cannot record progress"), err;
 	vigil_stream_ack_build(&ack, upto);
 	if (k->tls) {
 		if ((err = conn_tls_ack(k, &ack, sizeof(ack))) < 0)

@@ -127,28 +127,33 @@ static int alloc_tables(struct collector *c, const struct options *o, bool tls)
  * neither loses nor doubles), stdout, or JetStream alone. */
 static int open_output(struct collector *c, const struct options *o)
 {
+	/* At least --max-conns entries: then a new stream always finds one
+	 * with no live connection to take the place of. */
+	unsigned streams = c->max_agents > c->max_conns ? c->max_agents : c->max_conns;
 	int err;
 
 	if (!o->export_file) {
 		if (!o->pub.urls)
 			vigil_export_fd(&c->out, STDOUT_FILENO);
-		return 0;
+		/* No state file, but the same table: it holds the bindings. */
+		err = vigil_commit_init(&c->commit, streams, o->forget_after);
+		if (err)
+			return vlog_err(err, "cannot allocate tables");
+		goto live;
 	}
 	err = vigil_export_open(&c->out, o->export_file, o->max_mb << 20, o->backups);
 	if (err)
 		return vlog_err(err, "cannot open export file %s", o->export_file);
 	c->out.sync = o->fsync;
-	/* At least --max-conns entries: then a new stream always finds one
-	 * with no live connection to take the place of. */
-	err = vigil_commit_open(&c->commit, o->export_file, c->out.fd,
-				c->max_agents > c->max_conns ? c->max_agents : c->max_conns,
-				c->max_agents, o->forget_after);
+	err = vigil_commit_open(&c->commit, o->export_file, c->out.fd, streams, c->max_agents,
+				o->forget_after);
 	if (err)
 		return err;
-	c->commit.live = collector_conn_live;
-	c->commit.live_ctx = c;
 	if (c->commit.gen && c->out.size > c->commit.export_size)
 		c->out.size = c->commit.export_size;	/* cut back at open */
+live:
+	c->commit.live = collector_conn_live;
+	c->commit.live_ctx = c;
 	return 0;
 }
 
@@ -189,9 +194,10 @@ static void summarise(const struct collector *c, const struct listener *ls, unsi
 		  (unsigned long long)c->udp_datagrams, (unsigned long long)c->udp_bad,
 		  (unsigned long long)c->udp_unknown);
 	vlog_info("%llu connections evicted to make room; %llu stream offsets forgotten after "
-		  "--forget-after, %llu to make room in the table",
+		  "--forget-after, %llu to make room in the table, %llu new streams refused for "
+		  "want of room (every entry live or bound to another certificate)",
 		  (unsigned long long)c->evicted, (unsigned long long)c->commit.retired,
-		  (unsigned long long)c->commit.evicted);
+		  (unsigned long long)c->commit.evicted, (unsigned long long)c->commit.full);
 }
 
 static void stop_all(struct collector *c, struct listener *ls)
