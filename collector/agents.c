@@ -80,9 +80,9 @@ struct agent *collector_agent_get(struct collector *c, const struct vigil_stream
 		vigil_formatter_free(&a->fmt);
 	}
 	memset(a, 0, sizeof(*a));
-	if (vigil_formatter_init(&a->fmt, p->node_name, AGENT_PROC_CACHE))
+	if (vigil_formatter_init(&a->fmt, p->node_name, VIGIL_PROC_CACHE_MAX))
 		return NULL;
-	vigil_proc_cache_budget(&a->fmt.cache, AGENT_PROC_BYTES);
+	vigil_proc_cache_budget(&a->fmt.cache, c->proc_bytes);
 	a->fmt.realtime_offset_ns = p->realtime_offset_ns;	/* the agent's clock, not ours */
 	a->fmt.opts = c->format;
 	a->used = true;
@@ -332,12 +332,15 @@ void collector_agent_report(const struct agent *a)
 	vlog_info("agent %s (boot %s, ring %u): %llu records, %llu duplicates, %llu re-sent, "
 		  "%llu missing in sequence, %llu bytes lost on its side, %llu out of sequence "
 		  "window, %llu false offset jumps taken back, %llu of kinds unknown here skipped; "
-		  "written by kind: %.*s",
+		  "process cache: %zu processes (%zu KiB), %llu not cached (full), %llu lookups "
+		  "found none (details missing from lines); written by kind: %.*s",
 		  a->fmt.node_name, a->boot_str, a->ring_id, (unsigned long long)a->records,
 		  (unsigned long long)a->win.dups, (unsigned long long)a->resent,
 		  (unsigned long long)a->win.gaps, (unsigned long long)a->lost_bytes,
 		  (unsigned long long)a->out_of_window, (unsigned long long)a->false_jumps,
-		  (unsigned long long)a->unknown_kinds, (int)kinds.len, kinds.p);
+		  (unsigned long long)a->unknown_kinds, a->fmt.cache.count, a->fmt.cache.bytes >> 10,
+		  (unsigned long long)a->fmt.cache.misses,
+		  (unsigned long long)a->fmt.cache.lookups_missed, (int)kinds.len, kinds.p);
 	vbuf_free(&kinds);
 }
 

@@ -21,11 +21,12 @@
 #include "stream.h"
 
 #define CONN_BUF (256u << 10)	/* per connection: holds any whole record */
-#define AGENT_PROC_CACHE 1024	/* processes cached per agent */
 #define AGENT_HOLES 4		/* offset jumps remembered per agent */
 #define ADDR_MAX 48		/* an IPv6 address as text, no port */
-/* Bytes those may hold (docs/stream.md, "Memory"): a peer's long arguments
- * and paths cost it its own cache's hits, never the collector's memory. */
+/* Bytes each agent's process cache may hold by default (--proc-cache-mb;
+ * docs/stream.md, "Memory"): as many processes as fit, up to the agent's
+ * own VIGIL_PROC_CACHE_MAX. A peer's long arguments and paths cost it its
+ * own cache's hits, never the collector's memory. */
 #define AGENT_PROC_BYTES (1u << 20)
 
 struct conn;
@@ -105,6 +106,7 @@ struct collector {
 	struct vigil_buf batch;		/* JSON lines of one read */
 	struct agent *agents;
 	unsigned max_agents;
+	size_t proc_bytes;		/* each agent's process cache's budget */
 	struct conn **conns;
 	unsigned max_conns, nconns;
 	unsigned max_per_addr;		/* 0: no cap (a collector in a fuzz target) */

@@ -106,6 +106,7 @@ static int alloc_tables(struct collector *c, const struct options *o, bool tls)
 {
 	c->format = o->format;
 	c->max_agents = o->max_agents;
+	c->proc_bytes = o->proc_cache_mb << 20;
 	c->max_conns = o->max_conns;
 	c->hello_timeout = o->hello_timeout;
 	c->frame_timeout = o->frame_timeout;

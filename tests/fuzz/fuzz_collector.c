@@ -87,6 +87,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(agents, 0, sizeof(agents));
 	c.agents = agents;
 	c.max_agents = 2;
+	c.proc_bytes = AGENT_PROC_BYTES;
 	c.conns = conns;
 	c.dead = dead;
 	c.max_conns = 1;
