@@ -112,8 +112,11 @@ struct collector {
 	unsigned max_per_addr;		/* 0: no cap (a collector in a fuzz target) */
 	unsigned max_handshakes;	/* TLS handshakes an address may start a
 					 * second (handshake_rate.c); 0: no limit */
-	uint64_t handshakes_refused;
-	double handshake_said;		/* last logged */
+	unsigned max_handshakes_all;	/* and all addresses together */
+	uint64_t handshakes_refused, handshakes_refused_all;
+	uint64_t handshakes_started, handshakes_known;	/* past both bounds; of
+							 * those, by known addresses */
+	double handshake_said, handshake_all_said;	/* last logged */
 	uint64_t evicted;		/* connections closed to make room */
 	struct conn **dead;		/* closed this round, freed after it: room
 					 * for 2 * max_conns (see conn_room.c) */
@@ -141,6 +144,10 @@ void collector_conn_addr(const struct sockaddr *sa, __u8 key[16]);
 /* May addr (host: its text) start one more TLS handshake now? Counts and
  * logs a refusal (handshake_rate.c). */
 bool collector_handshake_allowed(struct collector *c, const __u8 addr[16], const char *host);
+/* An agent from addr was accepted over TLS (its certificate verified, its
+ * hello taken): addr draws on the half of the global handshake budget kept
+ * for agents seen before. */
+void collector_handshake_done(const __u8 addr[16]);
 /* Makes room for one more connection from addr, evicting one if need be
  * (conn_room.c); -EAGAIN when closed connections must be reaped first. */
 int collector_conn_room(struct collector *c, const __u8 addr[16]);

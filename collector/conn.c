@@ -261,6 +261,8 @@ static int take_hello(struct collector *c, struct conn *k, size_t *p)
 	snprintf(a->owner, sizeof(a->owner), "%s", k->host);
 	k->agent = a;
 	k->hello_done = true;
+	if (name)
+		collector_handshake_done(k->addr);
 	k->offset = k->acked = k->hello.start_offset;
 	collector_agent_resume(c, a, k);
 	vlog_info("agent %s (boot %s, ring %u, pid %u, uid %u) connected from %s at offset %llu",

@@ -114,6 +114,7 @@ static int alloc_tables(struct collector *c, const struct options *o, bool tls)
 	c->peer_timeout = o->peer_timeout;
 	c->max_per_addr = o->max_per_addr;
 	c->max_handshakes = o->max_handshakes;
+	c->max_handshakes_all = o->max_handshakes_all;
 	c->tls = tls;
 	c->agents = calloc(c->max_agents, sizeof(*c->agents));
 	c->conns = calloc(c->max_conns, sizeof(*c->conns));
@@ -186,11 +187,15 @@ static void summarise(const struct collector *c, const struct listener *ls, unsi
 		accept_refused += ls[i].refused;
 	}
 	vlog_info("stopping: %llu connections closed for bad input, %llu refused (%llu TLS "
-		  "handshakes past --max-handshakes-per-addr); "
+		  "handshakes past --max-handshakes-per-addr, %llu past --max-handshakes; %llu "
+		  "started, %llu of them by addresses seen before); "
 		  "accept paused %llu times (%llu attempts out of descriptors or memory); "
 		  "%llu datagrams, %llu bad, %llu from agents not yet known",
 		  (unsigned long long)c->closed_hostile, (unsigned long long)c->refused,
 		  (unsigned long long)c->handshakes_refused,
+		  (unsigned long long)c->handshakes_refused_all,
+		  (unsigned long long)c->handshakes_started,
+		  (unsigned long long)c->handshakes_known,
 		  (unsigned long long)pauses, (unsigned long long)accept_refused,
 		  (unsigned long long)c->udp_datagrams, (unsigned long long)c->udp_bad,
 		  (unsigned long long)c->udp_unknown);

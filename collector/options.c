@@ -111,6 +111,12 @@ static const struct vigil_opt options[] = {
 	  "a second, with bursts of twice that (default 50;\n"
 	  "0: no limit); past it, connections are closed at once",
 	  U64(max_handshakes, 0, 100000) },
+	{ "max-handshakes", 0, 0, "N",
+	  "TLS handshakes all addresses together may start a\n"
+	  "second, with bursts of twice that (default 100; 0: no\n"
+	  "limit); addresses not seen completing one before get\n"
+	  "at most half of the burst: the rest is for agents",
+	  U64(max_handshakes_all, 0, 100000) },
 	{ "hello-timeout", 0, 0, "S",
 	  "seconds a new connection has to say hello, TLS\n"
 	  "handshake included (default 5)",
@@ -234,7 +240,7 @@ int collector_options_parse(int argc, char **argv, struct options *o,
 	int err;
 
 	*o = (struct options){ .max_mb = 10, .backups = 5, .max_agents = 256, .max_conns = 256,
-			       .proc_cache_mb = 1,
+			       .proc_cache_mb = 1, .max_handshakes_all = 100,
 			       .max_per_addr = 32, .max_handshakes = 50, .hello_timeout = 5,
 			       .frame_timeout = 10, .peer_timeout = 60, .forget_after = 7 * 86400,
 			       .pub = { .prefix = "vigil", .stream = "VIGIL", .wait = 5, .stop = stop } };

@@ -62,10 +62,12 @@ int collector_status_write(const struct collector *c, const struct listener *ls,
 	vbuf_printf(&b, "vigil-collector %s, pid %d, up %.0f s: %u connections (--max-conns %u), "
 		    "%u streams in memory (--max-agents %u), %u in the state file; %llu connections "
 		    "closed for bad input, %llu evicted, %llu TLS handshakes refused past "
-		    "--max-handshakes-per-addr; %llu datagrams, %llu bad\n",
+		    "--max-handshakes-per-addr, %llu past --max-handshakes; %llu datagrams, "
+		    "%llu bad\n",
 		    VIGIL_VERSION, (int)getpid(), now - started, c->nconns, c->max_conns, streams,
 		    c->max_agents, c->commit.n, (unsigned long long)c->closed_hostile,
 		    (unsigned long long)c->evicted, (unsigned long long)c->handshakes_refused,
+		    (unsigned long long)c->handshakes_refused_all,
 		    (unsigned long long)c->udp_datagrams,
 		    (unsigned long long)c->udp_bad);
 	for (int i = 0; i < nls; i++)
