@@ -143,7 +143,7 @@ int do_drain(int argc, char **argv)
 	__u32 len = sizeof(info), key = 0, schema = 0;
 	struct vigil_ring r = {};
 	uint64_t pos, end, records = 0;
-	int c, fd = -1, ring_fd, schema_fd, err = 0;
+	int c, fd = -1, ring_fd, schema_fd, lock_fd, err = 0;
 
 	optind = 1;
 	opterr = 0;	/* the usage line below says it */
@@ -162,9 +162,21 @@ int do_drain(int argc, char **argv)
 	}
 	if (!out || optind < argc || ((fmt.process_ns || fmt.process_cred) && !json))
 		return vlog_usage(DRAIN_USAGE);
+	/* Refused as a second vigild is: records drained from a ring the agent
+	 * reads would be gone from its stream. Held until the drain ends, so
+	 * no vigild starts meanwhile. */
+	lock_fd = vigil_pins_lock(cli_pin_dir);
+	if (lock_fd == -EBUSY)
+		return vlog_refuse(-EBUSY, "vigild is running on %s (or another vigil drain): it reads "
+				   "the ring; drain is for a ring no agent reads (stop vigild first)",
+				   cli_pin_dir);
 	ring_fd = vigil_pinned_fd(cli_pin_dir, "vigil_ring");
-	if (ring_fd < 0)
-		return cli_no_ring(-errno);
+	if (ring_fd < 0) {
+		err = cli_no_ring(-errno);
+		if (lock_fd >= 0)
+			close(lock_fd);
+		return err;
+	}
 	schema_fd = vigil_pinned_fd(cli_pin_dir, "vigil_schema");
 	if (schema_fd >= 0) {
 		bpf_map_lookup_elem(schema_fd, &key, &schema);
@@ -233,5 +245,7 @@ out:
 	vigil_ring_close(&r);
 	vbuf_free(&hello);
 	close(ring_fd);
+	if (lock_fd >= 0)
+		close(lock_fd);
 	return err;
 }

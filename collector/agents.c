@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Agent streams: found by (boot id, ring id), formatted with the agent's
  * own node name and clock, de-duplicated and gap-counted by sequence. */
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include "collector.h"
@@ -79,9 +80,9 @@ struct agent *collector_agent_get(struct collector *c, const struct vigil_stream
 		vigil_formatter_free(&a->fmt);
 	}
 	memset(a, 0, sizeof(*a));
-	if (vigil_formatter_init(&a->fmt, p->node_name, AGENT_PROC_CACHE))
+	if (vigil_formatter_init(&a->fmt, p->node_name, VIGIL_PROC_CACHE_MAX))
 		return NULL;
-	vigil_proc_cache_budget(&a->fmt.cache, AGENT_PROC_BYTES);
+	vigil_proc_cache_budget(&a->fmt.cache, c->proc_bytes);
 	a->fmt.realtime_offset_ns = p->realtime_offset_ns;	/* the agent's clock, not ours */
 	a->fmt.opts = c->format;
 	a->used = true;
@@ -114,6 +115,26 @@ int collector_agent_commit(struct collector *c, const struct agent *a)
 		e.hole_to = a->holes[a->nholes - 1].to;
 	}
 	return vigil_commit_put(&c->commit, &e);
+}
+
+int collector_agent_bind(struct collector *c, struct agent *a, const char *name)
+{
+	__u8 was[32];
+	int err;
+
+	memcpy(was, a->cert_sha256, 32);
+	conn_tls_name_sha256(name, a->cert_sha256);
+	/* In the table now, not at the first ack: a binding only in memory
+	 * would go with the agent's slot. */
+	if ((err = collector_agent_commit(c, a))) {
+		memcpy(a->cert_sha256, was, 32);
+		return err;
+	}
+	snprintf(a->cert, sizeof(a->cert), "%s", name);
+	/* Lines carry the authenticated name, also for a stream first heard
+	 * in clear under another. */
+	snprintf(a->fmt.node_name, sizeof(a->fmt.node_name), "%s", name);
+	return 0;
 }
 
 /* A gap is an event too, in the stream's own place, so whoever reads the
@@ -311,12 +332,15 @@ void collector_agent_report(const struct agent *a)
 	vlog_info("agent %s (boot %s, ring %u): %llu records, %llu duplicates, %llu re-sent, "
 		  "%llu missing in sequence, %llu bytes lost on its side, %llu out of sequence "
 		  "window, %llu false offset jumps taken back, %llu of kinds unknown here skipped; "
-		  "written by kind: %.*s",
+		  "process cache: %zu processes (%zu KiB), %llu not cached (full), %llu lookups "
+		  "found none (details missing from lines); written by kind: %.*s",
 		  a->fmt.node_name, a->boot_str, a->ring_id, (unsigned long long)a->records,
 		  (unsigned long long)a->win.dups, (unsigned long long)a->resent,
 		  (unsigned long long)a->win.gaps, (unsigned long long)a->lost_bytes,
 		  (unsigned long long)a->out_of_window, (unsigned long long)a->false_jumps,
-		  (unsigned long long)a->unknown_kinds, (int)kinds.len, kinds.p);
+		  (unsigned long long)a->unknown_kinds, a->fmt.cache.count, a->fmt.cache.bytes >> 10,
+		  (unsigned long long)a->fmt.cache.misses,
+		  (unsigned long long)a->fmt.cache.lookups_missed, (int)kinds.len, kinds.p);
 	vbuf_free(&kinds);
 }
 

@@ -21,11 +21,12 @@
 #include "stream.h"
 
 #define CONN_BUF (256u << 10)	/* per connection: holds any whole record */
-#define AGENT_PROC_CACHE 1024	/* processes cached per agent */
 #define AGENT_HOLES 4		/* offset jumps remembered per agent */
 #define ADDR_MAX 48		/* an IPv6 address as text, no port */
-/* Bytes those may hold (docs/stream.md, "Memory"): a peer's long arguments
- * and paths cost it its own cache's hits, never the collector's memory. */
+/* Bytes each agent's process cache may hold by default (--proc-cache-mb;
+ * docs/stream.md, "Memory"): as many processes as fit, up to the agent's
+ * own VIGIL_PROC_CACHE_MAX. A peer's long arguments and paths cost it its
+ * own cache's hits, never the collector's memory. */
 #define AGENT_PROC_BYTES (1u << 20)
 
 struct conn;
@@ -105,13 +106,17 @@ struct collector {
 	struct vigil_buf batch;		/* JSON lines of one read */
 	struct agent *agents;
 	unsigned max_agents;
+	size_t proc_bytes;		/* each agent's process cache's budget */
 	struct conn **conns;
 	unsigned max_conns, nconns;
 	unsigned max_per_addr;		/* 0: no cap (a collector in a fuzz target) */
 	unsigned max_handshakes;	/* TLS handshakes an address may start a
 					 * second (handshake_rate.c); 0: no limit */
-	uint64_t handshakes_refused;
-	double handshake_said;		/* last logged */
+	unsigned max_handshakes_all;	/* and all addresses together */
+	uint64_t handshakes_refused, handshakes_refused_all;
+	uint64_t handshakes_started, handshakes_known;	/* past both bounds; of
+							 * those, by known addresses */
+	double handshake_said, handshake_all_said;	/* last logged */
 	uint64_t evicted;		/* connections closed to make room */
 	struct conn **dead;		/* closed this round, freed after it: room
 					 * for 2 * max_conns (see conn_room.c) */
@@ -139,6 +144,10 @@ void collector_conn_addr(const struct sockaddr *sa, __u8 key[16]);
 /* May addr (host: its text) start one more TLS handshake now? Counts and
  * logs a refusal (handshake_rate.c). */
 bool collector_handshake_allowed(struct collector *c, const __u8 addr[16], const char *host);
+/* An agent from addr was accepted over TLS (its certificate verified, its
+ * hello taken): addr draws on the half of the global handshake budget kept
+ * for agents seen before. */
+void collector_handshake_done(const __u8 addr[16]);
 /* Makes room for one more connection from addr, evicting one if need be
  * (conn_room.c); -EAGAIN when closed connections must be reaped first. */
 int collector_conn_room(struct collector *c, const __u8 addr[16]);
@@ -196,6 +205,10 @@ void collector_agent_rewind(struct agent *a);
  * vigil_commit_write): its offset written and its last hole, so that a
  * collector restarted can still prove that jump false. */
 int collector_agent_commit(struct collector *c, const struct agent *a);
+/* Binds a's stream to certificate name `name` (its table entry, and so the
+ * state file, keeps the name's hash); -ENOSPC when the table has no room
+ * for it (collector/commit.h): the claim is refused. */
+int collector_agent_bind(struct collector *c, struct agent *a, const char *name);
 /* Moves every connection's deadlines (hello, unfinished frame) later by
  * secs: the collector held that long and read nobody meanwhile. */
 void collector_conn_postpone(struct collector *c, double secs);

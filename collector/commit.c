@@ -111,31 +111,54 @@ static void forget(struct vigil_commit *c, unsigned i, const char *why)
 	c->e[i] = c->e[--c->n];
 }
 
+static bool unbound(const struct vigil_commit_entry *e)
+{
+	static const __u8 none[32];
+
+	return !memcmp(e->cert_sha256, none, 32);
+}
+
+/* May e go to make room for a stream bound to certificate hash `cert`
+ * (NULL: any entry may, as at load)? An entry bound to a certificate goes
+ * only for a stream of that same certificate: another node's streams, and
+ * clear-text ones, never push a binding out, so none can free another
+ * node's stream for the taking (docs/stream.md, "Streams are bound"). */
+static bool may_evict(const struct vigil_commit *c, const struct vigil_commit_entry *e,
+		      const __u8 *cert)
+{
+	if (live(c, e))
+		return false;
+	return !cert || unbound(e) || !memcmp(e->cert_sha256, cert, 32);
+}
+
 /* Room for one more entry: the one least recently heard with no live
- * connection goes. */
-static int make_room(struct vigil_commit *c)
+ * connection goes, among those may_evict allows. */
+static int make_room(struct vigil_commit *c, const __u8 *cert)
 {
 	int victim = -1;
 	char why[64];
 
 	for (unsigned i = 0; i < c->n; i++)
-		if ((victim < 0 || c->e[i].last_seen < c->e[victim].last_seen) && !live(c, &c->e[i]))
+		if ((victim < 0 || c->e[i].last_seen < c->e[victim].last_seen) &&
+		    may_evict(c, &c->e[i], cert))
 			victim = i;
-	if (victim < 0)
+	if (victim < 0) {
+		c->full++;
 		return vlog_refuse(-ENOSPC, "stream table full (%u entries), every one with a live "
-				"connection", c->n);
+				   "connection or bound to another certificate", c->n);
+	}
 	snprintf(why, sizeof(why), "the table of %u is full", c->max);
 	forget(c, victim, why);
 	c->evicted++;
 	return 0;
 }
 
-/* Appends e, making room if need be. */
-static int add(struct vigil_commit *c, const struct vigil_commit_entry *e)
+/* Appends e, making room if need be (cert: as make_room). */
+static int add(struct vigil_commit *c, const struct vigil_commit_entry *e, const __u8 *cert)
 {
 	int err;
 
-	if (c->n == c->max && (err = make_room(c)))
+	if (c->n == c->max && (err = make_room(c, cert)))
 		return err;
 	c->e[c->n++] = *e;
 	return 0;
@@ -192,7 +215,7 @@ static int load(struct vigil_commit *c, const char *path, unsigned v1_max, bool 
 		       l.esz < sizeof(e) ? l.esz : sizeof(e));
 		if (!e.last_seen)	/* format 1: heard now, as far as we know */
 			e.last_seen = now_s();
-		err = add(c, &e);	/* a smaller table: the least recently heard go */
+		err = add(c, &e, NULL);	/* a smaller table: the least recently heard go */
 	}
 	if (*convert)
 		vlog_info("%s: format %u, %u entries a slot: rewritten as format %u, %u (entries "
@@ -238,6 +261,13 @@ static int convert(struct vigil_commit *c, const char *path)
 	return 0;
 }
 
+int vigil_commit_init(struct vigil_commit *c, unsigned max, double forget_after)
+{
+	*c = (struct vigil_commit){ .fd = -1, .max = max, .forget_after = forget_after };
+	c->e = calloc(max, sizeof(*c->e));
+	return c->e ? 0 : -ENOMEM;
+}
+
 int vigil_commit_open(struct vigil_commit *c, const char *export_path, int export_fd,
 		      unsigned max, unsigned v1_max, double forget_after)
 {
@@ -248,12 +278,12 @@ int vigil_commit_open(struct vigil_commit *c, const char *export_path, int expor
 	struct stat st;
 	int err;
 
-	*c = (struct vigil_commit){ .fd = -1, .max = max, .forget_after = forget_after };
+	if ((err = vigil_commit_init(c, max, forget_after)))
+		return err;
 	snprintf(path, len, "%s.state", export_path);
 	l = our_layout(c);
-	c->e = calloc(max, sizeof(*c->e));
 	c->slot = malloc(slot_size(&l));
-	if (!c->e || !c->slot)
+	if (!c->slot)
 		return -ENOMEM;
 	c->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0640);
 	if (c->fd < 0)
@@ -302,7 +332,7 @@ int vigil_commit_put(struct vigil_commit *c, const struct vigil_commit_entry *e)
 		c->e[i] = x;
 		return 0;
 	}
-	return add(c, &x);
+	return add(c, &x, x.cert_sha256);
 }
 
 void vigil_commit_retire(struct vigil_commit *c)

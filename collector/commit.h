@@ -14,7 +14,10 @@
  * a new stream, so entries carry when their stream was last heard; those
  * not heard for forget_after are forgotten (vigil_commit_retire), and when
  * the table is full the entry least recently heard that has no live
- * connection makes room. Forgetting an entry costs little: a stream heard
+ * connection makes room, but an entry bound to a certificate makes room only
+ * for a stream of that same certificate (the binding is what keeps another
+ * node out of the stream: losing it to eviction would hand the stream to
+ * whoever claims it next). Forgetting an entry costs little: a stream heard
  * again is taken from the offset its agent resumes at, its last ack, which
  * is at most the offset forgotten (records written after the last ack that
  * reached it would be written again).
@@ -62,6 +65,7 @@ struct vigil_commit {
 	bool (*live)(void *ctx, const __u8 boot_id[16], uint32_t ring_id);
 	void *live_ctx;
 	uint64_t retired, evicted;
+	uint64_t full;	/* new streams refused: no entry could make room */
 };
 
 /* FNV-1a of n bytes at p, going on from h (VIGIL_FNV_START to begin): the
@@ -69,6 +73,9 @@ struct vigil_commit {
 #define VIGIL_FNV_START 2166136261u
 uint32_t vigil_fnv1a(const void *p, size_t n, uint32_t h);
 
+/* A table of max entries in memory, kept nowhere (no --export-file): the
+ * bindings to certificates are kept all the same. */
+int vigil_commit_init(struct vigil_commit *c, unsigned max, double forget_after);
 /* Opens PATH.state and loads it (converting a format-1 file, or a file of
  * another size, in place); cuts export_fd back to the size recorded;
  * forgets the entries not heard for forget_after seconds. A table of max
@@ -81,8 +88,10 @@ const struct vigil_commit_entry *vigil_commit_find(const struct vigil_commit *c,
 						   const __u8 boot_id[16], uint32_t ring_id);
 /* Stores e whole under its (boot_id, ring_id), stamped heard now; a new
  * stream in a full table takes the place of the one least recently heard
- * with no live connection (logged). -ENOSPC only when every entry is live,
- * which a table of at least --max-conns entries rules out. */
+ * with no live connection that is not bound to another certificate than
+ * e's (logged). -ENOSPC when there is none: every entry is live (which a
+ * table of at least --max-conns entries rules out) or bound to other
+ * certificates. */
 int vigil_commit_put(struct vigil_commit *c, const struct vigil_commit_entry *e);
 /* Forgets the streams not heard for forget_after with no live connection;
  * those with one are heard now. In memory: the next write records it. */

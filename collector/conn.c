@@ -136,6 +136,25 @@ static void hostile(struct collector *c, struct conn *k, const char *why)
 	collector_conn_close(c, k, why);
 }
 
+/* Tells the agent why its hello is refused, before the caller closes: a
+ * refusal frame (docs/stream.md, "Refusals"), best effort. Bytes it sent
+ * meanwhile are read and dropped first (a bounded amount): a close with
+ * bytes unread resets the connection, and the reset can discard the
+ * refusal before the agent reads it. */
+static void tell_refusal(struct conn *k, enum vigil_stream_refusal code)
+{
+	struct vigil_stream_ack f;
+
+	vigil_stream_refusal_build(&f, code);
+	if (k->tls)
+		conn_tls_ack(k, &f, sizeof(f));
+	else
+		send(k->fd, &f, sizeof(f), MSG_DONTWAIT | MSG_NOSIGNAL);
+	shutdown(k->fd, SHUT_WR);
+	for (int i = 0; i < 16 && recv(k->fd, k->buf, CONN_BUF, MSG_DONTWAIT) > 0; i++)
+		;
+}
+
 /* Who may take an identity (boot id, ring id); a may be NULL (a stream not
  * loaded, perhaps in the state file). Over TLS it is bound to the
  * certificate name that first proved it, also across collector restarts:
@@ -179,6 +198,7 @@ static int tls_hello(struct collector *c, struct conn *k)
 	if (!k->tls && collector_name_certified(c, k->hello.node_name)) {
 		vlog_info("%s: clear-text hello names node %s, which a certificate proved: refused",
 			  k->peer, k->hello.node_name);
+		tell_refusal(k, VIGIL_REFUSE_CLEAR_NAME);
 		return hostile(c, k, "node name proved over TLS"), -EPERM;
 	}
 	if (!k->tls)
@@ -186,6 +206,7 @@ static int tls_hello(struct collector *c, struct conn *k)
 	if (strcmp(k->hello.node_name, name)) {
 		vlog_info("%s: hello names node %s, its certificate %s: refused", k->peer,
 			  k->hello.node_name, name);
+		tell_refusal(k, VIGIL_REFUSE_NAME);
 		return hostile(c, k, "hello names another node than its certificate"), -EPERM;
 	}
 	vlog_info("agent %s (cert CN %s, DNS SAN %s, issuer %s) connected from %s over TLS",
@@ -216,6 +237,7 @@ static int take_hello(struct collector *c, struct conn *k, size_t *p)
 			  k->peer, name ? " with certificate " : "", name ? name : "",
 			  a ? a->fmt.node_name : k->hello.node_name, boot, k->hello.ring_id,
 			  a && a->cert[0] ? " proved by certificate " : "", a ? a->cert : "", why);
+		tell_refusal(k, cert ? VIGIL_REFUSE_BOUND_CERT : VIGIL_REFUSE_BOUND_ADDR);
 		return hostile(c, k, cert ? "identity bound to another certificate" :
 					    "identity bound to another address"), -EPERM;
 	}
@@ -223,22 +245,24 @@ static int take_hello(struct collector *c, struct conn *k, size_t *p)
 		a = collector_agent_get(c, &k->hello);
 	if (!a && !collector_agent_room(c))
 		a = collector_agent_get(c, &k->hello);
-	if (!a)
+	if (!a) {
+		tell_refusal(k, VIGIL_REFUSE_FULL);
 		return collector_conn_close(c, k, "too many agents"), -ENOSPC;
+	}
+	if (name && collector_agent_bind(c, a, name)) {
+		tell_refusal(k, VIGIL_REFUSE_FULL);
+		return collector_conn_close(c, k, "no room for its stream in the table: every "
+				     "entry live or bound to another certificate"), -ENOSPC;
+	}
 	if (a->conn)
 		collector_conn_close(c, a->conn, "replaced by a new connection of the same agent");
 	a->conn = k;
 	a->udp = false;		/* TCP proved it: datagrams may not move it now */
 	snprintf(a->owner, sizeof(a->owner), "%s", k->host);
-	if (name) {
-		snprintf(a->cert, sizeof(a->cert), "%s", name);
-		conn_tls_name_sha256(name, a->cert_sha256);
-		/* Lines carry the authenticated name, also for a stream first
-		 * heard in clear under another. */
-		snprintf(a->fmt.node_name, sizeof(a->fmt.node_name), "%s", name);
-	}
 	k->agent = a;
 	k->hello_done = true;
+	if (name)
+		collector_handshake_done(k->addr);
 	k->offset = k->acked = k->hello.start_offset;
 	collector_agent_resume(c, a, k);
 	vlog_info("agent %s (boot %s, ring %u, pid %u, uid %u) connected from %s at offset %llu",
@@ -306,12 +330,11 @@ static int flush(struct collector *c, struct conn *k)
 	upto = a->written < k->offset ? a->written : k->offset;
 	if (upto == k->acked)
 		return 0;
-	if (c->commit.fd >= 0) {
-		if ((err = collector_agent_commit(c, a)) ||
-		    (err = vigil_commit_write(&c->commit, c->out.size)) ||
-		    (c->out.sync && fdatasync(c->commit.fd) && (err = -errno)))
-			return collector_conn_close(c, k, "cannot record progress"), err;
-	}
+	/* Also with no state file: the table in memory keeps the bindings. */
+	if ((err = collector_agent_commit(c, a)) ||
+	    (err = vigil_commit_write(&c->commit, c->out.size)) ||
+	    (c->out.sync && fdatasync(c->commit.fd) && (err = -errno)))
+		return collector_conn_close(c, k, "cannot record progress"), err;
 	vigil_stream_ack_build(&ack, upto);
 	if (k->tls) {
 		if ((err = conn_tls_ack(k, &ack, sizeof(ack))) < 0)

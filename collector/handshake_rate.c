@@ -1,20 +1,33 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * TLS handshakes an address may start, per second (--max-handshakes-per-addr):
- * a full handshake costs the collector's one thread a key exchange and a
- * signature before it knows who is asking, so one host opening and dropping
- * connections in a loop would starve every agent. Each address (an IPv6
- * peer by its /64, as the connection caps count it) has a token bucket of
- * that rate and twice that burst, in a table of HANDSHAKE_SLOTS buckets
- * found by hash; a bucket taken over by another address starts full, so a
- * collision can only let more in, never keep an agent out longer. A refused
- * connection is closed before any TLS byte; the agent retries with backoff.
+ * TLS handshakes the collector starts, per second. A full handshake costs
+ * the collector's one thread a key exchange and a signature before it knows
+ * who is asking, so a peer opening and dropping connections in a loop would
+ * starve every agent. Two bounds, checked at accept, before any TLS byte:
+ *
+ * - Per address (--max-handshakes-per-addr; an IPv6 peer by its /64, as the
+ *   connection caps count it): a token bucket of that rate and twice that
+ *   burst, in a table of HANDSHAKE_SLOTS buckets found by hash; a bucket
+ *   taken over by another address starts full, so a collision can only let
+ *   more in, never keep an agent out longer.
+ * - For all addresses together (--max-handshakes): one bucket of that rate
+ *   and twice that burst, whose lower half only addresses that completed a
+ *   handshake before (an agent accepted over TLS from there) may draw on:
+ *   strangers stop at half. A flood from many addresses then costs at most that rate of
+ *   handshakes, and the agents already seen always find the reserved half
+ *   (refilled at the full rate while strangers wait). Known addresses are
+ *   kept in a table of KNOWN_SLOTS found by hash, the last one seen per
+ *   slot: a collision makes an agent a stranger again until its next
+ *   handshake, never the reverse.
+ *
+ * A refused connection is closed at once; the agent retries with backoff.
  */
 #include <string.h>
 #include "collector.h"
 #include "log.h"
 
 #define HANDSHAKE_SLOTS 4096
+#define KNOWN_SLOTS 4096
 
 struct bucket {
 	__u8 addr[16];
@@ -23,22 +36,51 @@ struct bucket {
 };
 
 static struct bucket buckets[HANDSHAKE_SLOTS];
+static struct bucket global;
+static struct {
+	__u8 addr[16];
+	bool used;
+} known[KNOWN_SLOTS];
 
-bool collector_handshake_allowed(struct collector *c, const __u8 addr[16], const char *host)
+static uint32_t hash(const __u8 addr[16])
 {
-	struct bucket *b = &buckets[vigil_fnv1a(addr, 16, VIGIL_FNV_START) % HANDSHAKE_SLOTS];
-	double now = vigil_stream_now(), burst = 2.0 * c->max_handshakes;
+	return vigil_fnv1a(addr, 16, VIGIL_FNV_START);
+}
+
+static void refill(struct bucket *b, double now, unsigned rate)
+{
+	b->tokens += (now - b->at) * rate;
+	if (b->tokens > 2.0 * rate)
+		b->tokens = 2.0 * rate;
+	b->at = now;
+}
+
+static bool is_known(const __u8 addr[16])
+{
+	unsigned i = hash(addr) % KNOWN_SLOTS;
+
+	return known[i].used && !memcmp(known[i].addr, addr, 16);
+}
+
+void collector_handshake_done(const __u8 addr[16])
+{
+	unsigned i = hash(addr) % KNOWN_SLOTS;
+
+	memcpy(known[i].addr, addr, 16);
+	known[i].used = true;
+}
+
+static bool per_addr(struct collector *c, const __u8 addr[16], const char *host, double now)
+{
+	struct bucket *b = &buckets[hash(addr) % HANDSHAKE_SLOTS];
 
 	if (!c->max_handshakes)
 		return true;
 	if (!b->used || memcmp(b->addr, addr, 16)) {
-		*b = (struct bucket){ .tokens = burst, .at = now, .used = true };
+		*b = (struct bucket){ .tokens = 2.0 * c->max_handshakes, .at = now, .used = true };
 		memcpy(b->addr, addr, 16);
 	}
-	b->tokens += (now - b->at) * c->max_handshakes;
-	if (b->tokens > burst)
-		b->tokens = burst;
-	b->at = now;
+	refill(b, now, c->max_handshakes);
 	if (b->tokens >= 1) {
 		b->tokens -= 1;
 		return true;
@@ -51,4 +93,39 @@ bool collector_handshake_allowed(struct collector *c, const __u8 addr[16], const
 			  c->max_handshakes);
 	}
 	return false;
+}
+
+static bool all_addrs(struct collector *c, bool seen, double now)
+{
+	if (!c->max_handshakes_all)
+		return true;
+	if (!global.used)
+		global = (struct bucket){ .tokens = 2.0 * c->max_handshakes_all, .at = now,
+					  .used = true };
+	refill(&global, now, c->max_handshakes_all);
+	/* Strangers stop at the reserved half. */
+	if (global.tokens >= 1 + (seen ? 0 : c->max_handshakes_all)) {
+		global.tokens -= 1;
+		return true;
+	}
+	c->handshakes_refused_all++;
+	if (now - c->handshake_all_said >= 10) {
+		c->handshake_all_said = now;
+		vlog_info("refusing TLS handshakes from addresses not seen before: more than %u a "
+			  "second from all (--max-handshakes; half is kept for agents that completed "
+			  "a handshake before); said at most every 10 s", c->max_handshakes_all);
+	}
+	return false;
+}
+
+bool collector_handshake_allowed(struct collector *c, const __u8 addr[16], const char *host)
+{
+	double now = vigil_stream_now();
+	bool seen = is_known(addr);
+
+	if (!per_addr(c, addr, host, now) || !all_addrs(c, seen, now))
+		return false;
+	c->handshakes_started++;
+	c->handshakes_known += seen;
+	return true;
 }

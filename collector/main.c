@@ -127,6 +127,7 @@ static int alloc_tables(struct collector *c, const struct options *o, bool tls)
 {
 	c->format = o->format;
 	c->max_agents = o->max_agents;
+	c->proc_bytes = o->proc_cache_mb << 20;
 	c->max_conns = o->max_conns;
 	c->hello_timeout = o->hello_timeout;
 	c->frame_timeout = o->frame_timeout;
@@ -134,6 +135,7 @@ static int alloc_tables(struct collector *c, const struct options *o, bool tls)
 	c->peer_timeout = o->peer_timeout;
 	c->max_per_addr = o->max_per_addr;
 	c->max_handshakes = o->max_handshakes;
+	c->max_handshakes_all = o->max_handshakes_all;
 	c->tls = tls;
 	c->agents = calloc(c->max_agents, sizeof(*c->agents));
 	c->conns = calloc(c->max_conns, sizeof(*c->conns));
@@ -148,12 +150,19 @@ static int alloc_tables(struct collector *c, const struct options *o, bool tls)
  * neither loses nor doubles), stdout, or JetStream alone. */
 static int open_output(struct collector *c, const struct options *o)
 {
+	/* At least --max-conns entries: then a new stream always finds one
+	 * with no live connection to take the place of. */
+	unsigned streams = c->max_agents > c->max_conns ? c->max_agents : c->max_conns;
 	int err;
 
 	if (!o->export_file) {
 		if (!o->pub.urls)
 			vigil_export_fd(&c->out, STDOUT_FILENO);
-		return 0;
+		/* No state file, but the same table: it holds the bindings. */
+		err = vigil_commit_init(&c->commit, streams, o->forget_after);
+		if (err)
+			return vlog_err(err, "cannot allocate tables");
+		goto live;
 	}
 	if ((err = collector_output_lock(o->export_file)) < 0)
 		return err;	/* its descriptor stays open, and locked, until exit */
@@ -161,17 +170,15 @@ static int open_output(struct collector *c, const struct options *o)
 	if (err)
 		return vlog_err(err, "cannot open export file %s", o->export_file);
 	c->out.sync = o->fsync;
-	/* At least --max-conns entries: then a new stream always finds one
-	 * with no live connection to take the place of. */
-	err = vigil_commit_open(&c->commit, o->export_file, c->out.fd,
-				c->max_agents > c->max_conns ? c->max_agents : c->max_conns,
-				c->max_agents, o->forget_after);
+	err = vigil_commit_open(&c->commit, o->export_file, c->out.fd, streams, c->max_agents,
+				o->forget_after);
 	if (err)
 		return err;
-	c->commit.live = collector_conn_live;
-	c->commit.live_ctx = c;
 	if (c->commit.gen && c->out.size > c->commit.export_size)
 		c->out.size = c->commit.export_size;	/* cut back at open */
+live:
+	c->commit.live = collector_conn_live;
+	c->commit.live_ctx = c;
 	return 0;
 }
 
@@ -203,18 +210,23 @@ static void summarise(const struct collector *c, const struct listener *ls, unsi
 		accept_refused += ls[i].refused;
 	}
 	vlog_info("stopping: %llu connections closed for bad input, %llu refused (%llu TLS "
-		  "handshakes past --max-handshakes-per-addr); "
+		  "handshakes past --max-handshakes-per-addr, %llu past --max-handshakes; %llu "
+		  "started, %llu of them by addresses seen before); "
 		  "accept paused %llu times (%llu attempts out of descriptors or memory); "
 		  "%llu datagrams, %llu bad, %llu from agents not yet known",
 		  (unsigned long long)c->closed_hostile, (unsigned long long)c->refused,
 		  (unsigned long long)c->handshakes_refused,
+		  (unsigned long long)c->handshakes_refused_all,
+		  (unsigned long long)c->handshakes_started,
+		  (unsigned long long)c->handshakes_known,
 		  (unsigned long long)pauses, (unsigned long long)accept_refused,
 		  (unsigned long long)c->udp_datagrams, (unsigned long long)c->udp_bad,
 		  (unsigned long long)c->udp_unknown);
 	vlog_info("%llu connections evicted to make room; %llu stream offsets forgotten after "
-		  "--forget-after, %llu to make room in the table",
+		  "--forget-after, %llu to make room in the table, %llu new streams refused for "
+		  "want of room (every entry live or bound to another certificate)",
 		  (unsigned long long)c->evicted, (unsigned long long)c->commit.retired,
-		  (unsigned long long)c->commit.evicted);
+		  (unsigned long long)c->commit.evicted, (unsigned long long)c->commit.full);
 }
 
 static void stop_all(struct collector *c, struct listener *ls)

@@ -91,6 +91,11 @@ static const struct vigil_opt options[] = {
 	  .set = set_pub_wait, AT(pub.wait), .min = 0.1, .max = 3600 },
 	{ "max-agents", 0, 0, "N", "agent streams remembered (default 256)",
 	  U64(max_agents, 1, 65536) },
+	{ "proc-cache-mb", 0, 0, "N",
+	  "memory each agent stream's process cache may hold,\n"
+	  "in MiB (default 1): as many processes as fit, up to\n"
+	  "the agent's own 65536",
+	  U64(proc_cache_mb, 1, 1024) },
 	{ "max-conns", 0, 0, "N",
 	  "connections at once (default 256; each costs 256 KiB,\n"
 	  "64 KiB more over TLS); when full, a new one evicts\n"
@@ -107,6 +112,12 @@ static const struct vigil_opt options[] = {
 	  "a second, with bursts of twice that (default 50;\n"
 	  "0: no limit); past it, connections are closed at once",
 	  U64(max_handshakes, 0, 100000) },
+	{ "max-handshakes", 0, 0, "N",
+	  "TLS handshakes all addresses together may start a\n"
+	  "second, with bursts of twice that (default 100; 0: no\n"
+	  "limit); addresses not seen completing one before get\n"
+	  "at most half of the burst: the rest is for agents",
+	  U64(max_handshakes_all, 0, 100000) },
 	{ "hello-timeout", 0, 0, "S",
 	  "seconds a new connection has to say hello, TLS\n"
 	  "handshake included (default 5)",
@@ -226,6 +237,7 @@ int collector_options_parse(int argc, char **argv, struct options *o,
 	int err;
 
 	*o = (struct options){ .max_mb = 10, .backups = 5, .max_agents = 256, .max_conns = 256,
+			       .proc_cache_mb = 1, .max_handshakes_all = 100,
 			       .max_per_addr = 32, .max_handshakes = 50, .hello_timeout = 5,
 			       .frame_timeout = 10, .peer_timeout = 60, .forget_after = 7 * 86400,
 			       .pub = { .prefix = "vigil", .stream = "VIGIL", .wait = 5, .stop = stop } };

@@ -26,6 +26,7 @@ struct options {
 	struct vigil_pub_config pub;
 	const char *pub_opt;	/* a --publish-* option given, for its check */
 	uint64_t max_mb, backups, max_agents, max_conns, max_per_addr, max_handshakes;
+	uint64_t proc_cache_mb, max_handshakes_all;
 	double hello_timeout, frame_timeout, rebind_after, peer_timeout, forget_after;
 	bool fsync;
 };

@@ -18,7 +18,7 @@ int collector_output_lock(const char *export_path)
 	int fd;
 
 	if (snprintf(path, sizeof(path), "%s.lock", export_path) >= (int)sizeof(path))
-		return vlog_err(-ENAMETOOLONG, "export file name too long: %s", export_path);
+		return vlog_refuse(-ENAMETOOLONG, "export file name too long: %s", export_path);
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		return vlog_err(-errno, "cannot open %s", path);

@@ -35,10 +35,14 @@ static void agent_line(struct vigil_buf *b, const struct agent *a, double now)
 			    a->owner[0] ? a->owner : "?", a->cert[0] ? " with certificate " : "",
 			    a->cert);
 	vbuf_printf(b, "; written to offset %llu; %llu records, %llu duplicates, %llu re-sent, "
-		    "%llu missing in sequence, %llu bytes lost on its side\n",
+		    "%llu missing in sequence, %llu bytes lost on its side; process cache %zu "
+		    "processes (%zu KiB), %llu not cached (full), %llu lookups found none\n",
 		    (unsigned long long)a->written, (unsigned long long)a->records,
 		    (unsigned long long)a->win.dups, (unsigned long long)a->resent,
-		    (unsigned long long)a->win.gaps, (unsigned long long)a->lost_bytes);
+		    (unsigned long long)a->win.gaps, (unsigned long long)a->lost_bytes,
+		    a->fmt.cache.count, a->fmt.cache.bytes >> 10,
+		    (unsigned long long)a->fmt.cache.misses,
+		    (unsigned long long)a->fmt.cache.lookups_missed);
 }
 
 int collector_status_write(const struct collector *c, const struct listener *ls, int nls,
@@ -58,10 +62,12 @@ int collector_status_write(const struct collector *c, const struct listener *ls,
 	vbuf_printf(&b, "vigil-collector %s, pid %d, up %.0f s: %u connections (--max-conns %u), "
 		    "%u streams in memory (--max-agents %u), %u in the state file; %llu connections "
 		    "closed for bad input, %llu evicted, %llu TLS handshakes refused past "
-		    "--max-handshakes-per-addr; %llu datagrams, %llu bad\n",
+		    "--max-handshakes-per-addr, %llu past --max-handshakes; %llu datagrams, "
+		    "%llu bad\n",
 		    VIGIL_VERSION, (int)getpid(), now - started, c->nconns, c->max_conns, streams,
 		    c->max_agents, c->commit.n, (unsigned long long)c->closed_hostile,
 		    (unsigned long long)c->evicted, (unsigned long long)c->handshakes_refused,
+		    (unsigned long long)c->handshakes_refused_all,
 		    (unsigned long long)c->udp_datagrams,
 		    (unsigned long long)c->udp_bad);
 	for (int i = 0; i < nls; i++)

@@ -26,6 +26,12 @@
 /* Mounts bpffs at /sys/fs/bpf when it is not, and creates dir. */
 int vigil_bpffs_prepare(const char *dir);
 int vigil_pinned_fd(const char *dir, const char *name);
+/* Takes dir for this process alone (flock; the lock goes with the process,
+ * also when it is killed): whoever holds it is the only reader of the
+ * ring pinned there, vigild or vigil drain. Two readers would each move the
+ * ring's consumer position and take records from each other. Returns the
+ * locked fd to keep open, -EBUSY when another process holds it, -errno. */
+int vigil_pins_lock(const char *dir);
 /* Sum of the kernel's recursion misses over the programs linked in dir. */
 uint64_t vigil_recursion_misses(const char *dir);
 /* What a pin folder held before a start, so that a start that fails leaves

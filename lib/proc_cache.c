@@ -85,7 +85,9 @@ struct vigil_proc_entry *vigil_proc_cache_find(struct vigil_proc_cache *c, uint3
 	struct vigil_proc_entry *e = vigil_proc_cache_get(c, pid);
 
 	if (e && exec_ktime && e->proc.exec_ktime != exec_ktime)
-		return NULL;
+		e = NULL;
+	if (!e && exec_ktime)
+		c->lookups_missed++;
 	return e;
 }
 
@@ -225,10 +227,8 @@ struct vigil_proc_entry *vigil_proc_cache_fork(struct vigil_proc_cache *c,
 							   ev->proc.parent_exec_ktime), *e;
 	struct vigil_exec_creds creds;
 
-	if (!p) {
-		c->misses++;
-		return NULL;
-	}
+	if (!p)
+		return NULL;	/* counted in lookups_missed */
 	/* put() may free p to make room (an exited parent): what it does not
 	 * copy itself is copied first. */
 	creds = p->creds;

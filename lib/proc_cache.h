@@ -40,6 +40,9 @@ struct vigil_proc_entry {
  * forks and execs. */
 #define VIGIL_PROC_IN_INIT_TREE (1U << 17)
 #define VIGIL_PROC_EXITED_KEEP 4096
+/* Processes the agent's cache holds; the collector's holds as many, within
+ * its byte budget. */
+#define VIGIL_PROC_CACHE_MAX 65536
 
 struct vigil_proc_cache {
 	struct vigil_proc_entry **slots;
@@ -50,7 +53,12 @@ struct vigil_proc_cache {
 	size_t max_bytes;	/* SIZE_MAX unless vigil_proc_cache_budget() set one */
 	size_t nexited;		/* non-NULL among exited[] */
 	size_t exited_bytes;	/* what those hold */
-	uint64_t misses;	/* not cached: full, or no memory */
+	uint64_t misses;	/* not cached: full, or no memory (a fork of an
+				 * unknown parent is not: see lookups_missed) */
+	/* Finds of one exec of a pid that found nothing: an event whose
+	 * process (or parent) details are missing from its line. Started
+	 * before the stream, gone for long, or not cached (misses). */
+	uint64_t lookups_missed;
 	struct vigil_proc_entry *exited[VIGIL_PROC_EXITED_KEEP];	/* oldest at exited_next */
 	unsigned exited_next;
 };

@@ -230,6 +230,32 @@ void vigil_stream_ack_build(struct vigil_stream_ack *a, uint64_t offset)
 	*a = (struct vigil_stream_ack){ .magic = VIGIL_STREAM_ACK_MAGIC, .offset = offset };
 }
 
+void vigil_stream_refusal_build(struct vigil_stream_ack *a, enum vigil_stream_refusal why)
+{
+	*a = (struct vigil_stream_ack){ .magic = VIGIL_STREAM_REFUSE_MAGIC, .flags = why };
+}
+
+const char *vigil_stream_refusal_text(const struct vigil_stream_ack *a)
+{
+	static const char *const text[] = {
+		[VIGIL_REFUSE_NAME] = "our hello's node name (--node-name, default the host "
+				      "name) is not our certificate's first DNS name",
+		[VIGIL_REFUSE_BOUND_CERT] = "this stream is bound to another certificate name",
+		[VIGIL_REFUSE_BOUND_ADDR] = "this stream is connected from another address",
+		[VIGIL_REFUSE_CLEAR_NAME] = "our node name was proved by a certificate: it may "
+					    "not be used in clear text",
+		[VIGIL_REFUSE_FULL] = "it has no room for our stream",
+	};
+	static char other[32];
+
+	if (a->magic != VIGIL_STREAM_REFUSE_MAGIC)
+		return NULL;
+	if (a->flags && a->flags <= VIGIL_REFUSE_MAX)
+		return text[a->flags];
+	snprintf(other, sizeof(other), "reason %u", a->flags);
+	return other;
+}
+
 int vigil_stream_ack_check(const struct vigil_stream_ack *a)
 {
 	return a->magic == VIGIL_STREAM_ACK_MAGIC && !a->flags && !(a->offset & 7) ? 0 : -EPROTO;

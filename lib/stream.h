@@ -26,6 +26,18 @@
 #define VIGIL_STREAM_MAGIC "VIGILSTR"	/* 8 bytes, no terminator on the wire */
 #define VIGIL_STREAM_VERSION 1
 #define VIGIL_STREAM_ACK_MAGIC 0x4b434156u	/* "VACK" little-endian */
+/* A refusal (collector to agent), laid out as an ack: magic, the reason's
+ * code in flags, offset 0; sent once before the collector closes a
+ * connection whose hello it refuses, so the agent can say why. */
+#define VIGIL_STREAM_REFUSE_MAGIC 0x46455256u	/* "VREF" little-endian */
+enum vigil_stream_refusal {
+	VIGIL_REFUSE_NAME = 1,		/* hello's node name is not the certificate's */
+	VIGIL_REFUSE_BOUND_CERT,	/* the stream is bound to another certificate */
+	VIGIL_REFUSE_BOUND_ADDR,	/* the stream is bound to another address */
+	VIGIL_REFUSE_CLEAR_NAME,	/* clear text naming a certified node */
+	VIGIL_REFUSE_FULL,		/* no room for the stream */
+	VIGIL_REFUSE_MAX = VIGIL_REFUSE_FULL,
+};
 #define VIGIL_STREAM_LE (1u << 0)	/* hello flag: records are little-endian */
 
 #define VIGIL_STREAM_NAME_MAX 255
@@ -138,6 +150,10 @@ int vigil_stream_rec_parse(const struct vigil_stream_peer *peer, const void *p, 
 			   struct vigil_stream_rec *out, const char **why);
 
 void vigil_stream_ack_build(struct vigil_stream_ack *a, uint64_t offset);
+void vigil_stream_refusal_build(struct vigil_stream_ack *a, enum vigil_stream_refusal why);
+/* What refusal frame a says, for the log ("reason N" for a code this build
+ * does not know); NULL when a is not a refusal. */
+const char *vigil_stream_refusal_text(const struct vigil_stream_ack *a);
 /* 0 when a is a well-formed ack, else -EPROTO. */
 int vigil_stream_ack_check(const struct vigil_stream_ack *a);
 

@@ -21,7 +21,7 @@ SECS=${ATTACK_SECS:-12}	# per hostile phase
 N=200			# markers per phase
 # docs/stream.md, "Memory": base + agents x (process cache + tables) +
 # connections x (buffer + struct), in KiB.
-BOUND=$((8192 + MAX_AGENTS * (1024 + 64) + MAX_CONNS * 260))
+BOUND=$((8192 + MAX_AGENTS * (1024 + 80) + MAX_CONNS * 260))
 plan 18
 BOOT=$(tr -d '-' </proc/sys/kernel/random/boot_id)
 asan=0

@@ -5,8 +5,22 @@
 # version in the hello, the way out when vigild refuses it.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/stream_lib.sh"
-plan 8
+plan 11
 start_agent --no-procfs -o "$T_DIR/local.json" || exit 1
+# Beside a running agent, drain is refused as a second vigild is: it would
+# take records out of the agent's stream (issue 38; before, it drained
+# them and the agent lost them).
+run_markers "live$$" 1 50 &
+MARKERS=$!
+"$VIGIL" --pin-dir "$T_PIN" drain -o "$T_DIR/live.stream" >"$T_DIR/live.out" 2>&1
+rc=$?
+wait $MARKERS
+[ $rc -ne 0 ] && grep -q "vigild is running on $T_PIN.*stop vigild first" "$T_DIR/live.out"
+ok $? "vigil drain beside a running vigild is refused, naming why" || sed 's/^/#   /' "$T_DIR/live.out"
+[ ! -e "$T_DIR/live.stream" ]
+ok $? "and writes nothing"
+wait_for 10 sh -c "grep -q '\"live$$-50\"' '$T_DIR/local.json'"
+check "the agent wrote every event, in order" -- markers_in_order "live$$" 50 "$T_DIR/local.json"
 stop_agent
 TAG="dr$$"
 run_markers "$TAG" 1 100

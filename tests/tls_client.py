@@ -21,6 +21,9 @@ collector's tls:// listener on loopback. PKI is the folder of tests/tls_lib.sh
   tls_client.py PORT PKI server CERT           the CN of the collector's certificate
   tls_client.py PORT PKI flood CERT N          N full handshakes one after another:
                                                "done D of N in S s"
+  tls_client.py PORT PKI floodfor CERT RATE SECS
+                                               full handshakes, at most RATE a
+                                               second for SECS s: as flood
   tls_client.py PORT PKI deaf CERT NAME BOOT RING N SECS
                                                N exit events one at a time, none
                                                of the acks read for SECS s (a
@@ -28,7 +31,8 @@ collector's tls:// listener on loopback. PKI is the folder of tests/tls_lib.sh
                                                "acked OFF" or "closed"
 
 TLS_SRC=ADDR connects from ADDR (another loopback address) instead of
-127.0.0.1.
+127.0.0.1. TLS_TIMED=1: good also says on stderr how long it took from its
+connect to its ack ("took S s").
 
 Every case but good and stall prints "closed" when the collector closed
 the connection, "open" when it did not.
@@ -125,6 +129,7 @@ def main():
         return stall(port, pki)
     if case == 'deaf':
         return deaf(port, pki, args)
+    t0 = time.monotonic()
     s = tls_connect(port, pki, args[0])
     if case == 'cert':
         # The certificate's first DNS SAN is its file name's node here.
@@ -154,7 +159,27 @@ def main():
             s.sendall(hello(name=name, boot=boot, ring=ring, start=start) + stream)
         except OSError:
             return print('closed')
-        return print(acked_or_closed(s, start + len(stream)))
+        print(acked_or_closed(s, start + len(stream)))
+        if os.environ.get('TLS_TIMED'):
+            print('took %.3f s' % (time.monotonic() - t0), file=sys.stderr)
+        return None
+    if case == 'floodfor':
+        # CERT RATE SECS: full handshakes at most RATE a second for SECS
+        # seconds (the first is the one made above).
+        if s is not None:
+            s.close()
+        rate, secs = float(args[1]), float(args[2])
+        n, done, t0 = 1, int(s is not None), time.monotonic()
+        while time.monotonic() - t0 < secs:
+            wait = t0 + n / rate - time.monotonic()
+            if wait > 0:
+                time.sleep(wait)
+            n += 1
+            c = tls_connect(port, pki, args[0])
+            if c is not None:
+                done += 1
+                c.close()
+        return print('done %d of %d in %.1f s' % (done, n, time.monotonic() - t0))
     if case == 'flood':
         if s is not None:
             s.close()

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
@@ -254,12 +253,12 @@ int vigil_bpf_load(struct vigil_bpf *b, const struct vigil_loader_opts *o)
 	/* One agent per pin folder: two would each move the ring's consumer
 	 * position and lose each other's events. The lock goes with the
 	 * process, also when it is killed. */
-	b->lock_fd = open(o->pin_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	b->lock_fd = vigil_pins_lock(o->pin_dir);
+	if (b->lock_fd == -EBUSY)
+		return vlog_err(-EBUSY, "another vigild is running on %s (or a vigil drain)",
+				o->pin_dir);
 	if (b->lock_fd < 0)
-		return vlog_err(-errno, "cannot open pin folder %s", o->pin_dir);
-	if (flock(b->lock_fd, LOCK_EX | LOCK_NB))
-		return vlog_err(errno == EWOULDBLOCK ? -EBUSY : -errno,
-				"another vigild is running on %s", o->pin_dir);
+		return vlog_err(b->lock_fd, "cannot lock pin folder %s", o->pin_dir);
 	/* The folder is ours now: what it holds is what a failed start must
 	 * leave (before the lock, another agent may still be adding pins). */
 	if ((err = vigil_pins_snapshot(o->pin_dir, &b->before)))

@@ -13,7 +13,6 @@
 
 /* Output per batch is bounded so a deep backlog costs bounded memory. */
 #define BATCH_BYTES (1u << 20)
-#define PROC_CACHE_MAX 65536
 #define BACKOFF_MIN_MS 100
 #define BACKOFF_MAX_MS 5000
 
@@ -258,7 +257,7 @@ int vigil_sink_local_init(struct vigil_sink_local *l, const char *node_name,
 		.counters_fd = counters_fd,
 		.backoff_ms = BACKOFF_MIN_MS,
 	};
-	return vigil_formatter_init(&l->fmt, node_name, PROC_CACHE_MAX);
+	return vigil_formatter_init(&l->fmt, node_name, VIGIL_PROC_CACHE_MAX);
 }
 
 void vigil_sink_local_free(struct vigil_sink_local *l)

@@ -33,6 +33,11 @@
  * close with our bytes unread, which resets the connection and can discard
  * the alert still queued: the log would say "reset" instead of why. */
 #define TLS_PROVEN_S 2.0
+/* A connection whose hello was refused (a name the certificate does not
+ * carry, a stream bound elsewhere) ends at once, often with no ack: it is a
+ * failure like a refused handshake, and backs off the same way. One that
+ * got an ack, or stayed up this long, was a working connection. */
+#define UP_PROVEN_S (BACKOFF_MAX_MS / 1000.0)
 
 static void watch(struct vigil_sink_stream *s, int fd)
 {
@@ -44,15 +49,27 @@ static void watch(struct vigil_sink_stream *s, int fd)
 		epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev);
 }
 
+/* The collector takes our stream: a failure from now on starts a new
+ * episode, with backoff from the start. */
+static void proven(struct vigil_sink_stream *s)
+{
+	s->proven = true;
+	s->failures = 0;
+	s->backoff_ms = BACKOFF_MIN_MS;
+	s->said_up = false;
+}
+
 static void down(struct vigil_sink_stream *s, int err, const char *what)
 {
 	char line[sizeof(s->said)];
 
+	if (s->state == STREAM_UP && !s->proven && vigil_stream_now() - s->up_at >= UP_PROVEN_S)
+		proven(s);
 	/* Once per episode and reason: a retry that fails the same way says
 	 * nothing, one that fails another way (the collector back, but with
 	 * a certificate we refuse) says so. */
 	snprintf(line, sizeof(line), "%s (%s)", what, strerror(-err));
-	if (s->state == STREAM_UP || !s->failures++ || strcmp(line, s->said))
+	if (!s->failures++ || strcmp(line, s->said))
 		vlog_info("stream %s: %s; retrying, events wait in the ring", s->o.url, line);
 	snprintf(s->said, sizeof(s->said), "%s", line);
 	if (s->tx.ssl)
@@ -113,14 +130,16 @@ static uint64_t resume_at(struct vigil_sink_stream *s, const struct vigil_ring *
 	return at;
 }
 
-/* The connection works: backoff from the start, and the log says so once
- * per episode, with the path that runs. */
+/* The hello went out: the log says so once per episode, with the path
+ * that runs. Backoff starts over only once the collector proves it takes
+ * the stream (proven()). */
 static void connected(struct vigil_sink_stream *s)
 {
 	char tls[128] = "";
 
-	s->backoff_ms = BACKOFF_MIN_MS;
-	if (s->said_path && !s->failures)
+	s->proven = false;
+	s->up_at = vigil_stream_now();
+	if (s->said_path && (!s->failures || s->said_up))
 		return;
 	if (s->tls_on)
 		vigil_tls_describe(&s->tx, tls, sizeof(tls));
@@ -131,7 +150,7 @@ static void connected(struct vigil_sink_stream *s)
 			    : "tls: user-space TLS (SSL_write from the ring)",
 		  *tls ? " (" : "", tls, *tls ? ")" : "");
 	s->said_path = true;
-	s->failures = 0;
+	s->said_up = true;
 }
 
 void vigil_sink_stream_describe(struct vigil_sink_stream *s, struct vigil_buf *out)
@@ -260,6 +279,7 @@ static int read_acks(struct vigil_sink_stream *s)
 {
 	for (;;) {
 		struct vigil_stream_ack a;
+		const char *refused;
 		ssize_t n = receive(s, s->ack + s->ack_len, sizeof(s->ack) - s->ack_len);
 
 		if (n == 0)
@@ -271,6 +291,11 @@ static int read_acks(struct vigil_sink_stream *s)
 			continue;
 		s->ack_len = 0;
 		memcpy(&a, s->ack, sizeof(a));
+		if ((refused = vigil_stream_refusal_text(&a))) {
+			snprintf(s->why, sizeof(s->why), "the collector refused our hello: %s",
+				 refused);
+			return -ECONNREFUSED;
+		}
 		/* The collector may read, and ack, part of a send whose
 		 * completion we have not reaped yet. */
 		if (vigil_stream_ack_check(&a) || a.offset < s->acked ||
@@ -278,6 +303,8 @@ static int read_acks(struct vigil_sink_stream *s)
 			return -EPROTO;
 		s->acked = a.offset;
 		vigil_spool_trim(&s->spool, s->acked);
+		if (!s->proven)
+			proven(s);
 	}
 }
 

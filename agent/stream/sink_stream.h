@@ -74,6 +74,11 @@ struct vigil_sink_stream {
 	void *spool_buf;		/* what is read back from the spool to send */
 	uint64_t connects, failures, skipped, udp_errors;
 	bool said_path;
+	/* The connection up now proved that the collector takes our stream
+	 * (an ack, or UP_PROVEN_S up): only then does backoff start over. */
+	bool proven;
+	bool said_up;			/* "connected" logged in this episode */
+	double up_at;			/* the hello went out then */
 };
 
 /* One line for `vigil status`: the URL, whether it is up, the path its

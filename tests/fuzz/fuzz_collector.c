@@ -87,19 +87,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(agents, 0, sizeof(agents));
 	c.agents = agents;
 	c.max_agents = 2;
+	c.proc_bytes = AGENT_PROC_BYTES;
 	c.conns = conns;
 	c.dead = dead;
 	c.max_conns = 1;
 	c.hello_timeout = c.frame_timeout = 1e9;
 	c.udp_buf = malloc(VIGIL_STREAM_DGRAM_MAX + 1);
 	c.epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (c.epfd < 0 || !c.udp_buf)
+	if (c.epfd < 0 || !c.udp_buf || vigil_commit_init(&c.commit, 2, 0))
 		abort();
 	if (data[0] & 1)
 		udp(&c, data + 1, size - 1);
 	else
 		tcp(&c, data + 1, size - 1, data[0] >> 1);
 	collector_agents_free(&c);
+	vigil_commit_close(&c.commit);
 	vbuf_free(&c.batch);
 	free(c.udp_buf);
 	close(c.epfd);
