@@ -83,6 +83,10 @@ int want_word(struct pctx *c, yaml_node_t *n, const char *key, const struct word
 		snprintf(choices + strlen(choices), sizeof(choices) - strlen(choices), "%s%s",
 			 i == w ? "" : ", ", i->name);
 	}
+	for (const struct word *i = w; i->name; i++)
+		if (!strcasecmp(scalar(n), i->name))
+			return fail(c, n, "unknown %s '%s': words are lower case, '%s' (one of: %s)",
+				    key, scalar(n), i->name, choices);
 	return fail(c, n, "unknown %s (one of: %s)", key, choices);
 }
 
@@ -208,6 +212,32 @@ static int parse_u16(const char *s, const char **end, unsigned *out)
 	return 0;
 }
 
+/* One edit apart (a letter more, less or changed): a typo. */
+static bool one_edit(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+
+	if (la < lb)
+		return one_edit(b, a);
+	if (la - lb > 1)
+		return false;
+	while (*b && *a == *b)
+		a++, b++;
+	return la == lb ? !strcmp(a + 1, b + 1) : !strcmp(a + 1, b);
+}
+
+/* " (did you mean 'port'?)" for a word one edit from a known one, or "". */
+static const char *did_you_mean(const char *word, const char *const *known, unsigned n,
+				char *out, size_t len)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (known[i] && one_edit(word, known[i])) {
+			snprintf(out, len, " (did you mean '%s'?)", known[i]);
+			return out;
+		}
+	return "";
+}
+
 /* "22" or "8000-8100" */
 static int parse_port(struct pctx *c, yaml_node_t *n, struct vigil_rule *r)
 {
@@ -218,6 +248,8 @@ static int parse_port(struct pctx *c, yaml_node_t *n, struct vigil_rule *r)
 	if (err)
 		return err;
 	s = scalar(n);
+	if (strchr(s, ' ') && strchr(s, '-'))
+		return fail(c, n, "bad port range '%s': write it without spaces, like 8000-8100", s);
 	if (parse_u16(s, &end, &lo))
 		return fail(c, n, "bad port: expected a number 1-65535 or a range like 8000-8100");
 	hi = lo;
@@ -419,7 +451,7 @@ static int parse_rule(struct pctx *c, yaml_node_t *n, struct vigil_rule *r)
 	};
 	yaml_node_t *seen[K_MAX] = {};
 	yaml_node_pair_t *pair;
-	char list[96];
+	char list[96], hint[64];
 	unsigned v;
 	int err = 0;
 
@@ -438,8 +470,9 @@ static int parse_rule(struct pctx *c, yaml_node_t *n, struct vigil_rule *r)
 		while (key < K_MAX && strcmp(scalar(k), keys[key]))
 			key++;
 		if (key == K_MAX)
-			return fail(c, k, "unknown key in a rule (known: name, action, direction, "
-				    "protocol, cidr, port, interfaces, netns, cgroup)");
+			return fail(c, k, "unknown key '%s' in a rule%s (known: name, action, direction, "
+				    "protocol, cidr, port, interfaces, netns, cgroup)", scalar(k),
+				    did_you_mean(scalar(k), keys, K_MAX, hint, sizeof(hint)));
 		if (seen[key])
 			return fail(c, k, "'%s' given twice in one rule (first at line %zu)",
 				    keys[key], seen[key]->start_mark.line + 1);
@@ -534,22 +567,27 @@ struct scratch {
 
 /* Is name taken, by a rule in force or one read before it here? Names are
  * one space for every kind: `vigil policy list` and events name rules. */
-static bool name_used(const struct vigil_policy *p, const struct scratch *s, const char *name,
-		      const void *self)
+/* The file of the earlier rule named name (*line: its line), or NULL; a
+ * rule of the file being read has no file yet: this_file. */
+static const char *name_used(const struct vigil_policy *p, const struct scratch *s,
+			     const char *name, const void *self, const char *this_file,
+			     unsigned *line)
 {
+#define FIRST(r) do { *line = (r).line; return (r).file ? (r).file : this_file; } while (0)
 	for (unsigned i = 0; i < p->n_rules; i++)
 		if (!strcmp(p->rules[i].name, name))
-			return true;
+			FIRST(p->rules[i]);
 	for (unsigned i = 0; i < p->n_prules; i++)
 		if (!strcmp(p->prules[i].name, name))
-			return true;
+			FIRST(p->prules[i]);
 	for (unsigned i = 0; i < s->n; i++)
 		if (&s->rules[i] != self && !strcmp(s->rules[i].name, name))
-			return true;
+			FIRST(s->rules[i]);
 	for (unsigned i = 0; i < s->np; i++)
 		if (&s->prules[i] != self && !strcmp(s->prules[i].name, name))
-			return true;
-	return false;
+			FIRST(s->prules[i]);
+#undef FIRST
+	return NULL;
 }
 
 /* Does rule node n have an 'on' key (an exec or file rule)? */
@@ -621,7 +659,8 @@ static int parse_doc(struct pctx *c, const struct vigil_policy *p, struct scratc
 		return fail(c, list, "'rules' is a list of rules, not %s", node_kind(list));
 	for (it = list->data.sequence.items.start; it < list->data.sequence.items.top; it++) {
 		yaml_node_t *rn = yaml_document_get_node(&c->doc, *it);
-		const char *name;
+		const char *name, *first;
+		unsigned first_line;
 		const void *self;
 		int err;
 
@@ -642,8 +681,9 @@ static int parse_doc(struct pctx *c, const struct vigil_policy *p, struct scratc
 		}
 		if (err)
 			return err;
-		if (name_used(p, s, name, self))
-			return fail(c, rn, "this rule's name is used by an earlier rule");
+		if ((first = name_used(p, s, name, self, c->file, &first_line)))
+			return fail(c, rn, "this rule's name '%s' is used by an earlier rule, at %s:%u",
+				    name, first, first_line);
 	}
 	if (mode && c->monitor && !s->np)
 		return fail(c, mode, "'mode: monitor' is for exec and file rules, and this file "
@@ -655,6 +695,11 @@ static int yaml_error(struct pctx *c, yaml_parser_t *parser)
 {
 	if (parser->error == YAML_MEMORY_ERROR)
 		return -ENOMEM;
+	const unsigned char *at = parser->input.string.start + parser->problem_mark.index;
+
+	/* libyaml says "found character that cannot start any token". */
+	if (at < parser->input.string.end && *at == '\t')
+		return fail_at(c, &parser->problem_mark, "bad YAML: a tab; YAML indents with spaces");
 	if (parser->context)
 		return fail_at(c, &parser->problem_mark, "bad YAML: %s %s (begun at line %zu, column %zu)",
 			       parser->problem, parser->context, parser->context_mark.line + 1,

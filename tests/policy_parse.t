@@ -48,7 +48,7 @@ refused badyaml 4:1 "bad YAML: did not find expected ',' or ']' while parsing a 
 pol unknown 'rules:
   - action: drop
     colour: red' >/dev/null
-refused unknown 3:5 "unknown key in a rule (known: name, action," "unknown key, at the key"
+refused unknown 3:5 "unknown key 'colour' in a rule (known: name, action," "unknown key, at the key"
 
 # Files are all-or-nothing together too: the second one's error stops both.
 out=$("$VIGIL" policy check "$T_DIR/good.yaml" "$T_DIR/unknown.yaml" 2>&1); rc=$?

@@ -46,7 +46,7 @@ is "$(send_to 7001)" EPERM "and enforced"
 # A broken edit and SIGHUP: refused, named, the old rules stay.
 printf 'rules:\n  - name: udp-7002\n    action: deny\n    protocool: udp\n' >"$P"
 hup_and_wait "SIGHUP: policy refused"
-grep -q "p.yaml:4:5: unknown key in a rule" "$T_DIR/agent.err"; ok $? "SIGHUP with a broken file: refused with file:line:column"
+grep -q "p.yaml:4:5: unknown key 'protocool' in a rule (did you mean 'protocol'?)" "$T_DIR/agent.err"; ok $? "SIGHUP with a broken file: refused with file:line:column"
 is "$(names)" "udp-7001 " "the rules in force stay"
 is "$(send_to 7001)" EPERM "and are still enforced"
 
