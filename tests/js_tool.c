@@ -10,6 +10,8 @@
  *     the same as a consumer of both layouts (docs/stream.md) reads it:
  *     every event's JSON line, one a line, a batch message split at its
  *     newlines; the consumer example of docs/stream.md;
+ *   js_tool leader URL STREAM
+ *     prints the name of the server that leads the stream ("" alone);
  *   js_tool add-stream URL STREAM SUBJECT MAX_MSGS [REPLICAS]
  *     makes a stream that takes at most MAX_MSGS messages (-1: no limit)
  *     and refuses the next ones (discard new): a JetStream that says no;
@@ -42,6 +44,28 @@ static natsStatus add_stream(jsCtx *js, const char *name, const char *subject, l
 	s = js_AddStream(&si, js, &cfg, NULL, NULL);
 	jsStreamInfo_Destroy(si);
 	return s;
+}
+
+static int leader(const char *url, const char *stream)
+{
+	natsConnection *nc = NULL;
+	jsStreamInfo *si = NULL;
+	jsCtx *js = NULL;
+	natsStatus s = natsConnection_ConnectTo(&nc, url);
+
+	if (s == NATS_OK)
+		s = natsConnection_JetStream(&js, nc, NULL);
+	if (s == NATS_OK)
+		s = js_GetStreamInfo(&si, js, stream, NULL, NULL);
+	if (s == NATS_OK)
+		printf("%s\n", si->Cluster && si->Cluster->Leader ? si->Cluster->Leader : "");
+	else
+		fprintf(stderr, "js_tool: %s: %s\n", natsStatus_GetText(s), nats_GetLastError(NULL));
+	jsStreamInfo_Destroy(si);
+	jsCtx_Destroy(js);
+	natsConnection_Destroy(nc);
+	nats_CloseAndWait(1000);
+	return s == NATS_OK ? 0 : 1;
 }
 
 /* A consumer of both layouts: a message on PREFIX.batch.NODE.BOOT.RING
@@ -77,6 +101,8 @@ int main(int argc, char **argv)
 	long n = 0;
 	bool read, lines;
 
+	if (argc == 4 && !strcmp(argv[1], "leader"))
+		return leader(argv[2], argv[3]);
 	if (argc < 5 || (strcmp(argv[1], "read") && strcmp(argv[1], "lines") &&
 			 (strcmp(argv[1], "add-stream") || argc < 6))) {
 		fprintf(stderr, "usage: js_tool read|lines URL STREAM SUBJECTS [IDLE_S]\n"
