@@ -70,7 +70,7 @@ ifneq ($(COLL_OBJS),)
 BINS += $(BUILD)/vigil-collector
 endif
 
-.PHONY: all deps run test test-san test-kernel bench install clean fuzz fuzz-build
+.PHONY: all deps run test test-fleet test-san test-kernel bench install clean fuzz fuzz-build
 # Skeletons and BPF objects are intermediate files to make: keep them, or
 # every build regenerates them.
 .SECONDARY:
@@ -158,6 +158,11 @@ test: all fuzz-build
 	BUILD=$(BUILD) prove -v --timer $(FIRST_TESTS) $(filter-out $(FIRST_TESTS),$(wildcard tests/*.t))
 
 # The same suite with AddressSanitizer and UndefinedBehaviorSanitizer.
+# The fleet path on a three-node JetStream cluster (tests/fleet/): slower
+# (about a minute a file), so apart from `make test`; CI runs it.
+test-fleet: all
+	BUILD=$(BUILD) prove -v --timer $(wildcard tests/fleet/*.t)
+
 test-san:
 	$(MAKE) BUILD=build/san SAN=1 test
 

@@ -140,7 +140,7 @@ int collector_agent_bind(struct collector *c, struct agent *a, const char *name)
 /* A gap is an event too, in the stream's own place, so whoever reads the
  * output sees that something is missing and where. */
 static void gap_event(struct collector *c, struct agent *a, const struct vigil_hdr *at,
-		      uint64_t count)
+		      uint64_t count, uint64_t offset)
 {
 	struct vigil_hdr h = *at;
 	size_t from = c->batch.len;
@@ -165,8 +165,8 @@ static void gap_event(struct collector *c, struct agent *a, const struct vigil_h
 	jw_end(&w);
 	vigil_json_envelope_end(&a->fmt, &w, &h);
 publish:
-	vigil_pub_line(c->pub, &c->batch, from, a->fmt.node_name, a->boot_str, a->ring_id, "g",
-		       a->win.gap_first);
+	vigil_pub_line(c->pub, &c->batch, from, a->fmt.node_name, a->boot_str, a->ring_id, offset,
+		       "g", a->win.gap_first);
 	a->gap_events++;
 }
 
@@ -198,14 +198,14 @@ void collector_agent_offset_gap(struct collector *c, struct agent *a, uint64_t f
 	jw_end(&w);
 	vigil_json_envelope_end(&a->fmt, &w, &h);
 publish:
-	vigil_pub_line(c->pub, &c->batch, start, a->fmt.node_name, a->boot_str, a->ring_id, "o",
-		       from);
+	vigil_pub_line(c->pub, &c->batch, start, a->fmt.node_name, a->boot_str, a->ring_id, from,
+		       "o", from);
 	a->gap_events++;
 	a->lost_bytes += to - from;
 }
 
 void collector_agent_record(struct collector *c, struct agent *a, const void *event,
-			    bool new_offset)
+			    uint64_t offset, bool new_offset)
 {
 	const struct vigil_hdr *h = event;
 	uint64_t gaps;
@@ -221,7 +221,7 @@ void collector_agent_record(struct collector *c, struct agent *a, const void *ev
 		a->out_of_window++;
 	}
 	if (gaps)
-		gap_event(c, a, h, gaps);
+		gap_event(c, a, h, gaps, offset);
 	if (!vigil_stream_type_known(h->type)) {
 		/* A newer minor version's kind: its number is in the window (no
 		 * false gap), its content is skipped, counted and said once. */
@@ -236,8 +236,8 @@ void collector_agent_record(struct collector *c, struct agent *a, const void *ev
 	a->records++;
 	from = c->batch.len;
 	vigil_event_format(&a->fmt, event, &c->batch, NULL);
-	vigil_pub_line(c->pub, &c->batch, from, a->fmt.node_name, a->boot_str, a->ring_id, "r",
-		       h->seq);
+	vigil_pub_line(c->pub, &c->batch, from, a->fmt.node_name, a->boot_str, a->ring_id, offset,
+		       "r", h->seq);
 }
 
 /* The window forgets what it saw, or records taken again would be dropped

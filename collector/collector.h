@@ -180,13 +180,14 @@ struct agent *collector_agent_find(struct collector *c, const __u8 boot_id[16], 
 void collector_udp_readable(struct collector *c, int fd);
 /* The address of ss, without port ("?" when it has none). */
 void collector_host_name(const struct sockaddr_storage *ss, char *out, size_t n);
-/* Checks and formats one record of a's stream into c->batch. new_offset:
+/* Checks and formats one record of a's stream, at ring offset offset, into
+ * c->batch. new_offset:
  * the record's ring offset was never written before, so it is taken even
  * when its sequence number looks old (a forged jump in sequence numbers
  * must not blackhole real records); otherwise the sequence window drops
  * duplicates (UDP, which has no re-send to tell by offset). */
 void collector_agent_record(struct collector *c, struct agent *a, const void *event,
-			    bool new_offset);
+			    uint64_t offset, bool new_offset);
 /* The hello on k resumes a's stream at k->offset: records an offset jump
  * as a hole, or takes back holes that this offset proves false. */
 void collector_agent_resume(struct collector *c, struct agent *a, const struct conn *k);

@@ -292,7 +292,7 @@ static int take(struct collector *c, struct conn *k)
 		if (k->offset < a->written && !collector_agent_in_hole(a, k))
 			a->resent += !!rec.event;	/* written before: a re-send */
 		else if (rec.event)
-			collector_agent_record(c, a, rec.event, true);
+			collector_agent_record(c, a, rec.event, k->offset, true);
 		k->offset += rec.span;
 		if (k->offset > a->written)
 			a->written = k->offset;

@@ -19,7 +19,7 @@
 #define U64(field, lo, hi) .set = vigil_opt_u64, AT(field), .min = (lo), .max = (hi)
 #define SECS(field, lo, hi) .set = vigil_opt_double, AT(field), .min = (lo), .max = (hi)
 
-static vigil_opt_set_fn set_pub, set_pub_wait, set_duration, set_help, set_version;
+static vigil_opt_set_fn set_pub, set_pub_wait, set_pub_layout, set_duration, set_help, set_version;
 
 static const char usage_head[] =
 	"Usage: vigil-collector --listen tls://HOST:PORT --tls-cert FILE --tls-key FILE\n"
@@ -89,6 +89,18 @@ static const struct vigil_opt options[] = {
 	{ "publish-wait", 0, 0, "S",
 	  "seconds an attempt waits for JetStream (default 5)",
 	  .set = set_pub_wait, AT(pub.wait), .min = 0.1, .max = 3600 },
+	{ "publish-layout", 0, 0, "LAYOUT",
+	  "event: one message per event, on PREFIX.NODE.KIND\n"
+	  "(default); batch: consecutive events of one agent\n"
+	  "ring per message, on PREFIX.batch.NODE.BOOT.RING,\n"
+	  "resumable across collectors (docs/stream.md)",
+	  .set = set_pub_layout, AT(pub.batch) },
+	{ "publish-min-window", 0, 0, "S",
+	  "the stream's duplicate window should cover an\n"
+	  "agent's longest reconnect plus spool replay: warned\n"
+	  "about when shorter; set on a stream created\n"
+	  "(default 600)",
+	  .set = set_pub_wait, AT(pub.min_window), .min = 1, .max = 86400 * 30 },
 	{ "max-agents", 0, 0, "N", "agent streams remembered (default 256)",
 	  U64(max_agents, 1, 65536) },
 	{ "proc-cache-mb", 0, 0, "N",
@@ -174,6 +186,15 @@ static int set_pub_wait(const struct vigil_opt *opt, void *base, const char *arg
 	return vigil_opt_double(opt, base, arg);
 }
 
+static int set_pub_layout(const struct vigil_opt *opt, void *base, const char *arg)
+{
+	opts(base)->pub_opt = opt->name;
+	if (strcmp(arg, "event") && strcmp(arg, "batch"))
+		return vlog_refuse(-EINVAL, "invalid value '%s' for --%s: want event or batch", arg, opt->name);
+	opts(base)->pub.batch = !strcmp(arg, "batch");
+	return 0;
+}
+
 /* A duration: a number of seconds, or of minutes, hours, days with the
  * suffix m, h, d (s for seconds also taken); 1 s to 3650 days. */
 static int set_duration(const struct vigil_opt *opt, void *base, const char *arg)
@@ -240,7 +261,8 @@ int collector_options_parse(int argc, char **argv, struct options *o,
 			       .proc_cache_mb = 1, .max_handshakes_all = 100,
 			       .max_per_addr = 32, .max_handshakes = 50, .hello_timeout = 5,
 			       .frame_timeout = 10, .peer_timeout = 60, .forget_after = 7 * 86400,
-			       .pub = { .prefix = "vigil", .stream = "VIGIL", .wait = 5, .stop = stop } };
+			       .pub = { .prefix = "vigil", .stream = "VIGIL", .wait = 5, .min_window = 600,
+				       .stop = stop } };
 	err = vigil_opts_parse(options, VIGIL_OPTS_N(options), argc, argv, o, "vigil-collector");
 	if (err)
 		return err;

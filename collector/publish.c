@@ -1,46 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /* See publish.h. */
 #include <errno.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <nats/nats.h>
 #include "log.h"
-#include "publish.h"
+#include "publish_int.h"
 #include "stream.h"
-
-/* One line of the batch and where its subject and message id are kept. */
-struct pub_msg {
-	size_t off, len;	/* the line in the batch, without its '\n' */
-	size_t names;		/* offset in vigil_pub.names: "SUBJECT\0ID\0" */
-};
-
-struct vigil_pub {
-	natsConnection *nc;
-	jsCtx *js;
-	char prefix[128];
-	char url[256];
-	int64_t wait_ms;
-	volatile sig_atomic_t *stop;
-	struct pub_msg *m;
-	unsigned n, cap;
-	struct vigil_buf names;
-	/* Set by libnats's thread, for messages JetStream refused or timed out. */
-	atomic_uint failed;
-	pthread_mutex_t lock;	/* the refusal below */
-	natsStatus last_status;
-	int last_code;
-	char last_text[160];	/* the server's words */
-	natsStatus async_status;	/* the last asynchronous error (NATS_OK: none) */
-	char async_text[200];
-	bool oom;		/* a line could not be marked: the batch fails */
-	bool ready;		/* opened: its counts are worth a line at close */
-	bool lib;		/* libnats was started: it is closed at the end */
-	uint64_t published, held;
-};
 
 /* What a subject token is made of here: a '.' would split it, '*' and '>'
  * are wildcards, and spaces and controls are not allowed. */
@@ -50,8 +17,7 @@ static bool token_char(char ch)
 	       ch == '-' || ch == '_';
 }
 
-/* A subject token from any text: other characters become '_'. */
-static void put_token(struct vigil_buf *b, const char *s, size_t n)
+void pub_put_token(struct vigil_buf *b, const char *s, size_t n)
 {
 	if (!n)
 		vbuf_putc(b, '_');
@@ -60,8 +26,8 @@ static void put_token(struct vigil_buf *b, const char *s, size_t n)
 }
 
 void vigil_pub_line(struct vigil_pub *p, const struct vigil_buf *batch, size_t from,
-		    const char *node, const char *boot, uint32_t ring, const char *id_kind,
-		    uint64_t n)
+		    const char *node, const char *boot, uint32_t ring, uint64_t at,
+		    const char *id_kind, uint64_t n)
 {
 	const char *line, *kind = "event", *q;
 	size_t len = batch->len - from, klen = 5;
@@ -91,13 +57,16 @@ void vigil_pub_line(struct vigil_pub *p, const struct vigil_buf *batch, size_t f
 	m = &p->m[p->n++];
 	m->off = from;
 	m->len = line[len - 1] == '\n' ? len - 1 : len;
+	m->at = at;
+	if (p->batch_layout)
+		return pub_batch_line(p, m, node, boot, ring);
 	m->names = p->names.len;
 	/* Per event: no printf (lib/buf.h) */
 	vbuf_puts(&p->names, p->prefix);
 	vbuf_putc(&p->names, '.');
-	put_token(&p->names, node, strlen(node));
+	pub_put_token(&p->names, node, strlen(node));
 	vbuf_putc(&p->names, '.');
-	put_token(&p->names, kind, klen);
+	pub_put_token(&p->names, kind, klen);
 	vbuf_putc(&p->names, '\0');
 	vbuf_puts(&p->names, boot);
 	vbuf_putc(&p->names, '-');
@@ -108,16 +77,21 @@ void vigil_pub_line(struct vigil_pub *p, const struct vigil_buf *batch, size_t f
 	vbuf_putc(&p->names, '\0');
 }
 
+void pub_refused(struct vigil_pub *p, natsStatus s, int code, const char *text)
+{
+	pthread_mutex_lock(&p->lock);
+	p->last_status = s;
+	p->last_code = code;
+	snprintf(p->last_text, sizeof(p->last_text), "%s", text ? text : "");
+	pthread_mutex_unlock(&p->lock);
+}
+
 static void on_pub_error(jsCtx *js, jsPubAckErr *pae, void *closure)
 {
 	struct vigil_pub *p = closure;
 
 	(void)js;
-	pthread_mutex_lock(&p->lock);
-	p->last_status = pae->Err;
-	p->last_code = pae->ErrCode;
-	snprintf(p->last_text, sizeof(p->last_text), "%s", pae->ErrText ? pae->ErrText : "");
-	pthread_mutex_unlock(&p->lock);
+	pub_refused(p, pae->Err, pae->ErrCode, pae->ErrText);
 	atomic_fetch_add(&p->failed, 1);
 }
 
@@ -147,6 +121,8 @@ static natsStatus attempt(struct vigil_pub *p, const struct vigil_buf *batch)
 	 * buffer with another copy of the batch at each retry. */
 	if (natsConnection_Status(p->nc) != NATS_CONN_STATUS_CONNECTED)
 		return NATS_CONNECTION_DISCONNECTED;
+	if (p->batch_layout)
+		return pub_batch_attempt(p, batch);
 	for (unsigned i = 0; i < p->n && s == NATS_OK; i++) {
 		const char *subject = p->names.p + p->m[i].names;
 		jsPubOptions o;
@@ -210,6 +186,8 @@ int vigil_pub_send(struct vigil_pub *p, const struct vigil_buf *batch)
 			p->published += p->n;
 			break;
 		}
+		if (p->oom || p->names.oom || p->scratch.oom)
+			return vlog_err(-ENOMEM, "JetStream: no memory to publish a batch of events");
 		if (!since) {
 			vlog_info("JetStream at %s does not acknowledge (%s): holding %u events and "
 				  "every agent, retrying", p->url, why(p, s, buf, sizeof(buf)), p->n);
@@ -301,11 +279,14 @@ static int stream_check(struct vigil_pub *p, const char *stream)
 		cfg.Subjects = subjects;
 		cfg.SubjectsLen = 1;
 		cfg.Storage = js_FileStorage;
+		/* An agent's reconnect plus spool replay fits in it. */
+		cfg.Duplicates = (int64_t)(p->min_dup_window * 1e9);
 		s = js_AddStream(&si, p->js, &cfg, NULL, &code);
 		if (s != NATS_OK)
 			return vlog_refuse(-EIO, "--publish %s: cannot create stream %s for %s: %s (JetStream error %d)",
 					p->url, stream, want, nats_GetLastError(NULL), code);
 		vlog_info("created JetStream stream %s for %s", stream, want);
+		pub_check_durability(p, si);
 		jsStreamInfo_Destroy(si);
 		return 0;
 	}
@@ -331,6 +312,8 @@ static int stream_check(struct vigil_pub *p, const char *stream)
 		return vlog_refuse(-EINVAL, "--publish %s: stream %s does not acknowledge (no_ack): "
 				"nothing could ever be acknowledged to the agents", p->url, stream);
 	}
+	if (ok)
+		pub_check_durability(p, si);
 	jsStreamInfo_Destroy(si);
 	if (!ok)
 		return vlog_refuse(-EINVAL, "--publish %s: stream %s does not take subjects %s "
@@ -483,6 +466,9 @@ int vigil_pub_open(struct vigil_pub **out, const struct vigil_pub_config *cfg)
 				"slashes or wildcards", cfg->stream);
 	}
 	strcpy(p->prefix, cfg->prefix);
+	strcpy(p->stream, cfg->stream);
+	p->batch_layout = cfg->batch;
+	p->min_dup_window = cfg->min_window;
 	redact(cfg->urls, p->url, sizeof(p->url));
 	p->wait_ms = cfg->wait * 1000;
 	p->stop = cfg->stop;
@@ -496,6 +482,12 @@ int vigil_pub_open(struct vigil_pub **out, const struct vigil_pub_config *cfg)
 		s = natsOptions_SetMaxReconnect(o, -1);	/* the collector holds; it never gives up */
 	if (s == NATS_OK)
 		s = natsOptions_SetReconnectWait(o, 500);
+	/* A server that stops answering (stopped, its host gone) is left for
+	 * another of the list within seconds, not libnats's 2 minutes. */
+	if (s == NATS_OK)
+		s = natsOptions_SetPingInterval(o, 1000);
+	if (s == NATS_OK)
+		s = natsOptions_SetMaxPingsOut(o, 3);
 	if (s == NATS_OK && cfg->creds && (what = "--publish-creds") &&
 	    (s = natsOptions_SetUserCredentialsFromFiles(o, cfg->creds, NULL)) == NATS_OK)
 		what = NULL;
@@ -530,8 +522,12 @@ int vigil_pub_open(struct vigil_pub **out, const struct vigil_pub_config *cfg)
 	}
 	if ((err = stream_check(p, cfg->stream)))
 		goto fail;
-	vlog_info("publishing to JetStream stream %s at %s, subjects %s.NODE.KIND", cfg->stream,
-		  p->url, p->prefix);
+	if (p->batch_layout)
+		vlog_info("publishing to JetStream stream %s at %s, batches of one agent ring on "
+			  "%s.batch.NODE.BOOT.RING", cfg->stream, p->url, p->prefix);
+	else
+		vlog_info("publishing to JetStream stream %s at %s, subjects %s.NODE.KIND",
+			  cfg->stream, p->url, p->prefix);
 	p->ready = true;
 	*out = p;
 	return 0;
@@ -544,7 +540,13 @@ void vigil_pub_close(struct vigil_pub *p)
 {
 	if (!p)
 		return;
-	if (p->ready)
+	if (p->ready && p->batch_layout)
+		vlog_info("JetStream: %llu events published in %llu messages; %llu look-ups of an "
+			  "agent ring's last message, %llu events found there already; held %llu "
+			  "times", (unsigned long long)p->published, (unsigned long long)p->messages,
+			  (unsigned long long)p->lookups, (unsigned long long)p->trimmed,
+			  (unsigned long long)p->held);
+	else if (p->ready)
 		vlog_info("JetStream: %llu events published; held %llu times",
 			  (unsigned long long)p->published, (unsigned long long)p->held);
 	jsCtx_Destroy(p->js);
@@ -553,6 +555,8 @@ void vigil_pub_close(struct vigil_pub *p)
 		nats_CloseAndWait(2000);
 	pthread_mutex_destroy(&p->lock);
 	vbuf_free(&p->names);
+	vbuf_free(&p->scratch);
+	free(p->rings);
 	free(p->m);
 	free(p);
 }

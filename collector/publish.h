@@ -32,18 +32,24 @@ struct vigil_pub_config {
 	 * the name the server's certificate must carry. */
 	const char *tls_ca, *tls_cert, *tls_key, *tls_name;
 	double wait;		/* seconds an attempt waits for JetStream's acks */
+	bool batch;		/* the batch layout (publish_batch.c), else one
+				 * message per event */
+	double min_window;	/* seconds of duplicate window wanted: warned
+				 * about when shorter, set on a stream created */
 	volatile sig_atomic_t *stop;	/* set: give up holding a batch */
 };
 
 /* Connects and checks (or creates) the stream; errors name the URL. */
 int vigil_pub_open(struct vigil_pub **pub, const struct vigil_pub_config *cfg);
 /* The line of batch from `from` to its end (one line, '\n' included) is
- * an event of agent (node, boot id string, ring); id_kind and n make its
- * message id: "r" and the sequence number for a record, "g" and the first
- * missing sequence number for a gap, "o" and the offset for lost bytes. */
+ * an event of agent (node, boot id string, ring), of the record at ring
+ * offset at (a gap: of the record that revealed it, or where lost bytes
+ * start); id_kind and n make its message id in the event layout: "r" and
+ * the sequence number for a record, "g" and the first missing sequence
+ * number for a gap, "o" and the offset for lost bytes. */
 void vigil_pub_line(struct vigil_pub *pub, const struct vigil_buf *batch, size_t from,
-		    const char *node, const char *boot, uint32_t ring, const char *id_kind,
-		    uint64_t n);
+		    const char *node, const char *boot, uint32_t ring, uint64_t at,
+		    const char *id_kind, uint64_t n);
 /* Publishes the lines marked in batch, retrying until JetStream has
  * acknowledged every one: 0; or stop was set (-EINTR), or memory ran out
  * (-ENOMEM). NULL pub: nothing to do. */

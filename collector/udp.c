@@ -158,7 +158,7 @@ static void take_data(struct collector *c, const uint8_t *p, size_t n,
 
 		vigil_stream_rec_parse(&a->peer, p + off, n - off, &rec, &why);
 		if (rec.event)
-			collector_agent_record(c, a, rec.event, false);
+			collector_agent_record(c, a, rec.event, h.offset + off - sizeof(h), false);
 		off += rec.span;
 	}
 	if (h.offset + h.len > a->written)
