@@ -9,6 +9,7 @@
 
 struct totals {
 	uint64_t agents, connected, records, resent, gaps, lost_bytes, unknown_kinds;
+	uint64_t cache_full, cache_missed;
 };
 
 static struct totals sum_agents(const struct collector *c)
@@ -27,6 +28,8 @@ static struct totals sum_agents(const struct collector *c)
 		t.gaps += a->gap_events;
 		t.lost_bytes += a->lost_bytes;
 		t.unknown_kinds += a->unknown_kinds;
+		t.cache_full += a->fmt.cache.misses;
+		t.cache_missed += a->fmt.cache.lookups_missed;
 	}
 	return t;
 }
@@ -59,6 +62,12 @@ void collector_metrics(struct vigil_buf *out, const struct collector *c)
 	vigil_prom_one(out, "vigil_collector_unknown_kinds_total", "counter",
 		       "Records of event kinds this build does not know (a newer agent), skipped",
 		       t.unknown_kinds);
+	vigil_prom_one(out, "vigil_collector_process_cache_full_total", "counter",
+		       "Processes not cached for lack of room (their later events lack details)",
+		       t.cache_full);
+	vigil_prom_one(out, "vigil_collector_process_lookups_missed_total", "counter",
+		       "Events whose process or parent the cache did not know (written as miss)",
+		       t.cache_missed);
 	vigil_prom_family(out, "vigil_collector_refused_total", "counter",
 			  "Connections and handshakes refused or closed, by reason");
 	vigil_prom_sample(out, "vigil_collector_refused_total", c->closed_hostile, "reason",

@@ -11,7 +11,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/stream_lib.sh"
 command -v prometheus >/dev/null || skip_all "no prometheus (Debian's package)"
-plan 14
+plan 15
 H=/usr/bin/python3
 CG=$(new_cgroup m) || exit 1
 NS=$(new_netns m) || exit 1
@@ -63,6 +63,8 @@ wait_for 10 query_ge vigil_collector_records_total 50
 ok $? "the collector's records: at least the synthetic agent's 50 ($(query vigil_collector_records_total))"
 wait_for 10 query_is 'vigil_collector_refused_total{reason="bad_input"}' 1
 is "$(query 'vigil_collector_refused_total{reason="bad_input"}')" 1 "the garbage connection, exactly once"
+is "$(query 'vigil_collector_process_cache_full_total') $(query 'vigil_collector_process_lookups_missed_total' | grep -c .)" "0 1" \
+	"the collector's process cache counts: none full, lookups missed exported"
 n=$(query 'sum(vigil_events_total{job="vigild"})')
 [ "${n:-0}" -ge 3 ] 2>/dev/null
 ok $? "the agent's events by type: at least the workload ($n)"
