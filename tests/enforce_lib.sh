@@ -86,17 +86,19 @@ enf_router() {
 
 # enf_flow CNS SNS DIR PORT ADDR MODE [CPU]: a TCP connection from namespace
 # CNS to ADDR:PORT in SNS, held by both ends (tests/enforce_peer.py: MODE
-# busy sends every 20 ms, bulk 32 KiB every 20 ms from the client, idle
-# holds it silent); with CPU, the client runs on that CPU only. DIR/a/state
-# and DIR/b/state say "up", then how each end ended ("ECONNRESET MS").
+# busy sends 100 bytes every 20 ms from each end, bulk 32 KiB every 20 ms
+# from the client, idle holds it silent); with CPU, the client runs on that
+# CPU only. DIR/a/state and DIR/b/state say "up", then how each end ended
+# ("ECONNRESET MS").
 enf_flow() {
 	local c=$1 s=$2 d=$3 port=$4 addr=$5 serve=serve1 hold=hold pin=()
 	[ "$6" = busy ] && serve=serve1-busy hold=busy
 	[ "$6" = bulk ] && serve=serve1-busy hold=bulk
 	[ -n "${7:-}" ] && pin=(taskset -c "$7")
 	mkdir -p "$d/a" "$d/b"
+	# Each peer is a Python start: seconds under TCG (T_SLOW).
 	ip netns exec "$s" "$PY" "$EPEER" "$serve" "$port" "$d/b" &
-	wait_for 5 test -e "$d/b/listening" || return 1
+	wait_for $((5 * T_SLOW)) test -e "$d/b/listening" || return 1
 	ip netns exec "$c" "${pin[@]}" "$PY" "$EPEER" "$hold" "$addr" "$port" "$d/a" &
-	wait_for 5 test -e "$d/a/state" && wait_for 5 test -e "$d/b/state"
+	wait_for $((5 * T_SLOW)) test -e "$d/a/state" && wait_for $((5 * T_SLOW)) test -e "$d/b/state"
 }

@@ -348,17 +348,27 @@ def hold(addr, port, d, busy):
     watch(s, d, busy)
 
 
+# How often a busy end sends.
+BUSY_PERIOD = 0.02
+
+
 def watch(s, d, busy):
-    s.settimeout(0.02)
+    """Holds s until it ends, sending busy bytes every BUSY_PERIOD. Paced by
+    the clock, not by what the peer sends: two busy ends that each sent on
+    every receive would ping-pong as fast as the CPU goes, and on a VM's
+    one vCPU starve everything else (a peer starting took seconds)."""
     st = os.path.join(d, "state")
     with open(st + ".tmp", "w") as f:
         f.write("up\n")
     os.rename(st + ".tmp", st)
-    t0 = None
+    next_send = time.monotonic()
     while True:
         try:
-            if busy:
+            now = time.monotonic()
+            if busy and now >= next_send:
                 s.send(b"b" * busy)
+                next_send = now + BUSY_PERIOD
+            s.settimeout(max(0.001, next_send - now) if busy else BUSY_PERIOD)
             data = s.recv(65536)
             if data == b"":
                 res = "EOF"

@@ -36,7 +36,7 @@ for c in "busy 7100 10.78.2.1" "idle 7101 10.78.2.1" "idle 7102 fd78:2::1"; do
 	{ echo rules:; for p in $ports; do rule "$p"; done; } >"$T_DIR/policy.yaml"
 	t0=$(date +%s%3N)
 	"$VIGIL" --pin-dir "$T_PIN" policy load "$T_DIR/policy.yaml" >/dev/null
-	if wait_for 3 reset_seen "$name"; then
+	if wait_for $((3 * T_SLOW)) reset_seen "$name"; then
 		ta=$(cut -d' ' -f2 "$T_DIR/$name/a/state"); tb=$(cut -d' ' -f2 "$T_DIR/$name/b/state")
 		diag "$name: A reset after $((ta - t0)) ms, B after $((tb - t0)) ms from the policy load"
 		ok 0 "$name: both ends see ECONNRESET"

@@ -25,7 +25,7 @@ for c in "7300 10.77.0.2" "7301 fd77::2"; do
 	printf 'rules:\n  - { name: cut, action: reset, protocol: tcp, port: %s }\n' "$1" >"$T_DIR/policy.yaml"
 	enf_policy "$T_DIR/policy.yaml" >/dev/null
 	t0=$(date +%s%3N)
-	if wait_for 2 reset_seen "$d"; then
+	if wait_for $((2 * T_SLOW)) reset_seen "$d"; then
 		ta=$(cut -d' ' -f2 "$d/a/state"); tb=$(cut -d' ' -f2 "$d/b/state")
 		diag "$2: client reset $((ta - t0)) ms, server $((tb - t0)) ms after the load returned"
 		ok 0 "$2: both ends see ECONNRESET"

@@ -15,12 +15,13 @@ BUILD=${BUILD:-build}
 # The smoke subset, what CI runs on 6.1: process events (procfs start,
 # loss), network events and reports, the stream across an agent kill (also
 # through kernel TLS), the collector's hostile input, cgroup deny, TC reject
-# and the router's resets (clsact filters there), policy reloads, every
+# and the router's resets (clsact filters there), every reset rule shape
+# with XDP on the router (the XDP to TC handoff), policy reloads, every
 # program verified, rule matching case by case (3 s: 6.1's verifier checks
 # bpf_loop callbacks differently, docs/kernels.md).
 SMOKE="tests/bpf_verify.t tests/rule_match.t tests/process_events.t tests/loss.t tests/net_events.t
 	tests/report_exact.t tests/stream_restart.t tests/collector_hostile.t tests/deny_cgroup.t
-	tests/reject_tc.t tests/reset_router.t tests/policy_tc.t tests/policy_reload.t
+	tests/reject_tc.t tests/reset_router.t tests/reset_shapes_xdp.t tests/policy_tc.t tests/policy_reload.t
 	tests/stream_tls.t tests/stream_ktls.t"
 TESTS=${TESTS:-$SMOKE}
 CACHE=${VIGIL_KERNEL_CACHE:-$HOME/.cache/vigil-kernels}
