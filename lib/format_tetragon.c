@@ -197,13 +197,18 @@ static void string_arg(struct jw *w, const char *label, const char *v)
 	jw_end(w);
 }
 
+/* Tetragon writes no error on success; strerrorname_np(0) is "0", not
+ * NULL, so 0 is left out before it is asked. */
 static void error_arg(struct jw *w, uint32_t err)
 {
-	const char *name = err < 4096 ? strerrorname_np(err) : NULL;
+	const char *name;
 
+	if (!err)
+		return;
+	name = err < 4096 ? strerrorname_np(err) : NULL;
 	if (name)
 		string_arg(w, "error", name);
-	else if (err)
+	else
 		size_arg(w, "error", err);
 }
 

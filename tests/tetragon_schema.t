@@ -15,7 +15,7 @@ PY=/usr/bin/python3
 	skip_all "Tetragon's protos are not at $TETRAGON_API (set TETRAGON_API)"
 command -v protoc >/dev/null && "$PY" -c 'import google.protobuf' 2>/dev/null ||
 	skip_all "protoc or python3-protobuf missing (scripts/install-deps.sh test)"
-plan 50
+plan 52
 
 PB="$T_DIR/pb"
 mkdir -p "$PB"
@@ -135,6 +135,10 @@ C=$(ev process_kprobe $CF '.process_kprobe.function_name == "tcp_connect"')
 is "$(jq -c '.process_kprobe.args[0].sock_arg | [.family, .type, .protocol, .saddr, .daddr, .dport, .state]' <<<"$C")" \
 	"[\"AF_INET\",\"SOCK_STREAM\",\"IPPROTO_TCP\",\"$NET_C\",\"$NET_S\",8000,\"TCP_ESTABLISHED\"]" "tcp_connect: its sock_arg"
 is "$(jq -r .process_kprobe.policy_name <<<"$C")" vigil-network "policy_name names vigil's network policy"
+is "$(jq -c '[.process_kprobe.args[] | select(.label == "error")]' <<<"$C")" "[]" \
+	"a connect that succeeded has no error label"
+is "$(jq -s '[.[] | .process_kprobe?.args[]? | select(.label == "error" and .string_arg == "0")] | length' "$EV")" 0 \
+	"no event has an error label \"0\""
 is "$(jq -r .process_kprobe.process.ns.net.inum <<<"$C")" "$NETNS_C" "the client's net namespace"
 is "$(ev process_kprobe $SF '.process_kprobe.function_name == "inet_csk_accept"' | wc -l)" 1 "the server's accept"
 X=$(ev process_kprobe $CF '.process_kprobe.function_name == "tcp_close"')
