@@ -52,8 +52,10 @@ static __always_inline __u64 net_since(__u64 then, __u64 now)
 	return then && now ? now - then : 0;
 }
 
-/* now: net_clock(), which also stamps the event. */
-static __always_inline void emit_conn(__u16 type, const struct vigil_sk *s,
+/* now: net_clock(), which also stamps the event. The cookie is made (the
+ * kernel's, at its first request) only for a socket with an event: users
+ * pair a connection's events by it, as Tetragon's sock_arg.cookie. */
+static __always_inline void emit_conn(__u16 type, const struct sock *sk, const struct vigil_sk *s,
 				      const struct vigil_tuple *t, __u64 now, __u64 latency,
 				      __u32 error)
 {
@@ -69,6 +71,7 @@ static __always_inline void emit_conn(__u16 type, const struct vigil_sk *s,
 	ev->latency_ns = latency;
 	ev->error = error;
 	ev->flags = s->flags;
+	ev->cookie = bpf_get_socket_cookie((void *)sk);
 	vigil_submit(ev);
 }
 
@@ -122,7 +125,7 @@ static __always_inline bool on_close(const struct sock *sk, struct vigil_sk *s, 
 
 		if (c)
 			vigil_report_add(c->connect_errors, 1);
-		emit_conn(VIGIL_EV_CONNECT, s, &t, now, net_since(s->start_ktime, now),
+		emit_conn(VIGIL_EV_CONNECT, sk, s, &t, now, net_since(s->start_ktime, now),
 			  err ?: ECONNABORTED);
 		return false;
 	}
@@ -162,6 +165,7 @@ static __always_inline bool on_close(const struct sock *sk, struct vigil_sk *s, 
 	ev->pad = 0;
 	ev->error = err;
 	ev->flags = s->flags;
+	ev->cookie = bpf_get_socket_cookie((void *)sk);
 	vigil_submit(ev);
 	return rst_follows;
 }
@@ -194,7 +198,7 @@ static __always_inline void accepted(const struct sock *sk)
 	init.start_ktime = net_clock();
 	init.sport = t.sport;
 	count_open(&init, &t);
-	emit_conn(VIGIL_EV_ACCEPT, &init, &t, init.start_ktime, 0, 0);
+	emit_conn(VIGIL_EV_ACCEPT, sk, &init, &t, init.start_ktime, 0, 0);
 	vigil_sk_set(sk, &init);
 }
 
@@ -227,7 +231,7 @@ int BPF_PROG(net_state, const struct sock *sk, int oldstate, int newstate)
 		init.sport = t.sport;
 		vigil_sk_set(sk, &init);
 		vigil_listener_add(sk, &t, &init.owner, 0);
-		emit_conn(VIGIL_EV_LISTEN, &init, &t, init.start_ktime, 0, 0);
+		emit_conn(VIGIL_EV_LISTEN, sk, &init, &t, init.start_ktime, 0, 0);
 		return 0;
 	}
 	case TCP_ESTABLISHED:
@@ -259,7 +263,7 @@ int BPF_PROG(net_state, const struct sock *sk, int oldstate, int newstate)
 			vigil_tuple_from_sk(&t, &sk->__sk_common);
 			s->sport = t.sport;
 			count_open(s, &t);
-			emit_conn(VIGIL_EV_CONNECT, s, &t, now, net_since(s->start_ktime, now), 0);
+			emit_conn(VIGIL_EV_CONNECT, sk, s, &t, now, net_since(s->start_ktime, now), 0);
 		}
 		break;
 	case TCP_CLOSE:
@@ -274,8 +278,10 @@ int BPF_PROG(net_state, const struct sock *sk, int oldstate, int newstate)
 	return 0;
 }
 
-static __always_inline void emit_reset(const struct vigil_sk *s, const struct vigil_tuple *t,
-				       __u8 dir, __u8 state, __u16 reason)
+/* sk: the socket (full, request or timewait), NULL without one. */
+static __always_inline void emit_reset(const struct sock *sk, const struct vigil_sk *s,
+				       const struct vigil_tuple *t, __u8 dir, __u8 state,
+				       __u16 reason)
 {
 	struct vigil_report_counts *c;
 	struct vigil_proc nobody = {};
@@ -304,6 +310,7 @@ static __always_inline void emit_reset(const struct vigil_sk *s, const struct vi
 	ev->direction = dir;
 	ev->state = state;
 	ev->reason = reason;
+	ev->cookie = sk ? bpf_get_socket_cookie((void *)sk) : 0;
 	vigil_submit(ev);
 }
 
@@ -323,7 +330,7 @@ int BPF_PROG(net_rst_in, struct sock *sk)
 		if (t.sport)
 			s->sport = t.sport;	/* a refused connect's only chance */
 	}
-	emit_reset(s, &t, VIGIL_RESET_RECEIVED, sk->__sk_common.skc_state, 0);
+	emit_reset(sk, s, &t, VIGIL_RESET_RECEIVED, sk->__sk_common.skc_state, 0);
 	return 0;
 }
 
@@ -351,7 +358,7 @@ static __always_inline int rst_out(const struct sock *sk, const struct sk_buff *
 	} else if (!skb || !vigil_tuple_from_rx_skb(&t, skb)) {
 		return 0;
 	}
-	emit_reset(s, &t, VIGIL_RESET_SENT, state, reason);
+	emit_reset(sk, s, &t, VIGIL_RESET_SENT, state, reason);
 	if (s && s->closed)
 		vigil_sk_forget(sk);	/* the RST its close announced */
 	return 0;

@@ -162,7 +162,8 @@ static void owner_json(struct vigil_formatter *f, struct jw *w, const struct vig
 	jw_end(w);
 }
 
-static void sock_arg(struct jw *w, const struct vigil_tuple *t, const char *state)
+/* cookie: the kernel's socket cookie (0: no socket), never an address. */
+static void sock_arg(struct jw *w, const struct vigil_tuple *t, uint64_t cookie, const char *state)
 {
 	char a[INET6_ADDRSTRLEN];
 
@@ -175,6 +176,8 @@ static void sock_arg(struct jw *w, const struct vigil_tuple *t, const char *stat
 	jw_cstr(w, "daddr", vigil_addr_text(a, t->family, t->daddr));
 	jw_u64(w, "sport", t->sport);
 	jw_u64(w, "dport", t->dport);
+	if (cookie)
+		jw_u64_str(w, "cookie", cookie);
 	if (state)
 		jw_cstr(w, "state", state);
 	jw_end(w);
@@ -215,13 +218,13 @@ static void error_arg(struct jw *w, uint32_t err)
 /* Opens a process_kprobe of the network policy, up to its first argument. */
 static void kprobe_begin(struct vigil_formatter *f, struct jw *w, struct vigil_buf *json,
 			 const struct vigil_proc *p, uint32_t flags, const char *function,
-			 const struct vigil_tuple *t, const char *state)
+			 const struct vigil_tuple *t, uint64_t cookie, const char *state)
 {
 	begin(w, json, "process_kprobe");
 	owner_json(f, w, p, flags);
 	jw_cstr(w, "function_name", function);
 	jw_arr(w, "args");
-	sock_arg(w, t, state);
+	sock_arg(w, t, cookie, state);
 	size_arg(w, "netns", t->netns);
 	if (flags & VIGIL_CONN_PREEXISTING)
 		string_arg(w, "owner", "preexisting");
@@ -234,6 +237,7 @@ static void kprobe_end(struct vigil_formatter *f, struct jw *w, uint64_t ktime)
 	jw_arr_end(w);
 	jw_cstr(w, "action", "KPROBE_ACTION_POST");
 	jw_cstr(w, "policy_name", VIGIL_TETRAGON_NET_POLICY);
+	jw_cstr(w, "return_action", "KPROBE_ACTION_POST");
 	end(f, w, ktime);
 }
 
@@ -250,7 +254,7 @@ void vigil_tetragon_conn(struct vigil_formatter *f, const void *rec, struct vigi
 	struct jw w;
 
 	kprobe_begin(f, &w, json, &ev->proc, ev->flags, functions[ev->hdr.type - VIGIL_EV_NET_FIRST],
-		     &ev->tuple, state);
+		     &ev->tuple, ev->cookie, state);
 	if (ev->latency_ns)
 		size_arg(&w, "latency_ns", ev->latency_ns);
 	error_arg(&w, ev->error);
@@ -262,7 +266,7 @@ void vigil_tetragon_close(struct vigil_formatter *f, const void *rec, struct vig
 	const struct vigil_close *ev = rec;
 	struct jw w;
 
-	kprobe_begin(f, &w, json, &ev->proc, ev->flags, "tcp_close", &ev->tuple,
+	kprobe_begin(f, &w, json, &ev->proc, ev->flags, "tcp_close", &ev->tuple, ev->cookie,
 		     vigil_tcp_state_name(ev->state));
 	string_arg(&w, "direction", vigil_conn_dir_name(ev->direction));
 	string_arg(&w, "closed_by", vigil_close_reason_name(ev->reason));
@@ -284,7 +288,7 @@ void vigil_tetragon_reset(struct vigil_formatter *f, const void *rec, struct vig
 	struct jw w;
 
 	kprobe_begin(f, &w, json, &ev->proc, ev->flags, sent ? "tcp_send_reset" : "tcp_reset",
-		     &ev->tuple, ev->state ? vigil_tcp_state_name(ev->state) : NULL);
+		     &ev->tuple, ev->cookie, ev->state ? vigil_tcp_state_name(ev->state) : NULL);
 	string_arg(&w, "direction", sent ? "sent" : "received");
 	if (ev->reason)
 		size_arg(&w, "reason_code", ev->reason);

@@ -15,7 +15,7 @@ PY=/usr/bin/python3
 	skip_all "Tetragon's protos are not at $TETRAGON_API (set TETRAGON_API)"
 command -v protoc >/dev/null && "$PY" -c 'import google.protobuf' 2>/dev/null ||
 	skip_all "protoc or python3-protobuf missing (scripts/install-deps.sh test)"
-plan 52
+plan 56
 
 PB="$T_DIR/pb"
 mkdir -p "$PB"
@@ -142,6 +142,15 @@ is "$(jq -s '[.[] | .process_kprobe?.args[]? | select(.label == "error" and .str
 is "$(jq -r .process_kprobe.process.ns.net.inum <<<"$C")" "$NETNS_C" "the client's net namespace"
 is "$(ev process_kprobe $SF '.process_kprobe.function_name == "inet_csk_accept"' | wc -l)" 1 "the server's accept"
 X=$(ev process_kprobe $CF '.process_kprobe.function_name == "tcp_close"')
+CK=$(jq -r '.process_kprobe.args[0].sock_arg.cookie' <<<"$C")
+[[ "$CK" =~ ^[1-9][0-9]*$ ]] && [ "$(jq -r '.process_kprobe.args[0].sock_arg.cookie | type' <<<"$C")" = string ]
+ok $? "tcp_connect: sock_arg.cookie, a uint64 as a string ($CK)"
+is "$(jq -r '.process_kprobe.args[0].sock_arg.cookie' <<<"$X")" "$CK" "tcp_close: the same cookie as its connect"
+AK=$(ev process_kprobe $SF '.process_kprobe.function_name == "inet_csk_accept"' | jq -r '.process_kprobe.args[0].sock_arg.cookie')
+[[ "$AK" =~ ^[1-9][0-9]*$ ]] && [ "$AK" != "$CK" ]
+ok $? "the server's accepted socket has a cookie of its own ($AK)"
+is "$(jq -r '[.process_kprobe.action, .process_kprobe.return_action] | join(" ")' <<<"$C")" \
+	"KPROBE_ACTION_POST KPROBE_ACTION_POST" "action and return_action KPROBE_ACTION_POST"
 is "$(jq -r '.process_kprobe.args[] | select(.label == "bytes_sent") | .size_arg' <<<"$X")" 100 \
 	"tcp_close: bytes_sent as a labelled size_arg"
 is "$(jq -r '.process_kprobe.args[] | select(.label == "closed_by") | .string_arg' <<<"$X")" local_fin \

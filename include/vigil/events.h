@@ -24,7 +24,7 @@
  * new major, which readers refuse. On the wire and in the pinned
  * vigil_schema map: MAJOR | MINOR << 16.
  * 2.0: exec gained credentials, namespaces, file_len, ino, nlink. */
-#define VIGIL_SCHEMA_MAJOR 2
+#define VIGIL_SCHEMA_MAJOR 3
 #define VIGIL_SCHEMA_MINOR 0
 #define VIGIL_SCHEMA_VERSION (VIGIL_SCHEMA_MAJOR | VIGIL_SCHEMA_MINOR << 16)
 #define VIGIL_SCHEMA_MAJOR_OF(v) ((v) & 0xffff)
