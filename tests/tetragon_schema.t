@@ -31,8 +31,11 @@ COLL="$T_DIR/collector.json"
 FMT=(--export-format tetragon --enable-process-ns --enable-process-cred)
 net_pair || { diag "cannot create the namespaces"; exit 1; }
 NETNS_C=$(stat -L -c %i "/run/netns/$NS_C")
-start_collector coll "" --listen tcp://127.0.0.1:0 -o "$COLL" "${FMT[@]}" || exit 1
-start_agent -o "$EV" "${FMT[@]}" --poll-ms 20 --send "tcp://127.0.0.1:$COLL_PORT" || exit 1
+# Never rotated: the agent sees the whole host, and another's exec storm
+# would rotate this test's events out of the file it reads.
+start_collector coll "" --listen tcp://127.0.0.1:0 -o "$COLL" "${FMT[@]}" --export-file-max-size-mb 0 || exit 1
+start_agent -o "$EV" "${FMT[@]}" --export-file-max-size-mb 0 --poll-ms 20 \
+	--send "tcp://127.0.0.1:$COLL_PORT" || exit 1
 
 # 1. Odd arguments, from a directory with a space.
 mkdir -p "$T_DIR/odd dir"
