@@ -105,6 +105,10 @@ void vigil_tetragon_exit(struct vigil_formatter *f, const void *rec, struct vigi
 		p.ppid = e->proc.ppid;
 		p.parent_exec_ktime = e->proc.parent_exec_ktime;
 	}
+	/* The record names the last thread, which need not be the leader (a
+	 * leader that called pthread_exit first): Tetragon's exit has tid =
+	 * pid, so that it matches the exec (pkg/grpc/exec/exec.go). */
+	p.tid = p.pid;
 	begin(&w, json, "process_exit");
 	vigil_json_process_form(f, &w, VIGIL_EXPORT_TETRAGON, "process", &p, e, NULL);
 	vigil_json_parent(f, &w, VIGIL_EXPORT_TETRAGON, &p);

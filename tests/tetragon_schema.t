@@ -15,7 +15,7 @@ PY=/usr/bin/python3
 	skip_all "Tetragon's protos are not at $TETRAGON_API (set TETRAGON_API)"
 command -v protoc >/dev/null && "$PY" -c 'import google.protobuf' 2>/dev/null ||
 	skip_all "protoc or python3-protobuf missing (scripts/install-deps.sh test)"
-plan 56
+plan 57
 
 PB="$T_DIR/pb"
 mkdir -p "$PB"
@@ -60,6 +60,16 @@ sleep 0.1
 kill -9 $P3
 wait $P3 2>/dev/null
 
+# 3b. A process whose leader left first (pthread_exit), its last thread
+# exiting with status 3: Tetragon's exit has tid = pid.
+P5=$("$PY" -c 'import ctypes, os, threading, time
+def last():
+	time.sleep(0.3)
+	os._exit(3)
+threading.Thread(target=last).start()
+print(os.getpid(), flush=True)
+ctypes.CDLL(None).pthread_exit(None)')
+
 # 4. The init of a new pid namespace and its child.
 unshare --pid --fork /bin/sh -c '/bin/true tetra-init-tree'
 
@@ -73,6 +83,7 @@ CX=$(pid_of refused client)
 
 wait_for 10 grep -q "\"pid\":$CX,.*\"function_name\":\"tcp_connect\"" "$EV"
 wait_for 10 grep -q "\"pid\":$P3,.*SIGKILL" "$EV"
+wait_for 10 grep -q "\"pid\":$P5,.*\"status\":3" "$EV"
 wait_for 10 grep -q "\"pid\":$CX,.*\"function_name\":\"tcp_connect\"" "$COLL"
 stop_agent
 kill -TERM $COLL_PID
@@ -128,6 +139,9 @@ is "$(jq -r .process_exit.signal <<<"$K")" SIGKILL "SIGKILL exit: signal"
 [ "$(jq -r .process_exit.time <<<"$K")" = "$(jq -r .time <<<"$K")" ]
 ok $? "process_exit carries its time"
 
+L=$(ev process_exit "$P5")
+is "$(jq -c '.process_exit | [.process.pid, .process.tid, .status]' <<<"$L")" "[$P5,$P5,3]" \
+	"an exit whose leader left first: tid = pid, as Tetragon"
 I=$(jq -c 'select(.process_exec.process.arguments == "tetra-init-tree")' "$EV")
 is "$(jq -r .process_exec.process.in_init_tree <<<"$I")" true "a pid namespace's init's child is in_init_tree"
 is "$(jq -r .process_exec.parent.in_init_tree <<<"$I")" true "and so is the init (nspid 1)"
