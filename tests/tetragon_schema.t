@@ -15,7 +15,7 @@ PY=/usr/bin/python3
 	skip_all "Tetragon's protos are not at $TETRAGON_API (set TETRAGON_API)"
 command -v protoc >/dev/null && "$PY" -c 'import google.protobuf' 2>/dev/null ||
 	skip_all "protoc or python3-protobuf missing (scripts/install-deps.sh test)"
-plan 57
+plan 60
 
 PB="$T_DIR/pb"
 mkdir -p "$PB"
@@ -42,6 +42,15 @@ mkdir -p "$T_DIR/odd dir"
 (cd "$T_DIR/odd dir" && exec /usr/bin/printf '%s' 'a b' '' 'q"uote' $'tab\tnl\n' $'\xff\xfe\e[2J' >/dev/null) &
 P1=$!
 wait $P1
+
+# 1b. A first argument with a space; a parent that forked and never
+# exec'd (the subshell); a binary run from a memfd.
+/bin/echo 'x y' tetra-lead >/dev/null
+sh -c '(/bin/true tetra-forkparent; :)'
+"$PY" -c 'import os
+fd = os.memfd_create("tetra")
+os.write(fd, open("/bin/true", "rb").read())
+os.execv("/proc/self/fd/%d" % fd, ["tetra-memfd", "tetra-memfd"])'
 
 # 2. A set-user-id and set-group-id root binary run by nobody; setpriv
 # execs it in place (an exec with no fork before it).
@@ -109,7 +118,15 @@ ev() { jq -c --argjson pid "$2" "select(.$1.process.pid == \$pid)${3:+ | select(
 E=$(ev process_exec $P1)
 is "$(jq -r .process_exec.process.binary <<<"$E")" /usr/bin/printf "exec: binary"
 is "$(jq -r .process_exec.process.cwd <<<"$E")" "$T_DIR/odd dir" "exec: cwd with a space"
-is "$(jq -r .process_exec.process.arguments <<<"$E" | head -c 21)" '%s "a b" "" "q\"uote"' "exec: odd arguments quoted"
+is "$(jq -r .process_exec.process.arguments <<<"$E" | head -c 17)" '%s "a b"  q"uote ' \
+	"exec: arguments as Tetragon's ArgsDecoder joins them (a word with a space quoted, nothing escaped)"
+is "$(jq -r 'select(.process_exec.process.arguments | endswith("tetra-lead")?) | .process_exec.process.arguments' "$EV")" \
+	' "x y" tetra-lead' "a first argument with a space: Tetragon's leading space"
+is "$(jq -r 'select(.process_exec.process.arguments == "tetra-forkparent") | .process_exec.parent.flags' "$EV")" execve \
+	"a parent that forked and never exec'd: flags 'execve', as Tetragon"
+M=$(jq -c 'select(.process_exec.process.arguments == "tetra-memfd") | .process_exec.process.binary_properties.file' "$EV")
+is "$(jq -r '[(.inode.number | type), .inode.links, .path] | join(" ")' <<<"$M")" "string 0 memfd:tetra (deleted)" \
+	"binary_properties.file: the inode number a string (proto3 uint64), links, path"
 is "$(jq -r .process_exec.process.flags <<<"$E")" "execve clone" "exec after a fork: flags 'execve clone'"
 is "$(jq -c '.process_exec.process | [.uid, .process_credentials.uid, .process_credentials.euid]' <<<"$E")" "[0,0,0]" \
 	"root's exec: uid, real and effective ids"
