@@ -144,6 +144,31 @@ void vigil_tetragon_loss(struct vigil_formatter *f, const void *rec, struct vigi
 	f->lost_said = total;
 }
 
+/* Tetragon's process_throttle: a storm's start and stop, per cgroup, named
+ * by its path as a process that exec'd there knows it (the record has its
+ * id only; the id in decimal when no such process is known). The counts
+ * between them have no Tetragon form (vigil's vigil_throttle, and the
+ * proc_events_throttled counter, keep them); by uid there is no cgroup. */
+void vigil_tetragon_throttle(struct vigil_formatter *f, const void *rec, struct vigil_buf *json)
+{
+	const struct vigil_throttle *ev = rec;
+	const struct vigil_proc_entry *e;
+	struct jw w;
+
+	if (ev->phase != VIGIL_THROTTLE_START && ev->phase != VIGIL_THROTTLE_STOP)
+		return;
+	begin(&w, json, "process_throttle");
+	jw_cstr(&w, "type", ev->phase == VIGIL_THROTTLE_START ? "THROTTLE_START" : "THROTTLE_STOP");
+	if (ev->by == VIGIL_BUDGET_BY_CGROUP) {
+		e = vigil_proc_cache_in_cgroup(&f->cache, ev->cgroup_id);
+		if (e)
+			jw_str(&w, "cgroup", e->cgroup, e->cgroup_len);
+		else
+			jw_u64_str(&w, "cgroup", ev->cgroup_id);
+	}
+	end(f, &w, ev->hdr.ktime);
+}
+
 /* The owner of a socket; an unknown owner is still a process object, as
  * Tetragon's tools expect one in every process_kprobe. */
 static void owner_json(struct vigil_formatter *f, struct jw *w, const struct vigil_proc *p,

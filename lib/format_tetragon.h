@@ -60,6 +60,7 @@ struct jw;
 void vigil_tetragon_exec(struct vigil_formatter *f, const void *rec, struct vigil_buf *json);
 void vigil_tetragon_exit(struct vigil_formatter *f, const void *rec, struct vigil_buf *json);
 void vigil_tetragon_loss(struct vigil_formatter *f, const void *rec, struct vigil_buf *json);
+void vigil_tetragon_throttle(struct vigil_formatter *f, const void *rec, struct vigil_buf *json);
 void vigil_tetragon_conn(struct vigil_formatter *f, const void *rec, struct vigil_buf *json);
 void vigil_tetragon_close(struct vigil_formatter *f, const void *rec, struct vigil_buf *json);
 void vigil_tetragon_reset(struct vigil_formatter *f, const void *rec, struct vigil_buf *json);

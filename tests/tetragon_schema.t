@@ -15,7 +15,7 @@ PY=/usr/bin/python3
 	skip_all "Tetragon's protos are not at $TETRAGON_API (set TETRAGON_API)"
 command -v protoc >/dev/null && "$PY" -c 'import google.protobuf' 2>/dev/null ||
 	skip_all "protoc or python3-protobuf missing (scripts/install-deps.sh test)"
-plan 60
+plan 62
 
 PB="$T_DIR/pb"
 mkdir -p "$PB"
@@ -242,4 +242,20 @@ SAID=$(jq -s '[.[] | .rate_limit_info.number_of_dropped_process_events // empty 
 ok $? "losses are rate_limit_info lines ($SAID said, $LOST counted by BPF)"
 R=$(CHECK "$LV")
 ok $? "and every line still parses ($(tail -1 <<<"$R"))"
+
+# 9. A cgroup over its process budget: Tetragon's process_throttle, one
+# THROTTLE_START when the budget is first exceeded and one THROTTLE_STOP
+# when it recovers, not a line per held exec (vigil's form keeps the count).
+CG=$(new_cgroup tstorm) || { diag "no cgroup v2"; exit 1; }
+"$VIGIL" --pin-dir "$T_PIN" unpin >/dev/null
+TV="$T_DIR/throttle.json"
+start_agent -o "$TV" --export-format tetragon --export-file-max-size-mb 0 --proc-budget 10:20 \
+	--poll-ms 20 --report-only --report-interval 0 --no-procfs || exit 1
+(echo $BASHPID >"$CG/cgroup.procs" && exec timeout $((20 * T_SLOW)) "$TOP/$BUILD/bench/exec_storm" 300) >/dev/null
+wait_for 10 grep -q THROTTLE_STOP "$TV"
+stop_agent
+is "$(jq -r --arg cg "${CG##*/}" 'select(.process_throttle.cgroup | endswith($cg)?) | .process_throttle.type' "$TV" |
+	tr '\n' ' ')" "THROTTLE_START THROTTLE_STOP " "process_throttle: the storm's cgroup, by its path, started and stopped once"
+R=$(CHECK "$TV")
+ok $? "and every line parses ($(tail -1 <<<"$R"))"
 done_testing

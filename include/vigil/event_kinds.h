@@ -29,7 +29,8 @@
 	  vigil_tetragon_exec)									\
 	X(VIGIL_EV_EXIT, exit, vigil_exit, 0, NULL, vigil_format_exit, vigil_tetragon_exit)	\
 	X(VIGIL_EV_FORK, fork, vigil_fork, 0, NULL, vigil_format_fork, NULL)			\
-	X(VIGIL_EV_THROTTLE, throttle, vigil_throttle, 0, NULL, vigil_format_throttle, NULL)	\
+	X(VIGIL_EV_THROTTLE, throttle, vigil_throttle, 0, NULL, vigil_format_throttle,		\
+	  vigil_tetragon_throttle)								\
 	X(VIGIL_EV_LOSS, loss, vigil_loss, 0, NULL, vigil_format_loss, vigil_tetragon_loss)	\
 	X(VIGIL_EV_CONNECT, connect, vigil_conn, 0, vigil_check_conn, vigil_format_conn,	\
 	  vigil_tetragon_conn)									\

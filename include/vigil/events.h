@@ -174,14 +174,24 @@ struct vigil_exit {
 
 /* Process events (exec, fork, exit) of one cgroup, or one uid, not written
  * because it was over its budget (--proc-budget), since the last such
- * report for it: one about a second after the first held event, then one a
- * second at most while it stays over. */
+ * report for it (phase HELD): one about a second after the first held
+ * event, then one a second at most while it stays over. A storm starts
+ * (START, at its first held event) and stops (STOP, a second after a
+ * report when nothing more was held): throttled is 0 in those. */
 struct vigil_throttle {
 	struct vigil_hdr hdr;
 	__u64 cgroup_id;	/* by cgroup; 0 by uid */
 	__u64 throttled;
 	__u32 uid;		/* by uid; (__u32)-1 by cgroup */
 	__u32 by;		/* enum vigil_budget_by */
+	__u32 phase;		/* enum vigil_throttle_phase */
+	__u32 pad;
+};
+
+enum vigil_throttle_phase {
+	VIGIL_THROTTLE_HELD = 0,	/* a count of held events */
+	VIGIL_THROTTLE_START = 1,	/* the budget was first exceeded */
+	VIGIL_THROTTLE_STOP = 2,	/* a second passed with nothing held */
 };
 
 enum vigil_budget_by {
@@ -231,7 +241,7 @@ VIGIL_STATIC_ASSERT(sizeof(struct vigil_exec) == 208, "vigil_exec layout");
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_fork) == 72, "vigil_fork layout");
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_exit) == 80, "vigil_exit layout");
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_loss) == 48, "vigil_loss layout");
-VIGIL_STATIC_ASSERT(sizeof(struct vigil_throttle) == 48, "vigil_throttle layout");
+VIGIL_STATIC_ASSERT(sizeof(struct vigil_throttle) == 56, "vigil_throttle layout");
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_proc_budget_cfg) == 16, "vigil_proc_budget_cfg layout");
 VIGIL_STATIC_ASSERT(VIGIL_EVENT_MAX_SIZE < 65536, "size fits hdr.size");
 
