@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "event_format.h"
+#include "format_tetragon_json.h"
 #include "ids.h"
 #include "json.h"
 
@@ -137,13 +138,10 @@ static void binary_properties_json(struct vigil_formatter *f, struct jw *w,
 		vbuf_puts(&f->tmp, " (deleted)");
 		jw_obj(w, "file");
 		jw_obj(w, "inode");
-		if (inode_str) {
-			char num[24];
-
-			jw_str(w, "number", num, vigil_u64_dec(num, ex->ino));
-		} else {
+		if (inode_str)
+			vigil_tg_u64_str(w, "number", ex->ino);
+		else
 			jw_u64(w, "number", ex->ino);
-		}
 		jw_u64(w, "links", ex->nlink);
 		jw_end(w);
 		jw_str(w, "path", f->tmp.p, f->tmp.len);

@@ -18,6 +18,7 @@
 #include "ids.h"
 #include "json.h"
 #include "log.h"
+#include "format_tetragon_json.h"
 
 #define N(a) (sizeof(a) / sizeof(*(a)))
 
@@ -50,14 +51,14 @@ int vigil_format_opt_form(const struct vigil_opt *opt, void *base, const char *a
 }
 
 /* protojson writes 64-bit integers as strings. */
-static void jw_u64_str(struct jw *w, const char *key, uint64_t v)
+void vigil_tg_u64_str(struct jw *w, const char *key, uint64_t v)
 {
 	char s[24];
 
 	jw_str(w, key, s, vigil_u64_dec(s, v));
 }
 
-static void begin(struct jw *w, struct vigil_buf *json, const char *kind)
+void vigil_tg_begin(struct jw *w, struct vigil_buf *json, const char *kind)
 {
 	jw_begin(w, json);
 	jw_obj(w, NULL);
@@ -65,7 +66,7 @@ static void begin(struct jw *w, struct vigil_buf *json, const char *kind)
 }
 
 /* Closes the kind's object and the line: node and time, no seq. */
-static void end(struct vigil_formatter *f, struct jw *w, uint64_t ktime)
+void vigil_tg_end(struct vigil_formatter *f, struct jw *w, uint64_t ktime)
 {
 	char t[VIGIL_TIME_MAX];
 
@@ -84,10 +85,10 @@ void vigil_tetragon_exec(struct vigil_formatter *f, const void *rec, struct vigi
 		vigil_proc_cache_find(&f->cache, ev->proc.pid, ev->proc.exec_ktime);
 	struct jw w;
 
-	begin(&w, json, "process_exec");
+	vigil_tg_begin(&w, json, "process_exec");
 	vigil_json_process_form(f, &w, VIGIL_EXPORT_TETRAGON, "process", &ev->proc, e, ev);
 	vigil_json_parent(f, &w, VIGIL_EXPORT_TETRAGON, &ev->proc);
-	end(f, &w, ev->hdr.ktime);
+	vigil_tg_end(f, &w, ev->hdr.ktime);
 }
 
 void vigil_tetragon_exit(struct vigil_formatter *f, const void *rec, struct vigil_buf *json)
@@ -109,7 +110,7 @@ void vigil_tetragon_exit(struct vigil_formatter *f, const void *rec, struct vigi
 	 * leader that called pthread_exit first): Tetragon's exit has tid =
 	 * pid, so that it matches the exec (pkg/grpc/exec/exec.go). */
 	p.tid = p.pid;
-	begin(&w, json, "process_exit");
+	vigil_tg_begin(&w, json, "process_exit");
 	vigil_json_process_form(f, &w, VIGIL_EXPORT_TETRAGON, "process", &p, e, NULL);
 	vigil_json_parent(f, &w, VIGIL_EXPORT_TETRAGON, &p);
 	if (signame)
@@ -118,7 +119,7 @@ void vigil_tetragon_exit(struct vigil_formatter *f, const void *rec, struct vigi
 		jw_u64(&w, "status", status);
 	vigil_rfc3339(t, sizeof(t), ev->hdr.ktime, f->realtime_offset_ns);
 	jw_cstr(&w, "time", t);
-	end(f, &w, ev->hdr.ktime);
+	vigil_tg_end(f, &w, ev->hdr.ktime);
 }
 
 void vigil_tetragon_lost_line(struct vigil_formatter *f, struct vigil_buf *json, uint64_t ktime,
@@ -126,9 +127,9 @@ void vigil_tetragon_lost_line(struct vigil_formatter *f, struct vigil_buf *json,
 {
 	struct jw w;
 
-	begin(&w, json, "rate_limit_info");
-	jw_u64_str(&w, "number_of_dropped_process_events", n);
-	end(f, &w, ktime);
+	vigil_tg_begin(&w, json, "rate_limit_info");
+	vigil_tg_u64_str(&w, "number_of_dropped_process_events", n);
+	vigil_tg_end(f, &w, ktime);
 }
 
 /* vigil_loss carries all-time counts: the line says what is new since the
@@ -157,21 +158,21 @@ void vigil_tetragon_throttle(struct vigil_formatter *f, const void *rec, struct 
 
 	if (ev->phase != VIGIL_THROTTLE_START && ev->phase != VIGIL_THROTTLE_STOP)
 		return;
-	begin(&w, json, "process_throttle");
+	vigil_tg_begin(&w, json, "process_throttle");
 	jw_cstr(&w, "type", ev->phase == VIGIL_THROTTLE_START ? "THROTTLE_START" : "THROTTLE_STOP");
 	if (ev->by == VIGIL_BUDGET_BY_CGROUP) {
 		e = vigil_proc_cache_in_cgroup(&f->cache, ev->cgroup_id);
 		if (e)
 			jw_str(&w, "cgroup", e->cgroup, e->cgroup_len);
 		else
-			jw_u64_str(&w, "cgroup", ev->cgroup_id);
+			vigil_tg_u64_str(&w, "cgroup", ev->cgroup_id);
 	}
-	end(f, &w, ev->hdr.ktime);
+	vigil_tg_end(f, &w, ev->hdr.ktime);
 }
 
 /* The owner of a socket; an unknown owner is still a process object, as
  * Tetragon's tools expect one in every process_kprobe. */
-static void owner_json(struct vigil_formatter *f, struct jw *w, const struct vigil_proc *p,
+void vigil_tg_owner(struct vigil_formatter *f, struct jw *w, const struct vigil_proc *p,
 		       uint32_t flags)
 {
 	if (!(flags & VIGIL_CONN_NO_OWNER)) {
@@ -206,22 +207,22 @@ static void sock_arg(struct jw *w, const struct vigil_tuple *t, uint64_t cookie,
 	jw_u64(w, "sport", t->sport);
 	jw_u64(w, "dport", t->dport);
 	if (cookie)
-		jw_u64_str(w, "cookie", cookie);
+		vigil_tg_u64_str(w, "cookie", cookie);
 	if (state)
 		jw_cstr(w, "state", state);
 	jw_end(w);
 	jw_end(w);
 }
 
-static void size_arg(struct jw *w, const char *label, uint64_t v)
+void vigil_tg_size_arg(struct jw *w, const char *label, uint64_t v)
 {
 	jw_obj(w, NULL);
-	jw_u64_str(w, "size_arg", v);
+	vigil_tg_u64_str(w, "size_arg", v);
 	jw_cstr(w, "label", label);
 	jw_end(w);
 }
 
-static void string_arg(struct jw *w, const char *label, const char *v)
+void vigil_tg_string_arg(struct jw *w, const char *label, const char *v)
 {
 	jw_obj(w, NULL);
 	jw_cstr(w, "string_arg", v);
@@ -239,9 +240,9 @@ static void error_arg(struct jw *w, uint32_t err)
 		return;
 	name = err < 4096 ? strerrorname_np(err) : NULL;
 	if (name)
-		string_arg(w, "error", name);
+		vigil_tg_string_arg(w, "error", name);
 	else
-		size_arg(w, "error", err);
+		vigil_tg_size_arg(w, "error", err);
 }
 
 /* Opens a process_kprobe of the network policy, up to its first argument. */
@@ -249,16 +250,16 @@ static void kprobe_begin(struct vigil_formatter *f, struct jw *w, struct vigil_b
 			 const struct vigil_proc *p, uint32_t flags, const char *function,
 			 const struct vigil_tuple *t, uint64_t cookie, const char *state)
 {
-	begin(w, json, "process_kprobe");
-	owner_json(f, w, p, flags);
+	vigil_tg_begin(w, json, "process_kprobe");
+	vigil_tg_owner(f, w, p, flags);
 	jw_cstr(w, "function_name", function);
 	jw_arr(w, "args");
 	sock_arg(w, t, cookie, state);
-	size_arg(w, "netns", t->netns);
+	vigil_tg_size_arg(w, "netns", t->netns);
 	if (flags & VIGIL_CONN_PREEXISTING)
-		string_arg(w, "owner", "preexisting");
+		vigil_tg_string_arg(w, "owner", "preexisting");
 	if (flags & VIGIL_CONN_REFINED)
-		string_arg(w, "owner", "refined");
+		vigil_tg_string_arg(w, "owner", "refined");
 }
 
 static void kprobe_end(struct vigil_formatter *f, struct jw *w, uint64_t ktime)
@@ -267,7 +268,7 @@ static void kprobe_end(struct vigil_formatter *f, struct jw *w, uint64_t ktime)
 	jw_cstr(w, "action", "KPROBE_ACTION_POST");
 	jw_cstr(w, "policy_name", VIGIL_TETRAGON_NET_POLICY);
 	jw_cstr(w, "return_action", "KPROBE_ACTION_POST");
-	end(f, w, ktime);
+	vigil_tg_end(f, w, ktime);
 }
 
 void vigil_tetragon_conn(struct vigil_formatter *f, const void *rec, struct vigil_buf *json)
@@ -285,7 +286,7 @@ void vigil_tetragon_conn(struct vigil_formatter *f, const void *rec, struct vigi
 	kprobe_begin(f, &w, json, &ev->proc, ev->flags, functions[ev->hdr.type - VIGIL_EV_NET_FIRST],
 		     &ev->tuple, ev->cookie, state);
 	if (ev->latency_ns)
-		size_arg(&w, "latency_ns", ev->latency_ns);
+		vigil_tg_size_arg(&w, "latency_ns", ev->latency_ns);
 	error_arg(&w, ev->error);
 	kprobe_end(f, &w, ev->hdr.ktime);
 }
@@ -297,13 +298,13 @@ void vigil_tetragon_close(struct vigil_formatter *f, const void *rec, struct vig
 
 	kprobe_begin(f, &w, json, &ev->proc, ev->flags, "tcp_close", &ev->tuple, ev->cookie,
 		     vigil_tcp_state_name(ev->state));
-	string_arg(&w, "direction", vigil_conn_dir_name(ev->direction));
-	string_arg(&w, "closed_by", vigil_close_reason_name(ev->reason));
-	size_arg(&w, "bytes_sent", ev->bytes_sent);
-	size_arg(&w, "bytes_received", ev->bytes_received);
-	size_arg(&w, "retransmits", ev->retransmits);
+	vigil_tg_string_arg(&w, "direction", vigil_conn_dir_name(ev->direction));
+	vigil_tg_string_arg(&w, "closed_by", vigil_close_reason_name(ev->reason));
+	vigil_tg_size_arg(&w, "bytes_sent", ev->bytes_sent);
+	vigil_tg_size_arg(&w, "bytes_received", ev->bytes_received);
+	vigil_tg_size_arg(&w, "retransmits", ev->retransmits);
 	if (ev->duration_ns)
-		size_arg(&w, "duration_ns", ev->duration_ns);
+		vigil_tg_size_arg(&w, "duration_ns", ev->duration_ns);
 	error_arg(&w, ev->error);
 	kprobe_end(f, &w, ev->hdr.ktime);
 }
@@ -318,8 +319,8 @@ void vigil_tetragon_reset(struct vigil_formatter *f, const void *rec, struct vig
 
 	kprobe_begin(f, &w, json, &ev->proc, ev->flags, sent ? "tcp_send_reset" : "tcp_reset",
 		     &ev->tuple, ev->cookie, ev->state ? vigil_tcp_state_name(ev->state) : NULL);
-	string_arg(&w, "direction", sent ? "sent" : "received");
+	vigil_tg_string_arg(&w, "direction", sent ? "sent" : "received");
 	if (ev->reason)
-		size_arg(&w, "reason_code", ev->reason);
+		vigil_tg_size_arg(&w, "reason_code", ev->reason);
 	kprobe_end(f, &w, ev->hdr.ktime);
 }

@@ -15,7 +15,7 @@ PY=/usr/bin/python3
 	skip_all "Tetragon's protos are not at $TETRAGON_API (set TETRAGON_API)"
 command -v protoc >/dev/null && "$PY" -c 'import google.protobuf' 2>/dev/null ||
 	skip_all "protoc or python3-protobuf missing (scripts/install-deps.sh test)"
-plan 62
+plan 66
 
 PB="$T_DIR/pb"
 mkdir -p "$PB"
@@ -258,4 +258,36 @@ is "$(jq -r --arg cg "${CG##*/}" 'select(.process_throttle.cgroup | endswith($cg
 	tr '\n' ' ')" "THROTTLE_START THROTTLE_STOP " "process_throttle: the storm's cgroup, by its path, started and stopped once"
 R=$(CHECK "$TV")
 ok $? "and every line parses ($(tail -1 <<<"$R"))"
+
+# 10. Decisions of vigil's policies and its periodic reports, with
+# --report-only: process_tracepoint lines of subsys "vigil" (docs/events.md).
+# The rule is on a cgroup and a namespace this test made, on loopback.
+CGD=$(new_cgroup tdeny) || { diag "no cgroup v2"; exit 1; }
+NSD=$(new_netns tdeny) || { diag "cannot create a namespace"; exit 1; }
+printf 'rules:\n  - {name: tdeny, action: deny, protocol: tcp, port: 7001, cgroup: %s}\n' "$CGD" >"$T_DIR/deny.yaml"
+"$VIGIL" --pin-dir "$T_PIN" unpin >/dev/null
+RV="$T_DIR/decisions.json"
+start_agent -o "$RV" --export-format tetragon --export-file-max-size-mb 0 --report-only \
+	--report-interval 1 --no-procfs --poll-ms 20 --policy "$T_DIR/deny.yaml" || exit 1
+sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$CGD" ip netns exec "$NSD" "$PY" -c '
+import socket
+s = socket.socket(); s.settimeout(2)
+try:
+    s.connect(("127.0.0.1", 7001))
+except OSError as e:
+    print(e.errno)' >"$T_DIR/deny.out"
+wait_for 10 grep -q '"event":"report_end"' "$RV"
+stop_agent
+is "$(cat "$T_DIR/deny.out")" 1 "the denied connect failed with EPERM"
+D=$(jq -c 'select(.process_tracepoint.event == "network_enforce")' "$RV" | head -1)
+is "$(jq -r '.process_tracepoint | [.subsys, .policy_name, .action, (.args[] | select(.label == "action") | .string_arg),
+	.args[0].skb_arg.dport, .args[0].skb_arg.protocol, (.process.binary | endswith("python3") or contains("python"))] | join(" ")' <<<"$D")" \
+	"vigil vigil-policy KPROBE_ACTION_OVERRIDE deny 7001 IPPROTO_TCP true" \
+	"a decision: process_tracepoint, policy_name, action, the rule's action, the packet, the process"
+jq -e -s '[.[] | .process_tracepoint? | select(.event == "process_report" and .policy_name == "vigil-report"
+	and .action == "KPROBE_ACTION_POST")] | length > 0' "$RV" >/dev/null
+ok $? "reports: process_report lines of policy vigil-report"
+R=$(CHECK "$RV")
+ok $? "and every line parses ($(tail -1 <<<"$R"))"
+grep '^bad' <<<"$R" | head -5 | sed 's/^/# /'
 done_testing

@@ -43,12 +43,12 @@
 	X(VIGIL_EV_RESET, reset, vigil_reset, 0, vigil_check_conn, vigil_format_reset,		\
 	  vigil_tetragon_reset)									\
 	X(VIGIL_EV_REPORT_PROC, report_proc, vigil_report_proc, 0, NULL,			\
-	  vigil_format_report_proc, NULL)							\
+	  vigil_format_report_proc, vigil_tetragon_report_proc)					\
 	X(VIGIL_EV_REPORT_REMOTE, report_remote, vigil_report_remote, 0, vigil_check_report_remote,	\
-	  vigil_format_report_remote, NULL)							\
+	  vigil_format_report_remote, vigil_tetragon_report_remote)				\
 	X(VIGIL_EV_REPORT_END, report_end, vigil_report_end, 0, NULL, vigil_format_report_end,	\
-	  NULL)											\
+	  vigil_tetragon_report_end)								\
 	X(VIGIL_EV_ENFORCE, enforce, vigil_enforce, 0, vigil_check_enforce, vigil_format_enforce,\
-	  NULL)
+	  vigil_tetragon_enforce)
 
 #endif
