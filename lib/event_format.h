@@ -23,6 +23,15 @@ struct vigil_formatter {
 	uint64_t counts[VIGIL_EV_TYPE_MAX + 1];	/* records formatted, by type */
 	struct vigil_format_opts opts;	/* zero: vigil's own JSON */
 	uint64_t lost_said;	/* Tetragon form: the losses rate_limit_info said */
+	/* Tetragon form: the cgroup name a process_throttle START wrote, so
+	 * that its STOP writes the same (the processes that named it may have
+	 * left the cache by then); the oldest storms' are reused first. */
+	struct vigil_throttle_name {
+		uint64_t cgroup_id;	/* 0: free */
+		uint16_t len;
+		char name[VIGIL_CGROUP_MAX];
+	} throttle_names[16];
+	unsigned throttle_next;
 };
 
 int vigil_formatter_init(struct vigil_formatter *f, const char *node_name, size_t cache_max);

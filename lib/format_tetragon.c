@@ -145,15 +145,41 @@ void vigil_tetragon_loss(struct vigil_formatter *f, const void *rec, struct vigi
 	f->lost_said = total;
 }
 
-/* Tetragon's process_throttle: a storm's start and stop, per cgroup, named
- * by its path as a process that exec'd there knows it (the record has its
- * id only; the id in decimal when no such process is known). The counts
- * between them have no Tetragon form (vigil's vigil_throttle, and the
- * proc_events_throttled counter, keep them); by uid there is no cgroup. */
+/* The name of a throttled cgroup: the one its START wrote, else its path as
+ * a process that exec'd there knows it, else its id in decimal. A START
+ * keeps it for the STOP, which frees it. */
+static struct vigil_throttle_name *throttle_name(struct vigil_formatter *f,
+						 const struct vigil_throttle *ev)
+{
+	const size_t n = sizeof(f->throttle_names) / sizeof(*f->throttle_names);
+	struct vigil_throttle_name *t = NULL;
+	const struct vigil_proc_entry *e;
+
+	for (size_t i = 0; i < n && !t; i++)
+		if (f->throttle_names[i].cgroup_id == ev->cgroup_id)
+			t = &f->throttle_names[i];
+	if (t)
+		return t;
+	t = &f->throttle_names[f->throttle_next++ % n];
+	t->cgroup_id = ev->cgroup_id;
+	e = vigil_proc_cache_in_cgroup(&f->cache, ev->cgroup_id);
+	if (e && e->cgroup_len <= sizeof(t->name)) {
+		memcpy(t->name, e->cgroup, e->cgroup_len);
+		t->len = e->cgroup_len;
+	} else {
+		t->len = vigil_u64_dec(t->name, ev->cgroup_id);
+	}
+	return t;
+}
+
+/* Tetragon's process_throttle: a storm's start and stop, per cgroup
+ * (throttle_name). The counts between them have no Tetragon form (vigil's
+ * vigil_throttle, and the proc_events_throttled counter, keep them); by
+ * uid there is no cgroup to name. */
 void vigil_tetragon_throttle(struct vigil_formatter *f, const void *rec, struct vigil_buf *json)
 {
 	const struct vigil_throttle *ev = rec;
-	const struct vigil_proc_entry *e;
+	struct vigil_throttle_name *t;
 	struct jw w;
 
 	if (ev->phase != VIGIL_THROTTLE_START && ev->phase != VIGIL_THROTTLE_STOP)
@@ -161,11 +187,10 @@ void vigil_tetragon_throttle(struct vigil_formatter *f, const void *rec, struct 
 	vigil_tg_begin(&w, json, "process_throttle");
 	jw_cstr(&w, "type", ev->phase == VIGIL_THROTTLE_START ? "THROTTLE_START" : "THROTTLE_STOP");
 	if (ev->by == VIGIL_BUDGET_BY_CGROUP) {
-		e = vigil_proc_cache_in_cgroup(&f->cache, ev->cgroup_id);
-		if (e)
-			jw_str(&w, "cgroup", e->cgroup, e->cgroup_len);
-		else
-			vigil_tg_u64_str(&w, "cgroup", ev->cgroup_id);
+		t = throttle_name(f, ev);
+		jw_str(&w, "cgroup", t->name, t->len);
+		if (ev->phase == VIGIL_THROTTLE_STOP)
+			t->cgroup_id = 0;
 	}
 	vigil_tg_end(f, &w, ev->hdr.ktime);
 }
