@@ -205,6 +205,8 @@ void vigil_format_exec(struct vigil_formatter *f, const void *rec, struct vigil_
 
 	if (!e)
 		e = &stack;	/* not cached (full): this event still says it all */
+	if (ev->flags & VIGIL_EXEC_KNOWN)
+		return;		/* its line was written before: the cache only */
 	if (json) {
 		jw_begin(&w, json);
 		jw_obj(&w, NULL);

@@ -85,6 +85,8 @@ void vigil_tetragon_exec(struct vigil_formatter *f, const void *rec, struct vigi
 		vigil_proc_cache_find(&f->cache, ev->proc.pid, ev->proc.exec_ktime);
 	struct jw w;
 
+	if (ev->flags & VIGIL_EXEC_KNOWN)
+		return;		/* its line was written before */
 	vigil_tg_begin(&w, json, "process_exec");
 	vigil_json_process_form(f, &w, VIGIL_EXPORT_TETRAGON, "process", &ev->proc, e, ev);
 	vigil_json_parent(f, &w, VIGIL_EXPORT_TETRAGON, &ev->proc);

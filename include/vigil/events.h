@@ -98,6 +98,11 @@ enum vigil_exec_flags {
 	/* the exec's process had not exec'd since its fork (Tetragon's
 	 * "execve clone"); not set for an exec replacing an earlier one */
 	VIGIL_EXEC_CLONE = 1 << 12,
+	/* A procFS record of a process whose record was sent before (its exec,
+	 * its fork, or an earlier agent's scan: its exec key is in
+	 * vigil_execs): for process caches only, no line, so that one exec_id
+	 * has one process_exec line. PROCFS is then clear when it exec'd. */
+	VIGIL_EXEC_KNOWN = 1 << 13,
 };
 
 /* What a set-user-id, set-group-id or file-capability exec changed, as
