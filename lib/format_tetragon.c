@@ -6,7 +6,8 @@
  * RFC 3339). Process events are process_exec and process_exit; connections
  * are process_kprobe events of vigil's built-in network policy, their
  * socket in a sock_arg and the rest in labelled arguments; losses are
- * rate_limit_info. tests/tetragon_schema.t parses every line with
+ * rate_limit_info; a process budget's storms process_throttle. Kinds
+ * Tetragon has no kind for are format_tetragon_tp.c's. tests/tetragon_schema.t parses every line with
  * Tetragon's own protos, unknown fields refused.
  */
 #include <errno.h>
@@ -200,7 +201,7 @@ void vigil_tetragon_throttle(struct vigil_formatter *f, const void *rec, struct 
 /* The owner of a socket; an unknown owner is still a process object, as
  * Tetragon's tools expect one in every process_kprobe. */
 void vigil_tg_owner(struct vigil_formatter *f, struct jw *w, const struct vigil_proc *p,
-		       uint32_t flags)
+		    uint32_t flags)
 {
 	if (!(flags & VIGIL_CONN_NO_OWNER)) {
 		const struct vigil_proc_entry *e =
