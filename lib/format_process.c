@@ -268,6 +268,9 @@ static const struct process_form {
 	/* "arguments" from argv (NUL-separated, argv[0] first) */
 	void (*args_text)(struct vigil_buf *b, const char *args, size_t n);
 	bool inode_str;		/* binary_properties' inode number as a string */
+	/* Tetragon's record has no cwd after argv when the cwd is "/" or
+	 * unknown, and its decoder then trims trailing empty arguments too. */
+	bool args_trim_no_cwd;
 } forms[] = {
 	[VIGIL_EXPORT_VIGIL] = {
 		.fields = { PF_EXEC_ID, PF_PID, PF_TID, PF_PPID, PF_UID, PF_AUID, PF_CREDS,
@@ -292,6 +295,7 @@ static const struct process_form {
 		.docker_max = 31,
 		.args_text = tetragon_args_text,
 		.inode_str = true,	/* proto3 JSON: a uint64 is a string */
+		.args_trim_no_cwd = true,
 	},
 };
 
@@ -352,11 +356,17 @@ static void process_field(struct vigil_formatter *f, struct jw *w, const struct 
 	case PF_CWD: jw_str(w, "cwd", e->cwd, e->cwd_len); break;
 	case PF_EUID: jw_u64(w, "uid", e->creds.euid); break;
 	case PF_BINARY: jw_str(w, "binary", e->binary, e->binary_len); break;
-	case PF_ARGS:
-		form->args_text(&f->tmp, e->args, e->args_len);
+	case PF_ARGS: {
+		size_t n = e->args_len;
+
+		if (form->args_trim_no_cwd && (e->flags & (VIGIL_EXEC_ROOT_CWD | VIGIL_EXEC_NO_CWD)))
+			while (n && !e->args[n - 1])
+				n--;
+		form->args_text(&f->tmp, e->args, n);
 		if (f->tmp.len)
 			jw_str(w, "arguments", f->tmp.p, f->tmp.len);
 		break;
+	}
 	case PF_CGROUP: jw_str(w, "cgroup", e->cgroup, e->cgroup_len); break;
 	case PF_DOCKER:
 		if (vigil_container_id(e->cgroup, e->cgroup_len, cid, sizeof(cid)))

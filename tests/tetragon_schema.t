@@ -15,7 +15,7 @@ PY=/usr/bin/python3
 	skip_all "Tetragon's protos are not at $TETRAGON_API (set TETRAGON_API)"
 command -v protoc >/dev/null && "$PY" -c 'import google.protobuf' 2>/dev/null ||
 	skip_all "protoc or python3-protobuf missing (scripts/install-deps.sh test)"
-plan 66
+plan 67
 
 PB="$T_DIR/pb"
 mkdir -p "$PB"
@@ -46,6 +46,8 @@ wait $P1
 # 1b. A first argument with a space; a parent that forked and never
 # exec'd (the subshell); a binary run from a memfd.
 /bin/echo 'x y' tetra-lead >/dev/null
+/usr/bin/printf '%s' tetra-trail '' '' >/dev/null
+(cd / && exec /usr/bin/printf '%s' tetra-trail-root '' '' >/dev/null)
 sh -c '(/bin/true tetra-forkparent; :)'
 "$PY" -c 'import os
 fd = os.memfd_create("tetra")
@@ -122,6 +124,8 @@ is "$(jq -r .process_exec.process.arguments <<<"$E" | head -c 17)" '%s "a b"  q"
 	"exec: arguments as Tetragon's ArgsDecoder joins them (a word with a space quoted, nothing escaped)"
 is "$(jq -r 'select(.process_exec.process.arguments | endswith("tetra-lead")?) | .process_exec.process.arguments' "$EV")" \
 	' "x y" tetra-lead' "a first argument with a space: Tetragon's leading space"
+is "$(jq -c '.process_exec.process.arguments | select(startswith("%s tetra-trail"))?' "$EV" | sort | tr '\n' ' ')" \
+	'"%s tetra-trail  " "%s tetra-trail-root" ' "trailing empty arguments: their spaces, none with cwd / (as Tetragon's record has no cwd then)"
 is "$(jq -r 'select(.process_exec.process.arguments == "tetra-forkparent") | .process_exec.parent.flags' "$EV")" execve \
 	"a parent that forked and never exec'd: flags 'execve', as Tetragon"
 M=$(jq -c 'select(.process_exec.process.arguments == "tetra-memfd") | .process_exec.process.binary_properties.file' "$EV")
