@@ -14,11 +14,12 @@ TV="$T_DIR/tetragon.json"
 CV="$T_DIR/compact.txt"
 start_agent -o "$EV" --export-file-max-size-mb 0 --poll-ms 20 --no-procfs || exit 1
 
-# The server: 4 workers accept on the listener their parent made; each
-# writes "pid peer-port" for every connection it accepted, and answers.
+# The server: 4 workers accept on the listener their parent made, PER
+# connections each (so that every worker takes some); each writes "pid
+# peer-port" for every connection it accepted, and answers.
 cat >"$T_DIR/server.py" <<'PY'
 import os, socket, sys
-d = sys.argv[1]
+d, per = sys.argv[1], int(sys.argv[2])
 ls = socket.socket()
 ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 ls.bind(("127.0.0.1", 8100))
@@ -30,7 +31,7 @@ for _ in range(4):
         ls.settimeout(5)
         with open(os.path.join(d, "accepted.%d" % os.getpid()), "w") as out:
             try:
-                while True:
+                for _ in range(per):
                     c, peer = ls.accept()
                     out.write("%d %d\n" % (os.getpid(), peer[1]))
                     out.flush()
@@ -46,7 +47,7 @@ open(os.path.join(d, "ready"), "w").close()
 for w in workers:
     os.waitpid(w, 0)
 PY
-ip netns exec "$NS" /usr/bin/python3 "$T_DIR/server.py" "$T_DIR" &
+ip netns exec "$NS" /usr/bin/python3 "$T_DIR/server.py" "$T_DIR" 4 &
 SERVER=$!
 wait_for 5 test -e "$T_DIR/ready"
 # 16 connections, one at a time, each from its own port.
@@ -83,7 +84,7 @@ AGENT_PID=$!
 on_exit "kill -TERM $AGENT_PID; wait $AGENT_PID"
 wait_for 20 grep -qs 'attached\|resumed' "$T_DIR/agent.err" || { diag "agent did not start"; exit 1; }
 mkdir -p "$T_DIR/t"
-ip netns exec "$NS" /usr/bin/python3 "$T_DIR/server.py" "$T_DIR/t" &
+ip netns exec "$NS" /usr/bin/python3 "$T_DIR/server.py" "$T_DIR/t" 2 &
 SERVER=$!
 wait_for 5 test -e "$T_DIR/t/ready"
 ip netns exec "$NS" /usr/bin/python3 -c '
