@@ -158,7 +158,7 @@ static int start_kernel(struct vigild *d)
 	const struct vigild_options *o = &d->o;
 	struct vigil_loader_opts lo = {
 		.pin_dir = o->pin_dir, .ring_size = o->ring_size, .wakeup_bytes = o->wakeup_bytes,
-		.proc_budget = o->proc_budget, .verbose = vlog_verbose,
+		.proc_budget = o->proc_budget, .procfs = !o->no_procfs, .verbose = vlog_verbose,
 	};
 	int err;
 
@@ -252,7 +252,7 @@ static int start(struct vigild *d)
 	vlog_info("%s, pinned at %s; ring %llu bytes", d->bpf.resumed ? "resumed" : "attached",
 		  d->o.pin_dir, (unsigned long long)d->pump.ring.size);
 	vigil_sd_notify("READY=1");	/* systemd (Type=notify): attached and enforcing */
-	return d->o.no_procfs ? 0 : vigil_bpf_scan_procfs(&d->bpf);
+	return d->o.no_procfs ? 0 : vigil_bpf_scan_procfs(&d->bpf, true);
 }
 
 static double now_s(void)

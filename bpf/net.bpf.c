@@ -52,10 +52,14 @@ static __always_inline __u64 net_since(__u64 then, __u64 now)
 	return then && now ? now - then : 0;
 }
 
-/* now: net_clock(), which also stamps the event. */
-static __always_inline void emit_conn(__u16 type, const struct vigil_sk *s,
-				      const struct vigil_tuple *t, __u64 now, __u64 latency,
-				      __u32 error)
+/* now: net_clock(), which also stamps the event. The cookie is made (the
+ * kernel's, at its first request) only for a socket with an event: users
+ * pair a connection's events by it, as Tetragon's sock_arg.cookie. A
+ * program with no BTF pointer to the socket passes sk NULL and the cookie
+ * it read. */
+static __always_inline void emit_conn(__u16 type, const struct sock *sk, __u64 cookie,
+				      const struct vigil_sk *s, const struct vigil_tuple *t,
+				      __u64 now, __u64 latency, __u32 error)
 {
 	struct vigil_conn *ev;
 
@@ -69,7 +73,38 @@ static __always_inline void emit_conn(__u16 type, const struct vigil_sk *s,
 	ev->latency_ns = latency;
 	ev->error = error;
 	ev->flags = s->flags;
+	ev->cookie = sk ? bpf_get_socket_cookie((void *)sk) : cookie;
 	vigil_submit(ev);
+}
+
+/* Whether an accepted socket's accept event is still to be written, once:
+ * true for the one caller that writes it. No atomic exchange on a byte: an
+ * accept() on one CPU and a reset or close in softirq on another could both
+ * pass in the few instructions between the test and the clear, and write
+ * it twice. */
+static __always_inline bool take_accept_due(struct vigil_sk *s)
+{
+	if (!*(volatile __u8 *)&s->accept_due)
+		return false;
+	*(volatile __u8 *)&s->accept_due = 0;
+	return true;
+}
+
+/* The accept event of an accepted socket, named after its owner at the
+ * time: written when the process that accepts it is known (accept()
+ * returned it: accepted_by_caller; or its first send or receive in process
+ * context), or, if neither comes, before anything else about it (a reset,
+ * its close). */
+static __always_inline void write_accept_due(const struct sock *sk, struct vigil_sk *s)
+{
+	struct vigil_tuple t = {};
+
+	if (!take_accept_due(s))
+		return;
+	vigil_tuple_from_sk(&t, &sk->__sk_common);
+	if (!t.sport)
+		t.sport = s->sport;
+	emit_conn(VIGIL_EV_ACCEPT, sk, 0, s, &t, net_clock(), 0, 0);
 }
 
 /* Counts an established connection for its owner and its remote end. */
@@ -111,6 +146,7 @@ static __always_inline bool on_close(const struct sock *sk, struct vigil_sk *s, 
 
 	if (s->closed)
 		return false;
+	write_accept_due(sk, s);
 	s->closed = 1;
 	vigil_tuple_from_sk(&t, &sk->__sk_common);
 	if (!t.sport)
@@ -122,7 +158,7 @@ static __always_inline bool on_close(const struct sock *sk, struct vigil_sk *s, 
 
 		if (c)
 			vigil_report_add(c->connect_errors, 1);
-		emit_conn(VIGIL_EV_CONNECT, s, &t, now, net_since(s->start_ktime, now),
+		emit_conn(VIGIL_EV_CONNECT, sk, 0, s, &t, now, net_since(s->start_ktime, now),
 			  err ?: ECONNABORTED);
 		return false;
 	}
@@ -162,6 +198,7 @@ static __always_inline bool on_close(const struct sock *sk, struct vigil_sk *s, 
 	ev->pad = 0;
 	ev->error = err;
 	ev->flags = s->flags;
+	ev->cookie = bpf_get_socket_cookie((void *)sk);
 	vigil_submit(ev);
 	return rst_follows;
 }
@@ -175,8 +212,9 @@ static __always_inline void own(struct vigil_sk *init, __u8 dir)
 
 /* A listener's child, established: in softirq, right after the kernel
  * cloned it (its SYN_RECV, on the same ACK) and before accept() gives it a
- * socket. Its local end names the listener and so its owner; without one,
- * the first send or receive names the owner. Its entry starts here, not
+ * socket. Its local end names the listener and so its owner, until the
+ * process that accepts it is known (accept_due): in a pre-forked server
+ * that is a worker, not the listener's creator. Its entry starts here, not
  * at SYN_RECV: one lookup less, and a child that is never established has
  * nothing to report but resets. */
 static __always_inline void accepted(const struct sock *sk)
@@ -193,9 +231,13 @@ static __always_inline void accepted(const struct sock *sk)
 	}
 	init.start_ktime = net_clock();
 	init.sport = t.sport;
+	init.accept_due = vigil_net_wanted(&t, VIGIL_CONN_IN);
+	if (init.accept_due)	/* made now, for accept()'s program to read */
+		bpf_get_socket_cookie((void *)sk);
 	count_open(&init, &t);
-	emit_conn(VIGIL_EV_ACCEPT, &init, &t, init.start_ktime, 0, 0);
-	vigil_sk_set(sk, &init);
+	/* No room: no later hook will find it, so its accept is now. */
+	if (!vigil_sk_set(sk, &init) && init.accept_due)
+		emit_conn(VIGIL_EV_ACCEPT, sk, 0, &init, &t, init.start_ktime, 0, 0);
 }
 
 SEC("tp_btf/inet_sock_set_state")
@@ -227,7 +269,7 @@ int BPF_PROG(net_state, const struct sock *sk, int oldstate, int newstate)
 		init.sport = t.sport;
 		vigil_sk_set(sk, &init);
 		vigil_listener_add(sk, &t, &init.owner, 0);
-		emit_conn(VIGIL_EV_LISTEN, &init, &t, init.start_ktime, 0, 0);
+		emit_conn(VIGIL_EV_LISTEN, sk, 0, &init, &t, init.start_ktime, 0, 0);
 		return 0;
 	}
 	case TCP_ESTABLISHED:
@@ -259,7 +301,7 @@ int BPF_PROG(net_state, const struct sock *sk, int oldstate, int newstate)
 			vigil_tuple_from_sk(&t, &sk->__sk_common);
 			s->sport = t.sport;
 			count_open(s, &t);
-			emit_conn(VIGIL_EV_CONNECT, s, &t, now, net_since(s->start_ktime, now), 0);
+			emit_conn(VIGIL_EV_CONNECT, sk, 0, s, &t, now, net_since(s->start_ktime, now), 0);
 		}
 		break;
 	case TCP_CLOSE:
@@ -274,8 +316,10 @@ int BPF_PROG(net_state, const struct sock *sk, int oldstate, int newstate)
 	return 0;
 }
 
-static __always_inline void emit_reset(const struct vigil_sk *s, const struct vigil_tuple *t,
-				       __u8 dir, __u8 state, __u16 reason)
+/* sk: the socket (full, request or timewait), NULL without one. */
+static __always_inline void emit_reset(const struct sock *sk, const struct vigil_sk *s,
+				       const struct vigil_tuple *t, __u8 dir, __u8 state,
+				       __u16 reason)
 {
 	struct vigil_report_counts *c;
 	struct vigil_proc nobody = {};
@@ -304,6 +348,7 @@ static __always_inline void emit_reset(const struct vigil_sk *s, const struct vi
 	ev->direction = dir;
 	ev->state = state;
 	ev->reason = reason;
+	ev->cookie = sk ? bpf_get_socket_cookie((void *)sk) : 0;
 	vigil_submit(ev);
 }
 
@@ -318,12 +363,13 @@ int BPF_PROG(net_rst_in, struct sock *sk)
 	s = vigil_sk_get(sk);
 	vigil_tuple_from_sk(&t, &sk->__sk_common);
 	if (s) {
+		write_accept_due(sk, s);
 		set_reason(s, vigil_fin_reason(sk->__sk_common.skc_state) ?: VIGIL_CLOSE_PEER_RST);
 		s->rst_seen = 1;
 		if (t.sport)
 			s->sport = t.sport;	/* a refused connect's only chance */
 	}
-	emit_reset(s, &t, VIGIL_RESET_RECEIVED, sk->__sk_common.skc_state, 0);
+	emit_reset(sk, s, &t, VIGIL_RESET_RECEIVED, sk->__sk_common.skc_state, 0);
 	return 0;
 }
 
@@ -342,6 +388,7 @@ static __always_inline int rst_out(const struct sock *sk, const struct sk_buff *
 			s = vigil_sk_get(tp);
 		state = sk->__sk_common.skc_state;
 		if (s) {
+			write_accept_due(sk, s);
 			set_reason(s, vigil_fin_reason(state) ?: VIGIL_CLOSE_LOCAL_RST);
 			s->rst_seen = 1;
 		}
@@ -351,7 +398,7 @@ static __always_inline int rst_out(const struct sock *sk, const struct sk_buff *
 	} else if (!skb || !vigil_tuple_from_rx_skb(&t, skb)) {
 		return 0;
 	}
-	emit_reset(s, &t, VIGIL_RESET_SENT, state, reason);
+	emit_reset(sk, s, &t, VIGIL_RESET_SENT, state, reason);
 	if (s && s->closed)
 		vigil_sk_forget(sk);	/* the RST its close announced */
 	return 0;
@@ -448,11 +495,13 @@ static __always_inline void refine(struct sock *sk)
 	if (!s)
 		return;
 	if (s->refined) {
+		write_accept_due(sk, s);
 		cookie = bpf_get_socket_cookie(sk);
 		checked->cookie[cookie & (VIGIL_CHECKED_SLOTS - 1)] = cookie;
 		return;
 	}
 	name_owner(s);
+	write_accept_due(sk, s);
 }
 
 /* Only calls that moved bytes: an end of file or an error (EAGAIN on a
@@ -473,11 +522,12 @@ int BPF_PROG(net_recv, struct sock *sk, int ret)
 	return 0;
 }
 
-/* With --no-io-hooks the send and receive hooks are not attached (each
- * runs at every I/O of every socket, though only a socket's first needs
- * it): accept() names an accepted socket's owner instead, in the process
- * that accepted it, which is right for pre-forked workers; a descriptor
- * passed on keeps that owner. Attached only in that mode. */
+/* accept() names an accepted socket's owner, in the process that accepted
+ * it, which is right for pre-forked workers (a descriptor passed on keeps
+ * that owner), and writes its accept event, as Tetragon's inet_csk_accept
+ * fires in the caller. An accept these do not see (io_uring, a 32-bit
+ * caller) leaves both to the first send or receive (refine), or with
+ * --no-io-hooks to the socket's reset or close. */
 struct vigil_sys_exit {
 	__u64 common;		/* the tracepoint's common fields */
 	__s32 syscall_nr;
@@ -532,9 +582,19 @@ static __always_inline int accepted_by_caller(__s64 fd)
 	 * close the descriptor (and the socket be freed and its address
 	 * reused) in between. The descriptor still naming the same file after
 	 * the lookup leaves a window of a few instructions, as in refine. */
-	if (!s || s->dir != VIGIL_CONN_IN || s->refined || vigil_fd_file(fd) != f)
+	if (!s || s->dir != VIGIL_CONN_IN || vigil_fd_file(fd) != f)
 		return 0;
-	name_owner(s);
+	if (!s->refined)
+		name_owner(s);
+	if (take_accept_due(s)) {
+		struct vigil_tuple t = {};
+
+		vigil_tuple_from_sk_read(&t, &sk->__sk_common);
+		if (!t.sport)
+			t.sport = s->sport;
+		emit_conn(VIGIL_EV_ACCEPT, NULL, BPF_CORE_READ(sk, __sk_common.skc_cookie.counter),
+			  s, &t, net_clock(), 0, 0);
+	}
 	return 0;
 }
 

@@ -343,27 +343,44 @@ int BPF_PROG(process_exit_nogd, struct task_struct *p)
 	return exit_of(p, true);
 }
 
-/* Run once by the agent at start: one process_exec (PROCFS) per live
- * process. Parents come before children in pid order except across pid
- * wrap-around; exec keys are exact either way (see vigil_execs). */
+/* The agent's second pass sets it (vigil_bpf_scan_procfs): only processes
+ * that no record named yet. */
+volatile bool procfs_new_only;
+
+/* Run by the agent at start, before it attaches the process programs and
+ * again (new processes only) after: one process_exec (PROCFS) per live
+ * process, so the snapshot precedes live events in the ring. Parents come
+ * before children in pid order except across pid wrap-around; exec keys
+ * are exact either way (see vigil_execs). A process a record named before
+ * (its exec key is in vigil_execs: it exec'd or forked while the programs
+ * ran, or an earlier agent's scan found it) is sent flagged KNOWN, for
+ * the caches of a resumed agent and its collector, and makes no line. */
 SEC("iter.s/task")
 int process_procfs(struct bpf_iter__task *ctx)
 {
 	struct task_struct *t = ctx->task;
+	__u32 zero = 0, flags = VIGIL_EXEC_PROCFS;
 	struct exec_scratch *s;
 	struct file *exe;
-	__u32 zero = 0;
-	__u64 key;
+	__u64 key, *known;
+	__u32 tgid;
 
 	if (!t || t->pid != t->tgid || (t->flags & PF_KTHREAD) || t->exit_state)
 		return 0;
+	tgid = t->tgid;
+	known = bpf_map_lookup_elem(&vigil_execs, &tgid);
+	key = known ? *known : t->start_time;
+	if (known) {
+		if (procfs_new_only)
+			return 0;
+		/* An exec key other than its start time: it was seen exec. */
+		flags = VIGIL_EXEC_KNOWN | (key == t->start_time ? VIGIL_EXEC_PROCFS : 0);
+	}
 	s = bpf_map_lookup_elem(&iter_scratch, &zero);
 	if (!s)
 		return 0;
-	/* A process that exec'd since the agent attached is already known. */
-	key = vigil_exec_key_get(t->tgid, t->start_time);
 	exe = BPF_CORE_READ(t, mm, exe_file);
 	vigil_exec_creds_fill(&s->ev.creds, t);
-	emit_exec(s, t, exe, NULL, key, VIGIL_EXEC_PROCFS, true);
+	emit_exec(s, t, exe, NULL, key, flags, true);
 	return 0;
 }

@@ -210,6 +210,8 @@ void vigil_format_exec(struct vigil_formatter *f, const void *rec, struct vigil_
 
 	if (!e)
 		e = &stack;	/* not cached (full): this event still says it all */
+	if (ev->flags & VIGIL_EXEC_KNOWN)
+		return;		/* its line was written before: the cache only */
 	if (json) {
 		jw_begin(&w, json);
 		jw_obj(&w, NULL);
@@ -292,10 +294,18 @@ void vigil_format_loss(struct vigil_formatter *f, const void *rec, struct vigil_
 			    (unsigned long long)ev->recursion_misses);
 }
 
+static const char *const throttle_phases[] = {
+	[VIGIL_THROTTLE_HELD] = "held",
+	[VIGIL_THROTTLE_START] = "start",
+	[VIGIL_THROTTLE_STOP] = "stop",
+};
+
 void vigil_format_throttle(struct vigil_formatter *f, const void *rec, struct vigil_buf *json,
 			   struct vigil_buf *compact)
 {
 	const struct vigil_throttle *ev = rec;
+	const char *phase = ev->phase < sizeof(throttle_phases) / sizeof(*throttle_phases) ?
+			    throttle_phases[ev->phase] : "unknown";
 	struct jw w;
 
 	if (json) {
@@ -307,14 +317,15 @@ void vigil_format_throttle(struct vigil_formatter *f, const void *rec, struct vi
 		else
 			jw_u64(&w, "cgroup_id", ev->cgroup_id);
 		jw_u64(&w, "throttled", ev->throttled);
+		jw_cstr(&w, "type", phase);
 		jw_end(&w);
 		vigil_json_envelope_end(f, &w, &ev->hdr);
 	}
 	if (compact)
-		vbuf_printf(compact, "%-8s %s=%llu throttled=%llu\n", "throttle",
+		vbuf_printf(compact, "%-8s %s=%llu throttled=%llu %s\n", "throttle",
 			    ev->by == VIGIL_BUDGET_BY_UID ? "uid" : "cgroup_id",
 			    (unsigned long long)(ev->by == VIGIL_BUDGET_BY_UID ? ev->uid : ev->cgroup_id),
-			    (unsigned long long)ev->throttled);
+			    (unsigned long long)ev->throttled, phase);
 }
 
 void vigil_format_fork(struct vigil_formatter *f, const void *rec, struct vigil_buf *json,

@@ -24,6 +24,15 @@ struct vigil_formatter {
 	uint64_t counts[VIGIL_EV_TYPE_MAX + 1];	/* records formatted, by type */
 	struct vigil_format_opts opts;	/* zero: vigil's own JSON */
 	uint64_t lost_said;	/* Tetragon form: the losses rate_limit_info said */
+	/* Tetragon form: the cgroup name a process_throttle START wrote, so
+	 * that its STOP writes the same (the processes that named it may have
+	 * left the cache by then); the oldest storms' are reused first. */
+	struct vigil_throttle_name {
+		uint64_t cgroup_id;	/* 0: free */
+		uint16_t len;
+		char name[VIGIL_CGROUP_MAX];
+	} throttle_names[16];
+	unsigned throttle_next;
 };
 
 int vigil_formatter_init(struct vigil_formatter *f, const char *node_name, size_t cache_max);
@@ -61,13 +70,20 @@ void vigil_json_envelope_end(struct vigil_formatter *f, struct jw *w, const stru
  * valid UTF-8, and C1 controls even when validly encoded (\xHH a byte).
  * Every string from a process (binary, arguments) goes through it. */
 void vigil_compact_text(struct vigil_buf *b, const char *text, size_t n);
-/* argv[1..] as Tetragon's "arguments" (see docs/events.md) into b. */
+/* argv[1..] as vigil's form writes "arguments" (see docs/events.md) into b. */
 void vigil_args_text(struct vigil_buf *b, const char *args, size_t n);
 /* Names from lib/format_net.c; out holds INET6_ADDRSTRLEN. */
 const char *vigil_addr_text(char *out, uint16_t family, const uint8_t *a);
 const char *vigil_tcp_state_name(unsigned state);
 const char *vigil_close_reason_name(unsigned reason);
 const char *vigil_conn_dir_name(unsigned dir);
+/* Names from lib/format_enforce.c ("unknown" out of range); tcp_flags_text
+ * writes tcpdump's letters ("SA") into out[9]. */
+const char *vigil_enforce_action_name(unsigned action);
+const char *vigil_enforce_reply_name(unsigned reply);
+const char *vigil_enforce_dir_name(unsigned dir);
+const char *vigil_ip_proto_name(uint8_t proto);
+void vigil_tcp_flags_text(char *out, uint8_t flags);
 
 /* Updates the process cache from a checked record and appends its JSON line
  * (with '\n') to json and its compact line to compact; either may be NULL.

@@ -42,14 +42,14 @@ static const char *name_of(const char *const *t, size_t n, unsigned v)
 }
 #define NAME(t, v) name_of(t, N(t), v)
 
-static const char *proto_name(uint8_t p)
+const char *vigil_ip_proto_name(uint8_t p)
 {
 	return p == IPPROTO_TCP ? "TCP" : p == IPPROTO_UDP ? "UDP" : p == IPPROTO_ICMP ? "ICMP" :
 	       p == IPPROTO_ICMPV6 ? "ICMPv6" : "other";
 }
 
 /* "SA", "R", "FPA": tcpdump's letters for the flags byte. */
-static void tcp_flags_text(char *out, uint8_t f)
+void vigil_tcp_flags_text(char *out, uint8_t f)
 {
 	static const char letters[] = "FSRPAUEC";
 	int i, n = 0;
@@ -58,6 +58,21 @@ static void tcp_flags_text(char *out, uint8_t f)
 		if (f & (1 << i))
 			out[n++] = letters[i];
 	out[n] = 0;
+}
+
+const char *vigil_enforce_action_name(unsigned action)
+{
+	return NAME(actions, action);
+}
+
+const char *vigil_enforce_reply_name(unsigned reply)
+{
+	return NAME(replies, reply);
+}
+
+const char *vigil_enforce_dir_name(unsigned dir)
+{
+	return NAME(dirs, dir);
 }
 
 int vigil_check_enforce(const void *rec, uint32_t len, const char **why)
@@ -83,7 +98,7 @@ void vigil_format_enforce(struct vigil_formatter *f, const void *rec, struct vig
 	inet_ntop(ev->family, ev->saddr, s, sizeof(s));
 	inet_ntop(ev->family, ev->daddr, d, sizeof(d));
 	if (tcp)
-		tcp_flags_text(flags, ev->tcp_flags);
+		vigil_tcp_flags_text(flags, ev->tcp_flags);
 	if (json) {
 		jw_begin(&w, json);
 		jw_obj(&w, NULL);
@@ -95,7 +110,7 @@ void vigil_format_enforce(struct vigil_formatter *f, const void *rec, struct vig
 		jw_cstr(&w, "reply", NAME(replies, ev->reply));
 		jw_cstr(&w, "direction", NAME(dirs, ev->dir));
 		jw_cstr(&w, "family", ev->family == AF_INET6 ? "AF_INET6" : "AF_INET");
-		jw_cstr(&w, "protocol", proto_name(ev->proto));
+		jw_cstr(&w, "protocol", vigil_ip_proto_name(ev->proto));
 		jw_cstr(&w, "source_ip", s);
 		jw_u64(&w, "source_port", ev->sport);
 		jw_cstr(&w, "destination_ip", d);
@@ -114,7 +129,7 @@ void vigil_format_enforce(struct vigil_formatter *f, const void *rec, struct vig
 	if (compact) {
 		vbuf_printf(compact, "%-8s %7u rule %u %s %s %s ", NAME(actions, ev->action),
 			    (ev->flags & VIGIL_ENF_HAS_PROC) ? ev->proc.pid : 0, ev->rule_id,
-			    NAME(dirs, ev->dir), proto_name(ev->proto), flags);
+			    NAME(dirs, ev->dir), vigil_ip_proto_name(ev->proto), flags);
 		vbuf_printf(compact, ev->family == AF_INET6 ? "[%s]:%u -> [%s]:%u" : "%s:%u -> %s:%u",
 			    s, ev->sport, d, ev->dport);
 		vbuf_printf(compact, " %s", NAME(replies, ev->reply));

@@ -190,6 +190,8 @@ void vigil_format_conn(struct vigil_formatter *f, const void *rec, struct vigil_
 		jw_obj(&w, kind);
 		owner_json(f, &w, &ev->proc, ev->flags);
 		tuple_json(&w, &ev->tuple);
+		if (ev->cookie)
+			jw_u64(&w, "socket_cookie", ev->cookie);
 		if (ev->latency_ns)
 			jw_u64(&w, "latency_ns", ev->latency_ns);
 		if (ev->error)
@@ -224,6 +226,8 @@ void vigil_format_close(struct vigil_formatter *f, const void *rec, struct vigil
 		jw_obj(&w, "process_close");
 		owner_json(f, &w, &ev->proc, ev->flags);
 		tuple_json(&w, &ev->tuple);
+		if (ev->cookie)
+			jw_u64(&w, "socket_cookie", ev->cookie);
 		jw_cstr(&w, "direction", NAME(directions, ev->direction));
 		jw_cstr(&w, "closed_by", reason);
 		jw_cstr(&w, "state", NAME(tcp_states, ev->state));
@@ -261,6 +265,8 @@ void vigil_format_reset(struct vigil_formatter *f, const void *rec, struct vigil
 		jw_obj(&w, "process_reset");
 		owner_json(f, &w, &ev->proc, ev->flags);
 		tuple_json(&w, &ev->tuple);
+		if (ev->cookie)
+			jw_u64(&w, "socket_cookie", ev->cookie);
 		jw_cstr(&w, "direction", dir);
 		if (ev->state)
 			jw_cstr(&w, "state", NAME(tcp_states, ev->state));

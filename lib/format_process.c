@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "event_format.h"
+#include "format_tetragon_json.h"
 #include "ids.h"
 #include "json.h"
 
@@ -106,7 +107,7 @@ static void ns_json(struct jw *w, const struct vigil_exec_creds *c)
  * a path, its file: the old path or anonymous name marked " (deleted)" as
  * the kernel marks it, its inode number and link count (0: fileless). */
 static void binary_properties_json(struct vigil_formatter *f, struct jw *w,
-				   const struct vigil_exec *ex)
+				   const struct vigil_exec *ex, bool inode_str)
 {
 	const struct vigil_exec_creds *c = &ex->creds;
 	const char *file = ex->data + ex->binary_len + ex->args_len + ex->cwd_len + ex->cgroup_len;
@@ -137,7 +138,10 @@ static void binary_properties_json(struct vigil_formatter *f, struct jw *w,
 		vbuf_puts(&f->tmp, " (deleted)");
 		jw_obj(w, "file");
 		jw_obj(w, "inode");
-		jw_u64(w, "number", ex->ino);
+		if (inode_str)
+			vigil_tg_u64_str(w, "number", ex->ino);
+		else
+			jw_u64(w, "number", ex->ino);
 		jw_u64(w, "links", ex->nlink);
 		jw_end(w);
 		jw_str(w, "path", f->tmp.p, f->tmp.len);
@@ -149,11 +153,11 @@ static void binary_properties_json(struct vigil_formatter *f, struct jw *w,
 /* in_init_tree, binary_properties (an exec's own line only: ex, the
  * event), cap and ns (with their options). */
 static void process_extras(struct vigil_formatter *f, struct jw *w, const struct vigil_proc_entry *e,
-			   const struct vigil_exec *ex)
+			   const struct vigil_exec *ex, bool inode_str)
 {
 	jw_bool(w, "in_init_tree", e && (e->flags & VIGIL_PROC_IN_INIT_TREE));
 	if (ex)
-		binary_properties_json(f, w, ex);
+		binary_properties_json(f, w, ex, inode_str);
 	if (!e)
 		return;
 	if (f->opts.process_cred)
@@ -206,16 +210,50 @@ static const struct flag_word vigil_words[] = {
 };
 
 /* Tetragon's words, in its order. Cut paths (truncFilename, truncCWD)
- * have no word there: Tetragon never writes them. */
+ * have no word there: Tetragon never writes them. "clone" is an exec's
+ * that followed a fork; a process forked and never exec'd is "execve"
+ * alone, as Tetragon's process cache has it (a clone keeps its parent's
+ * exec flags). */
 static const struct flag_word tetragon_words[] = {
 	{ VIGIL_EXEC_PROCFS, "procFS" },
 	{ VIGIL_EXEC_TRUNC_ARGS, "truncArgs" },
 	{ VIGIL_EXEC_NO_ARGS, "errorArgs" },
 	{ VIGIL_EXEC_ROOT_CWD, "rootcwd" },
 	{ VIGIL_EXEC_NO_CWD, "errorCWD" },
-	{ VIGIL_EXEC_CLONE | VIGIL_PROC_CLONE, "clone" },
+	{ VIGIL_EXEC_CLONE, "clone" },
 	{ VIGIL_PROC_IN_INIT_TREE, "inInitTree" },
 };
+
+/* argv[1..] as Tetragon's ArgsDecoder joins them (pkg/process): a word
+ * with a space is written " \"word\"" (its leading space even when it is
+ * the first), any other word is added after a space unless nothing has
+ * been written yet (so leading empty words vanish and later ones leave a
+ * space); nothing is escaped. */
+static void tetragon_args_text(struct vigil_buf *b, const char *args, size_t n)
+{
+	const char *end = args + n, *a = memchr(args, 0, n);
+
+	b->len = 0;
+	if (!a)
+		return;
+	for (a++; a <= end; ) {
+		const char *z = memchr(a, 0, end - a);
+		size_t len = z ? (size_t)(z - a) : (size_t)(end - a);
+
+		if (memchr(a, ' ', len)) {
+			vbuf_puts(b, " \"");
+			vbuf_put(b, a, len);
+			vbuf_putc(b, '"');
+		} else {
+			if (b->len)
+				vbuf_putc(b, ' ');
+			vbuf_put(b, a, len);
+		}
+		if (!z)
+			break;
+		a = z + 1;
+	}
+}
 
 static const struct process_form {
 	enum process_field fields[PF_MAX];
@@ -227,6 +265,12 @@ static const struct process_form {
 	size_t n_words;
 	const char *unknown;
 	size_t docker_max;	/* characters of the container id kept */
+	/* "arguments" from argv (NUL-separated, argv[0] first) */
+	void (*args_text)(struct vigil_buf *b, const char *args, size_t n);
+	bool inode_str;		/* binary_properties' inode number as a string */
+	/* Tetragon's record has no cwd after argv when the cwd is "/" or
+	 * unknown, and its decoder then trims trailing empty arguments too. */
+	bool args_trim_no_cwd;
 } forms[] = {
 	[VIGIL_EXPORT_VIGIL] = {
 		.fields = { PF_EXEC_ID, PF_PID, PF_TID, PF_PPID, PF_UID, PF_AUID, PF_CREDS,
@@ -237,6 +281,7 @@ static const struct process_form {
 		.n_words = N(vigil_words),
 		.unknown = "miss",
 		.docker_max = VIGIL_CONTAINER_ID_MAX,
+		.args_text = vigil_args_text,
 	},
 	/* Tetragon keeps a container id's first 31 characters. */
 	[VIGIL_EXPORT_TETRAGON] = {
@@ -248,6 +293,9 @@ static const struct process_form {
 		.n_words = N(tetragon_words),
 		.unknown = "unknown",
 		.docker_max = 31,
+		.args_text = tetragon_args_text,
+		.inode_str = true,	/* proto3 JSON: a uint64 is a string */
+		.args_trim_no_cwd = true,
 	},
 };
 
@@ -300,7 +348,7 @@ static void process_field(struct vigil_formatter *f, struct jw *w, const struct 
 		break;
 	case PF_CGROUP_ID: jw_u64(w, "cgroup_id", p->cgroup_id); break;
 	case PF_CREDS: process_creds(f, w, p, e); break;
-	case PF_EXTRAS: process_extras(f, w, e, ex); break;
+	case PF_EXTRAS: process_extras(f, w, e, ex, form->inode_str); break;
 	case PF_FLAGS:
 		flags_text(&f->tmp, form, e);
 		jw_str(w, "flags", f->tmp.p, f->tmp.len);
@@ -308,11 +356,17 @@ static void process_field(struct vigil_formatter *f, struct jw *w, const struct 
 	case PF_CWD: jw_str(w, "cwd", e->cwd, e->cwd_len); break;
 	case PF_EUID: jw_u64(w, "uid", e->creds.euid); break;
 	case PF_BINARY: jw_str(w, "binary", e->binary, e->binary_len); break;
-	case PF_ARGS:
-		vigil_args_text(&f->tmp, e->args, e->args_len);
+	case PF_ARGS: {
+		size_t n = e->args_len;
+
+		if (form->args_trim_no_cwd && (e->flags & (VIGIL_EXEC_ROOT_CWD | VIGIL_EXEC_NO_CWD)))
+			while (n && !e->args[n - 1])
+				n--;
+		form->args_text(&f->tmp, e->args, n);
 		if (f->tmp.len)
 			jw_str(w, "arguments", f->tmp.p, f->tmp.len);
 		break;
+	}
 	case PF_CGROUP: jw_str(w, "cgroup", e->cgroup, e->cgroup_len); break;
 	case PF_DOCKER:
 		if (vigil_container_id(e->cgroup, e->cgroup_len, cid, sizeof(cid)))

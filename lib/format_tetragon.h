@@ -26,8 +26,11 @@ struct vigil_format_opts {
 	bool process_cred;	/* --enable-process-cred: saved and fs ids, capabilities */
 };
 
-/* Tetragon's policy_name for vigil's built-in network observation. */
+/* Tetragon's policy_name for vigil's built-in network observation, for
+ * decisions of vigil's policies, and for its periodic reports. */
 #define VIGIL_TETRAGON_NET_POLICY "vigil-network"
+#define VIGIL_TETRAGON_ENFORCE_POLICY "vigil-policy"
+#define VIGIL_TETRAGON_REPORT_POLICY "vigil-report"
 
 /* The three options (--export-format, --enable-process-ns,
  * --enable-process-cred) for an option table (opts.h), storing into the
@@ -60,9 +63,16 @@ struct jw;
 void vigil_tetragon_exec(struct vigil_formatter *f, const void *rec, struct vigil_buf *json);
 void vigil_tetragon_exit(struct vigil_formatter *f, const void *rec, struct vigil_buf *json);
 void vigil_tetragon_loss(struct vigil_formatter *f, const void *rec, struct vigil_buf *json);
+void vigil_tetragon_throttle(struct vigil_formatter *f, const void *rec, struct vigil_buf *json);
 void vigil_tetragon_conn(struct vigil_formatter *f, const void *rec, struct vigil_buf *json);
 void vigil_tetragon_close(struct vigil_formatter *f, const void *rec, struct vigil_buf *json);
 void vigil_tetragon_reset(struct vigil_formatter *f, const void *rec, struct vigil_buf *json);
+/* format_tetragon_tp.c: kinds Tetragon has none for, as process_tracepoint */
+void vigil_tetragon_enforce(struct vigil_formatter *f, const void *rec, struct vigil_buf *json);
+void vigil_tetragon_report_proc(struct vigil_formatter *f, const void *rec, struct vigil_buf *json);
+void vigil_tetragon_report_remote(struct vigil_formatter *f, const void *rec,
+				  struct vigil_buf *json);
+void vigil_tetragon_report_end(struct vigil_formatter *f, const void *rec, struct vigil_buf *json);
 /* A rate_limit_info line: n records this output lost, stamped at ktime. */
 void vigil_tetragon_lost_line(struct vigil_formatter *f, struct vigil_buf *json, uint64_t ktime,
 			      uint64_t n);

@@ -79,6 +79,16 @@ struct vigil_proc_entry *vigil_proc_cache_get(struct vigil_proc_cache *c, uint32
 	return e;
 }
 
+const struct vigil_proc_entry *vigil_proc_cache_in_cgroup(const struct vigil_proc_cache *c,
+							 uint64_t cgroup_id)
+{
+	for (size_t i = 0; i < c->nslots; i++)
+		for (const struct vigil_proc_entry *e = c->slots[i]; e; e = e->next)
+			if (e->proc.cgroup_id == cgroup_id && e->cgroup_len)
+				return e;
+	return NULL;
+}
+
 struct vigil_proc_entry *vigil_proc_cache_find(struct vigil_proc_cache *c, uint32_t pid,
 					      uint64_t exec_ktime)
 {

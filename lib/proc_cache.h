@@ -77,6 +77,10 @@ struct vigil_proc_entry *vigil_proc_cache_exec(struct vigil_proc_cache *c,
 					      const struct vigil_exec *ev);
 struct vigil_proc_entry *vigil_proc_cache_fork(struct vigil_proc_cache *c,
 					      const struct vigil_fork *ev);
+/* A process (known, or exited and still kept) whose exec was in the cgroup,
+ * NULL if none: a walk of the whole cache, for rare lines only. */
+const struct vigil_proc_entry *vigil_proc_cache_in_cgroup(const struct vigil_proc_cache *c,
+							 uint64_t cgroup_id);
 /* The process exited: kept a while for late events, then freed. */
 void vigil_proc_cache_exited(struct vigil_proc_cache *c, uint32_t pid, uint64_t exec_ktime);
 

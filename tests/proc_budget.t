@@ -70,6 +70,9 @@ ok $? "budget: the storm from another cgroup leaves the marker in the export fil
 HELD=$(jq -n --argjson cg "$STORM_ID" '[inputs | select(.vigil_throttle.cgroup_id == $cg) | .vigil_throttle.throttled] | add // 0' "$EV")
 [ "$HELD" -gt 1000 ]
 ok $? "budget: vigil_throttle events name the storm's cgroup and what it held ($HELD)"
+sleep 1	# the stop is due a second after the last report
+T=$(jq -r --argjson cg "$STORM_ID" 'select(.vigil_throttle.cgroup_id == $cg) | .vigil_throttle.type' "$EV" | uniq | tr '\n' ' ')
+is "$T" "start held stop " "budget: the storm starts (at its first held event), is counted, and stops"
 CNT=$("$VIGIL" --pin-dir "$T_PIN" status | awk '$1 == "proc_events_throttled" { print $2 }')
 [ -n "$CNT" ] && [ "$CNT" -ge "$HELD" ]
 ok $? "budget: the counter proc_events_throttled counts them too ($CNT >= $HELD)"

@@ -9,8 +9,11 @@
 # skipped with one log line, the rest is written, no number is missing.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/stream_lib.sh"
-# The first commit with the event catalogue and minor schema versions.
-BASE=a9eafbd475173a6b6eac03822c85de97f99a5c33
+# The first commit of this schema major (3.0: socket cookies and throttle
+# phases; 2.0 was a9eafbd, the first with the catalogue and minor versions).
+# A new major moves it to its own first commit: records of another major
+# are refused by design, which is not what this test is about.
+BASE=a5bcf5f9ec2e285aa31a45bfa7ca375d680ba5f9
 git -C "$TOP" cat-file -e "$BASE^{commit}" 2>/dev/null ||
 	skip_all "needs the repository's history back to ${BASE:0:7} (a full clone)"
 plan 12

@@ -15,7 +15,7 @@ PY=/usr/bin/python3
 	skip_all "Tetragon's protos are not at $TETRAGON_API (set TETRAGON_API)"
 command -v protoc >/dev/null && "$PY" -c 'import google.protobuf' 2>/dev/null ||
 	skip_all "protoc or python3-protobuf missing (scripts/install-deps.sh test)"
-plan 50
+plan 67
 
 PB="$T_DIR/pb"
 mkdir -p "$PB"
@@ -31,14 +31,28 @@ COLL="$T_DIR/collector.json"
 FMT=(--export-format tetragon --enable-process-ns --enable-process-cred)
 net_pair || { diag "cannot create the namespaces"; exit 1; }
 NETNS_C=$(stat -L -c %i "/run/netns/$NS_C")
-start_collector coll "" --listen tcp://127.0.0.1:0 -o "$COLL" "${FMT[@]}" || exit 1
-start_agent -o "$EV" "${FMT[@]}" --poll-ms 20 --send "tcp://127.0.0.1:$COLL_PORT" || exit 1
+# Never rotated: the agent sees the whole host, and another's exec storm
+# would rotate this test's events out of the file it reads.
+start_collector coll "" --listen tcp://127.0.0.1:0 -o "$COLL" "${FMT[@]}" --export-file-max-size-mb 0 || exit 1
+start_agent -o "$EV" "${FMT[@]}" --export-file-max-size-mb 0 --poll-ms 20 \
+	--send "tcp://127.0.0.1:$COLL_PORT" || exit 1
 
 # 1. Odd arguments, from a directory with a space.
 mkdir -p "$T_DIR/odd dir"
 (cd "$T_DIR/odd dir" && exec /usr/bin/printf '%s' 'a b' '' 'q"uote' $'tab\tnl\n' $'\xff\xfe\e[2J' >/dev/null) &
 P1=$!
 wait $P1
+
+# 1b. A first argument with a space; a parent that forked and never
+# exec'd (the subshell); a binary run from a memfd.
+/bin/echo 'x y' tetra-lead >/dev/null
+/usr/bin/printf '%s' tetra-trail '' '' >/dev/null
+(cd / && exec /usr/bin/printf '%s' tetra-trail-root '' '' >/dev/null)
+sh -c '(/bin/true tetra-forkparent; :)'
+"$PY" -c 'import os
+fd = os.memfd_create("tetra")
+os.write(fd, open("/bin/true", "rb").read())
+os.execv("/proc/self/fd/%d" % fd, ["tetra-memfd", "tetra-memfd"])'
 
 # 2. A set-user-id and set-group-id root binary run by nobody; setpriv
 # execs it in place (an exec with no fork before it).
@@ -57,6 +71,16 @@ sleep 0.1
 kill -9 $P3
 wait $P3 2>/dev/null
 
+# 3b. A process whose leader left first (pthread_exit), its last thread
+# exiting with status 3: Tetragon's exit has tid = pid.
+P5=$("$PY" -c 'import ctypes, os, threading, time
+def last():
+	time.sleep(0.3)
+	os._exit(3)
+threading.Thread(target=last).start()
+print(os.getpid(), flush=True)
+ctypes.CDLL(None).pthread_exit(None)')
+
 # 4. The init of a new pid namespace and its child.
 unshare --pid --fork /bin/sh -c '/bin/true tetra-init-tree'
 
@@ -70,6 +94,7 @@ CX=$(pid_of refused client)
 
 wait_for 10 grep -q "\"pid\":$CX,.*\"function_name\":\"tcp_connect\"" "$EV"
 wait_for 10 grep -q "\"pid\":$P3,.*SIGKILL" "$EV"
+wait_for 10 grep -q "\"pid\":$P5,.*\"status\":3" "$EV"
 wait_for 10 grep -q "\"pid\":$CX,.*\"function_name\":\"tcp_connect\"" "$COLL"
 stop_agent
 kill -TERM $COLL_PID
@@ -95,7 +120,17 @@ ev() { jq -c --argjson pid "$2" "select(.$1.process.pid == \$pid)${3:+ | select(
 E=$(ev process_exec $P1)
 is "$(jq -r .process_exec.process.binary <<<"$E")" /usr/bin/printf "exec: binary"
 is "$(jq -r .process_exec.process.cwd <<<"$E")" "$T_DIR/odd dir" "exec: cwd with a space"
-is "$(jq -r .process_exec.process.arguments <<<"$E" | head -c 21)" '%s "a b" "" "q\"uote"' "exec: odd arguments quoted"
+is "$(jq -r .process_exec.process.arguments <<<"$E" | head -c 17)" '%s "a b"  q"uote ' \
+	"exec: arguments as Tetragon's ArgsDecoder joins them (a word with a space quoted, nothing escaped)"
+is "$(jq -r 'select(.process_exec.process.arguments | endswith("tetra-lead")?) | .process_exec.process.arguments' "$EV")" \
+	' "x y" tetra-lead' "a first argument with a space: Tetragon's leading space"
+is "$(jq -c '.process_exec.process.arguments | select(startswith("%s tetra-trail"))?' "$EV" | sort | tr '\n' ' ')" \
+	'"%s tetra-trail  " "%s tetra-trail-root" ' "trailing empty arguments: their spaces, none with cwd / (as Tetragon's record has no cwd then)"
+is "$(jq -r 'select(.process_exec.process.arguments == "tetra-forkparent") | .process_exec.parent.flags' "$EV")" execve \
+	"a parent that forked and never exec'd: flags 'execve', as Tetragon"
+M=$(jq -c 'select(.process_exec.process.arguments == "tetra-memfd") | .process_exec.process.binary_properties.file' "$EV")
+is "$(jq -r '[(.inode.number | type), .inode.links, .path] | join(" ")' <<<"$M")" "string 0 memfd:tetra (deleted)" \
+	"binary_properties.file: the inode number a string (proto3 uint64), links, path"
 is "$(jq -r .process_exec.process.flags <<<"$E")" "execve clone" "exec after a fork: flags 'execve clone'"
 is "$(jq -c '.process_exec.process | [.uid, .process_credentials.uid, .process_credentials.euid]' <<<"$E")" "[0,0,0]" \
 	"root's exec: uid, real and effective ids"
@@ -125,6 +160,9 @@ is "$(jq -r .process_exit.signal <<<"$K")" SIGKILL "SIGKILL exit: signal"
 [ "$(jq -r .process_exit.time <<<"$K")" = "$(jq -r .time <<<"$K")" ]
 ok $? "process_exit carries its time"
 
+L=$(ev process_exit "$P5")
+is "$(jq -c '.process_exit | [.process.pid, .process.tid, .status]' <<<"$L")" "[$P5,$P5,3]" \
+	"an exit whose leader left first: tid = pid, as Tetragon"
 I=$(jq -c 'select(.process_exec.process.arguments == "tetra-init-tree")' "$EV")
 is "$(jq -r .process_exec.process.in_init_tree <<<"$I")" true "a pid namespace's init's child is in_init_tree"
 is "$(jq -r .process_exec.parent.in_init_tree <<<"$I")" true "and so is the init (nspid 1)"
@@ -135,9 +173,22 @@ C=$(ev process_kprobe $CF '.process_kprobe.function_name == "tcp_connect"')
 is "$(jq -c '.process_kprobe.args[0].sock_arg | [.family, .type, .protocol, .saddr, .daddr, .dport, .state]' <<<"$C")" \
 	"[\"AF_INET\",\"SOCK_STREAM\",\"IPPROTO_TCP\",\"$NET_C\",\"$NET_S\",8000,\"TCP_ESTABLISHED\"]" "tcp_connect: its sock_arg"
 is "$(jq -r .process_kprobe.policy_name <<<"$C")" vigil-network "policy_name names vigil's network policy"
+is "$(jq -c '[.process_kprobe.args[] | select(.label == "error")]' <<<"$C")" "[]" \
+	"a connect that succeeded has no error label"
+is "$(jq -s '[.[] | .process_kprobe?.args[]? | select(.label == "error" and .string_arg == "0")] | length' "$EV")" 0 \
+	"no event has an error label \"0\""
 is "$(jq -r .process_kprobe.process.ns.net.inum <<<"$C")" "$NETNS_C" "the client's net namespace"
 is "$(ev process_kprobe $SF '.process_kprobe.function_name == "inet_csk_accept"' | wc -l)" 1 "the server's accept"
 X=$(ev process_kprobe $CF '.process_kprobe.function_name == "tcp_close"')
+CK=$(jq -r '.process_kprobe.args[0].sock_arg.cookie' <<<"$C")
+[[ "$CK" =~ ^[1-9][0-9]*$ ]] && [ "$(jq -r '.process_kprobe.args[0].sock_arg.cookie | type' <<<"$C")" = string ]
+ok $? "tcp_connect: sock_arg.cookie, a uint64 as a string ($CK)"
+is "$(jq -r '.process_kprobe.args[0].sock_arg.cookie' <<<"$X")" "$CK" "tcp_close: the same cookie as its connect"
+AK=$(ev process_kprobe $SF '.process_kprobe.function_name == "inet_csk_accept"' | jq -r '.process_kprobe.args[0].sock_arg.cookie')
+[[ "$AK" =~ ^[1-9][0-9]*$ ]] && [ "$AK" != "$CK" ]
+ok $? "the server's accepted socket has a cookie of its own ($AK)"
+is "$(jq -r '[.process_kprobe.action, .process_kprobe.return_action] | join(" ")' <<<"$C")" \
+	"KPROBE_ACTION_POST KPROBE_ACTION_POST" "action and return_action KPROBE_ACTION_POST"
 is "$(jq -r '.process_kprobe.args[] | select(.label == "bytes_sent") | .size_arg' <<<"$X")" 100 \
 	"tcp_close: bytes_sent as a labelled size_arg"
 is "$(jq -r '.process_kprobe.args[] | select(.label == "closed_by") | .string_arg' <<<"$X")" local_fin \
@@ -195,4 +246,52 @@ SAID=$(jq -s '[.[] | .rate_limit_info.number_of_dropped_process_events // empty 
 ok $? "losses are rate_limit_info lines ($SAID said, $LOST counted by BPF)"
 R=$(CHECK "$LV")
 ok $? "and every line still parses ($(tail -1 <<<"$R"))"
+
+# 9. A cgroup over its process budget: Tetragon's process_throttle, one
+# THROTTLE_START when the budget is first exceeded and one THROTTLE_STOP
+# when it recovers, not a line per held exec (vigil's form keeps the count).
+CG=$(new_cgroup tstorm) || { diag "no cgroup v2"; exit 1; }
+"$VIGIL" --pin-dir "$T_PIN" unpin >/dev/null
+TV="$T_DIR/throttle.json"
+start_agent -o "$TV" --export-format tetragon --export-file-max-size-mb 0 --proc-budget 10:20 \
+	--poll-ms 20 --report-only --report-interval 0 --no-procfs || exit 1
+(echo $BASHPID >"$CG/cgroup.procs" && exec timeout $((20 * T_SLOW)) "$TOP/$BUILD/bench/exec_storm" 300) >/dev/null
+wait_for 10 grep -q THROTTLE_STOP "$TV"
+stop_agent
+is "$(jq -r --arg cg "${CG##*/}" 'select(.process_throttle.cgroup | endswith($cg)?) | .process_throttle.type' "$TV" |
+	tr '\n' ' ')" "THROTTLE_START THROTTLE_STOP " "process_throttle: the storm's cgroup, by its path, started and stopped once"
+R=$(CHECK "$TV")
+ok $? "and every line parses ($(tail -1 <<<"$R"))"
+
+# 10. Decisions of vigil's policies and its periodic reports, with
+# --report-only: process_tracepoint lines of subsys "vigil" (docs/events.md).
+# The rule is on a cgroup and a namespace this test made, on loopback.
+CGD=$(new_cgroup tdeny) || { diag "no cgroup v2"; exit 1; }
+NSD=$(new_netns tdeny) || { diag "cannot create a namespace"; exit 1; }
+printf 'rules:\n  - {name: tdeny, action: deny, protocol: tcp, port: 7001, cgroup: %s}\n' "$CGD" >"$T_DIR/deny.yaml"
+"$VIGIL" --pin-dir "$T_PIN" unpin >/dev/null
+RV="$T_DIR/decisions.json"
+start_agent -o "$RV" --export-format tetragon --export-file-max-size-mb 0 --report-only \
+	--report-interval 1 --no-procfs --poll-ms 20 --policy "$T_DIR/deny.yaml" || exit 1
+sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$CGD" ip netns exec "$NSD" "$PY" -c '
+import socket
+s = socket.socket(); s.settimeout(2)
+try:
+    s.connect(("127.0.0.1", 7001))
+except OSError as e:
+    print(e.errno)' >"$T_DIR/deny.out"
+wait_for 10 grep -q '"event":"report_end"' "$RV"
+stop_agent
+is "$(cat "$T_DIR/deny.out")" 1 "the denied connect failed with EPERM"
+D=$(jq -c 'select(.process_tracepoint.event == "network_enforce")' "$RV" | head -1)
+is "$(jq -r '.process_tracepoint | [.subsys, .policy_name, .action, (.args[] | select(.label == "action") | .string_arg),
+	.args[0].skb_arg.dport, .args[0].skb_arg.protocol, (.process.binary | endswith("python3") or contains("python"))] | join(" ")' <<<"$D")" \
+	"vigil vigil-policy KPROBE_ACTION_OVERRIDE deny 7001 IPPROTO_TCP true" \
+	"a decision: process_tracepoint, policy_name, action, the rule's action, the packet, the process"
+jq -e -s '[.[] | .process_tracepoint? | select(.event == "process_report" and .policy_name == "vigil-report"
+	and .action == "KPROBE_ACTION_POST")] | length > 0' "$RV" >/dev/null
+ok $? "reports: process_report lines of policy vigil-report"
+R=$(CHECK "$RV")
+ok $? "and every line parses ($(tail -1 <<<"$R"))"
+grep '^bad' <<<"$R" | head -5 | sed 's/^/# /'
 done_testing

@@ -297,6 +297,11 @@ int vigil_bpf_load(struct vigil_bpf *b, const struct vigil_loader_opts *o)
 				  &o->proc_budget, 0);
 	if (err)
 		return vlog_err(-errno, "cannot set the process event budget");
+	/* The snapshot first, so that it precedes live events in the ring and
+	 * their parents are known when they are read; vigild runs a second
+	 * pass after the attach for processes started in between. */
+	if (o->procfs && (err = vigil_bpf_scan_procfs(b, false)))
+		return err;
 	err = vigil_obj_attach(b->process->obj, o->pin_dir, &b->resumed);
 	if (err)
 		return err;
@@ -306,9 +311,12 @@ int vigil_bpf_load(struct vigil_bpf *b, const struct vigil_loader_opts *o)
 	return 0;
 }
 
-int vigil_bpf_scan_procfs(struct vigil_bpf *b)
+int vigil_bpf_scan_procfs(struct vigil_bpf *b, bool new_only)
 {
-	int err = vigil_iter_drain(b->process->progs.process_procfs);
+	int err;
+
+	b->process->bss->procfs_new_only = new_only;
+	err = vigil_iter_drain(b->process->progs.process_procfs);
 
 	return err ? vlog_err(err, "cannot run the task iterator") : 0;
 }

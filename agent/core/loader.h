@@ -23,6 +23,7 @@ struct vigil_loader_opts {
 	uint64_t ring_size;	/* bytes; 0: the pinned ring's, or the default */
 	uint64_t wakeup_bytes;
 	struct vigil_proc_budget_cfg proc_budget;	/* rate 0: none */
+	bool procfs;		/* report live processes before attaching */
 	bool verbose;
 };
 
@@ -88,8 +89,10 @@ int vigil_bpf_load(struct vigil_bpf *b, const struct vigil_loader_opts *o);
 void vigil_bpf_roll_back(struct vigil_bpf *b);
 /* vigil_obj_detach_unwanted for the process part. */
 int vigil_bpf_detach_unwanted(struct vigil_bpf *b);
-/* Reports every live process into the ring (flag procFS). */
-int vigil_bpf_scan_procfs(struct vigil_bpf *b);
+/* Reports live processes into the ring (flag procFS): with new_only,
+ * those no record named yet (the pass after the attach; vigil_bpf_load
+ * made the first with opts procfs). */
+int vigil_bpf_scan_procfs(struct vigil_bpf *b, bool new_only);
 int vigil_bpf_inject_loss(struct vigil_bpf *b, uint64_t ring_full, uint64_t recursion_misses,
 			  uint64_t threads_exited);
 /* Frees what was loaded; with unpin, also removes every pin (detaching). */

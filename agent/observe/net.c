@@ -118,17 +118,16 @@ static bool io_hooks_exist(struct vigil_net *n, const struct vigil_net_opts *o)
 	return false;
 }
 
-/* Owners are named at each socket's first send or receive (net_send,
- * net_recv), or, with --no-io-hooks, at accept() (net_accept4, net_accept):
- * one pair is attached, and a pair an earlier agent left is detached once the
- * start cannot fail (vigil_net_detach_unwanted). */
+/* An accepted socket's owner is named, and its accept event written, at
+ * accept() (net_accept4, net_accept: always attached); other owners at each
+ * socket's first send or receive (net_send, net_recv), unless
+ * --no-io-hooks. A pair an earlier agent left that this start does not
+ * want is detached once the start cannot fail (vigil_net_detach_unwanted). */
 static int choose_owner_hooks(struct vigil_net *n, bool io_hooks)
 {
 	bpf_program__set_autoattach(n->net->progs.net_send, io_hooks);
 	bpf_program__set_autoattach(n->net->progs.net_recv, io_hooks);
-	bpf_program__set_autoattach(n->net->progs.net_accept4, !io_hooks);
-	bpf_program__set_autoattach(n->net->progs.net_accept, !io_hooks);
-	return io_hooks ? 0 : tracefs_prepare();
+	return tracefs_prepare();
 }
 
 int vigil_net_detach_unwanted(struct vigil_net *n, const char *pin_dir)

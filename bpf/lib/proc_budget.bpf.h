@@ -7,7 +7,9 @@
  * written; they are counted (VIGIL_CNT_PROC_THROTTLED) and reported per
  * cgroup (uid) by a vigil_throttle event, sent from a timer a second after
  * the first held event, so the last of a storm is reported too, with no
- * later event from there needed.
+ * later event from there needed. A storm also has a start, written at its
+ * first held event, and a stop, written by the timer a second after a
+ * report when nothing more was held (Tetragon's THROTTLE_START and _STOP).
  *
  * Off (rate 0) unless asked for: with it, a process over the budget runs
  * unseen, which is what a tenant hiding its own actions would want.
@@ -37,6 +39,8 @@ struct {
 struct vigil_proc_budget {
 	__u64 tat;	/* GCRA state (ratelimit.bpf.h) */
 	__u64 held;	/* events held since the last report */
+	__u32 storm;	/* its start was written, its stop not yet */
+	__u32 pad;
 	struct bpf_timer report;
 };
 
@@ -50,27 +54,40 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } vigil_proc_budgets SEC(".maps");
 
-static int vigil_throttle_report(void *map, __u64 *key, struct vigil_proc_budget *b)
+static __always_inline void vigil_throttle_emit(__u64 key, __u64 n, __u32 phase)
 {
-	__u64 n = __sync_lock_test_and_set(&b->held, 0);
-	struct vigil_throttle *ev;
+	struct vigil_throttle *ev = vigil_reserve(VIGIL_EV_THROTTLE, sizeof(*ev));
 
-	if (!n)
-		return 0;
-	ev = vigil_reserve(VIGIL_EV_THROTTLE, sizeof(*ev));
 	if (!ev)
-		return 0;
-	if (*key & VIGIL_BUDGET_UID_KEY) {
+		return;
+	if (key & VIGIL_BUDGET_UID_KEY) {
 		ev->cgroup_id = 0;
-		ev->uid = (__u32)*key;
+		ev->uid = (__u32)key;
 		ev->by = VIGIL_BUDGET_BY_UID;
 	} else {
-		ev->cgroup_id = *key;
+		ev->cgroup_id = key;
 		ev->uid = (__u32)-1;
 		ev->by = VIGIL_BUDGET_BY_CGROUP;
 	}
 	ev->throttled = n;
+	ev->phase = phase;
+	ev->pad = 0;
 	vigil_submit(ev);
+}
+
+/* A second after the first event held since the last report: what was
+ * held, then one more look a second later; a look that finds nothing held
+ * ends the storm. */
+static int vigil_throttle_report(void *map, __u64 *key, struct vigil_proc_budget *b)
+{
+	__u64 n = __sync_lock_test_and_set(&b->held, 0);
+
+	if (n) {
+		vigil_throttle_emit(*key, n, VIGIL_THROTTLE_HELD);
+		bpf_timer_start(&b->report, VIGIL_THROTTLE_REPORT_NS, 0);
+	} else if (__sync_lock_test_and_set(&b->storm, 0)) {
+		vigil_throttle_emit(*key, 0, VIGIL_THROTTLE_STOP);
+	}
 	return 0;
 }
 
@@ -97,6 +114,8 @@ static __always_inline bool vigil_proc_budget_ok(__u64 cgroup_id, __u32 uid, __u
 	if (vigil_gcra(&b->tat, now, cfg->rate, cfg->burst))
 		return true;
 	vigil_count(VIGIL_CNT_PROC_THROTTLED);
+	if (!b->storm && !__sync_lock_test_and_set(&b->storm, 1))
+		vigil_throttle_emit(key, 0, VIGIL_THROTTLE_START);
 	if (__sync_fetch_and_add(&b->held, 1) == 0) {
 		/* Init fails (harmlessly, -EBUSY) on all but the first time. */
 		bpf_timer_init(&b->report, &vigil_proc_budgets, VIGIL_CLOCK_MONOTONIC);

@@ -153,6 +153,28 @@ static __always_inline void vigil_tuple_from_sk(struct vigil_tuple *t, const str
 	}
 }
 
+/* The same, for a socket a program has no BTF pointer to (a classic
+ * tracepoint's, found through a file table): every field read with a
+ * probe read, which the direct loads above avoid where they can. */
+static __always_inline void vigil_tuple_from_sk_read(struct vigil_tuple *t,
+						     const struct sock_common *skc)
+{
+	__u16 family = BPF_CORE_READ(skc, skc_family);
+
+	t->family = family;
+	t->protocol = IPPROTO_TCP;
+	t->sport = BPF_CORE_READ(skc, skc_num);
+	t->dport = bpf_ntohs(BPF_CORE_READ(skc, skc_dport));
+	t->netns = BPF_CORE_READ(skc, skc_net.net, ns.inum);
+	if (family == AF_INET6) {
+		bpf_core_read(t->saddr, sizeof(t->saddr), &skc->skc_v6_rcv_saddr);
+		bpf_core_read(t->daddr, sizeof(t->daddr), &skc->skc_v6_daddr);
+	} else {
+		BPF_CORE_READ_INTO((__u32 *)t->saddr, skc, skc_rcv_saddr);
+		BPF_CORE_READ_INTO((__u32 *)t->daddr, skc, skc_daddr);
+	}
+}
+
 /* The listener bound to t's local end (t from the listener, or from a
  * child as the kernel cloned it). */
 static __always_inline void vigil_listen_key_of(struct vigil_listen_key *k, const struct vigil_tuple *t)

@@ -43,7 +43,7 @@ struct vigil_sk {
 	__u8 refined;		/* owner checked at a send or receive */
 	__u16 sport;		/* local port: gone from the socket at CLOSE */
 	__u8 rst_seen;		/* a RST was sent or received */
-	__u8 pad;
+	__u8 accept_due;	/* accepted, its event not yet written (net.bpf.c) */
 	__u32 life;		/* which of the entry's lives: see vigil_sk_set */
 };
 
@@ -188,15 +188,15 @@ static __always_inline void vigil_sk_fill(struct vigil_sk *e, const struct vigil
 }
 
 /* Sets the socket's entry to *init (replacing one a missed close left),
- * with a new init->life; counted when there is no room. */
-static __always_inline void vigil_sk_set(const void *sk, struct vigil_sk *init)
+ * with a new init->life; false, and counted, when there is no room. */
+static __always_inline bool vigil_sk_set(const void *sk, struct vigil_sk *init)
 {
 	__u64 key = vigil_sk_key(sk);
 	struct vigil_sock_set *set = vigil_sock_set_of(key);
 
 	if (!key || !set) {
 		vigil_count(VIGIL_CNT_NET_NO_STORAGE);
-		return;
+		return false;
 	}
 	init->life = vigil_sock_life();
 #pragma unroll
@@ -204,10 +204,10 @@ static __always_inline void vigil_sk_set(const void *sk, struct vigil_sk *init)
 		if (set->key[i] == key) {
 			vigil_sk_fill(&set->sk[i], init);
 			vigil_sock_unspill(set, &key);	/* two paths set it at once */
-			return;
+			return true;
 		}
 	if (set->spilled && !bpf_map_update_elem(&vigil_socks_spill, &key, init, BPF_EXIST))
-		return;
+		return true;
 	/* Claimed as being written, so that no lookup reads it half done. */
 #pragma unroll
 	for (int i = 0; i < VIGIL_SOCK_WAYS; i++)
@@ -215,12 +215,14 @@ static __always_inline void vigil_sk_set(const void *sk, struct vigil_sk *init)
 		    !__sync_val_compare_and_swap(&set->key[i], 0, key | VIGIL_SOCK_WRITING)) {
 			vigil_sk_fill(&set->sk[i], init);
 			__sync_lock_test_and_set(&set->key[i], key);	/* after the entry */
-			return;
+			return true;
 		}
-	if (!bpf_map_update_elem(&vigil_socks_spill, &key, init, BPF_NOEXIST))
+	if (!bpf_map_update_elem(&vigil_socks_spill, &key, init, BPF_NOEXIST)) {
 		__sync_fetch_and_add(&set->spilled, 1);
-	else
-		vigil_count(VIGIL_CNT_NET_NO_STORAGE);
+		return true;
+	}
+	vigil_count(VIGIL_CNT_NET_NO_STORAGE);
+	return false;
 }
 
 static __always_inline void vigil_sk_forget(const void *sk)

@@ -29,7 +29,8 @@
 	  vigil_tetragon_exec)									\
 	X(VIGIL_EV_EXIT, exit, vigil_exit, 0, NULL, vigil_format_exit, vigil_tetragon_exit)	\
 	X(VIGIL_EV_FORK, fork, vigil_fork, 0, NULL, vigil_format_fork, NULL)			\
-	X(VIGIL_EV_THROTTLE, throttle, vigil_throttle, 0, NULL, vigil_format_throttle, NULL)	\
+	X(VIGIL_EV_THROTTLE, throttle, vigil_throttle, 0, NULL, vigil_format_throttle,		\
+	  vigil_tetragon_throttle)								\
 	X(VIGIL_EV_LOSS, loss, vigil_loss, 0, NULL, vigil_format_loss, vigil_tetragon_loss)	\
 	X(VIGIL_EV_CONNECT, connect, vigil_conn, 0, vigil_check_conn, vigil_format_conn,	\
 	  vigil_tetragon_conn)									\
@@ -42,13 +43,13 @@
 	X(VIGIL_EV_RESET, reset, vigil_reset, 0, vigil_check_conn, vigil_format_reset,		\
 	  vigil_tetragon_reset)									\
 	X(VIGIL_EV_REPORT_PROC, report_proc, vigil_report_proc, 0, NULL,			\
-	  vigil_format_report_proc, NULL)							\
+	  vigil_format_report_proc, vigil_tetragon_report_proc)					\
 	X(VIGIL_EV_REPORT_REMOTE, report_remote, vigil_report_remote, 0, vigil_check_report_remote,	\
-	  vigil_format_report_remote, NULL)							\
+	  vigil_format_report_remote, vigil_tetragon_report_remote)				\
 	X(VIGIL_EV_REPORT_END, report_end, vigil_report_end, 0, NULL, vigil_format_report_end,	\
-	  NULL)											\
+	  vigil_tetragon_report_end)								\
 	X(VIGIL_EV_ENFORCE, enforce, vigil_enforce, 0, vigil_check_enforce, vigil_format_enforce,\
-	  NULL)											\
+	  vigil_tetragon_enforce)								\
 	X(VIGIL_EV_POLICY_HIT, policy_hit, vigil_policy_hit, 1, vigil_check_policy_hit,		\
 	  vigil_format_policy_hit, vigil_tetragon_policy_hit)
 

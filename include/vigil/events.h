@@ -24,8 +24,11 @@
  * new major, which readers refuse. On the wire and in the pinned
  * vigil_schema map: MAJOR | MINOR << 16.
  * 2.0: exec gained credentials, namespaces, file_len, ino, nlink.
- * 2.1: policy_hit (exec and file rules). */
-#define VIGIL_SCHEMA_MAJOR 2
+ * 2.1: policy_hit (exec and file rules).
+ * 3.0: connect, close and reset carry the socket cookie; throttle a phase
+ *      (start, stop).
+ * 3.1: 3.0 with policy_hit. */
+#define VIGIL_SCHEMA_MAJOR 3
 #define VIGIL_SCHEMA_MINOR 1
 #define VIGIL_SCHEMA_VERSION (VIGIL_SCHEMA_MAJOR | VIGIL_SCHEMA_MINOR << 16)
 #define VIGIL_SCHEMA_MAJOR_OF(v) ((v) & 0xffff)
@@ -99,6 +102,11 @@ enum vigil_exec_flags {
 	/* the exec's process had not exec'd since its fork (Tetragon's
 	 * "execve clone"); not set for an exec replacing an earlier one */
 	VIGIL_EXEC_CLONE = 1 << 12,
+	/* A procFS record of a process whose record was sent before (its exec,
+	 * its fork, or an earlier agent's scan: its exec key is in
+	 * vigil_execs): for process caches only, no line, so that one exec_id
+	 * has one process_exec line. PROCFS is then clear when it exec'd. */
+	VIGIL_EXEC_KNOWN = 1 << 13,
 };
 
 /* What a set-user-id, set-group-id or file-capability exec changed, as
@@ -175,14 +183,24 @@ struct vigil_exit {
 
 /* Process events (exec, fork, exit) of one cgroup, or one uid, not written
  * because it was over its budget (--proc-budget), since the last such
- * report for it: one about a second after the first held event, then one a
- * second at most while it stays over. */
+ * report for it (phase HELD): one about a second after the first held
+ * event, then one a second at most while it stays over. A storm starts
+ * (START, at its first held event) and stops (STOP, a second after a
+ * report when nothing more was held): throttled is 0 in those. */
 struct vigil_throttle {
 	struct vigil_hdr hdr;
 	__u64 cgroup_id;	/* by cgroup; 0 by uid */
 	__u64 throttled;
 	__u32 uid;		/* by uid; (__u32)-1 by cgroup */
 	__u32 by;		/* enum vigil_budget_by */
+	__u32 phase;		/* enum vigil_throttle_phase */
+	__u32 pad;
+};
+
+enum vigil_throttle_phase {
+	VIGIL_THROTTLE_HELD = 0,	/* a count of held events */
+	VIGIL_THROTTLE_START = 1,	/* the budget was first exceeded */
+	VIGIL_THROTTLE_STOP = 2,	/* a second passed with nothing held */
 };
 
 enum vigil_budget_by {
@@ -232,7 +250,7 @@ VIGIL_STATIC_ASSERT(sizeof(struct vigil_exec) == 208, "vigil_exec layout");
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_fork) == 72, "vigil_fork layout");
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_exit) == 80, "vigil_exit layout");
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_loss) == 48, "vigil_loss layout");
-VIGIL_STATIC_ASSERT(sizeof(struct vigil_throttle) == 48, "vigil_throttle layout");
+VIGIL_STATIC_ASSERT(sizeof(struct vigil_throttle) == 56, "vigil_throttle layout");
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_proc_budget_cfg) == 16, "vigil_proc_budget_cfg layout");
 VIGIL_STATIC_ASSERT(VIGIL_EVENT_MAX_SIZE < 65536, "size fits hdr.size");
 

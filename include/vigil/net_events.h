@@ -76,6 +76,7 @@ struct vigil_conn {
 	__u64 latency_ns;	/* connect: SYN sent to established/failed */
 	__u32 error;
 	__u32 flags;		/* enum vigil_conn_flags */
+	__u64 cookie;		/* the socket's cookie (SO_COOKIE), never its address */
 };
 
 /* process_close: the socket left the TCP state machine. Bytes are payload
@@ -95,6 +96,7 @@ struct vigil_close {
 	__u8 pad;
 	__u32 error;		/* the socket's pending errno, if any */
 	__u32 flags;		/* enum vigil_conn_flags */
+	__u64 cookie;		/* as vigil_conn's */
 };
 
 enum vigil_reset_dir {
@@ -112,6 +114,7 @@ struct vigil_reset {
 	__u8 state;		/* the socket's TCP state; 0 without a socket */
 	__u16 reason;		/* sent: the kernel's enum sk_rst_reason */
 	__u32 flags;		/* enum vigil_conn_flags */
+	__u64 cookie;		/* as vigil_conn's; 0 without a socket */
 };
 
 /*
@@ -217,9 +220,9 @@ struct vigil_report_start {
 };
 
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_tuple) == 48, "vigil_tuple layout");
-VIGIL_STATIC_ASSERT(sizeof(struct vigil_conn) == 136, "vigil_conn layout");
-VIGIL_STATIC_ASSERT(sizeof(struct vigil_close) == 160, "vigil_close layout");
-VIGIL_STATIC_ASSERT(sizeof(struct vigil_reset) == 128, "vigil_reset layout");
+VIGIL_STATIC_ASSERT(sizeof(struct vigil_conn) == 144, "vigil_conn layout");
+VIGIL_STATIC_ASSERT(sizeof(struct vigil_close) == 168, "vigil_close layout");
+VIGIL_STATIC_ASSERT(sizeof(struct vigil_reset) == 136, "vigil_reset layout");
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_report_proc) == 160, "vigil_report_proc layout");
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_remote) == 32, "vigil_remote layout");
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_report_remote) == 104, "vigil_report_remote layout");
