@@ -4,8 +4,10 @@
  * left pinned still enforce, so they are listed from the pinned maps
  * themselves (docs/enforce-maps.md): each active rule's action, protocol,
  * ports and hits from vigil_rules and vigil_rule_stats, its addresses and
- * direction from the prefix tries, its cgroup from vigil_rule_cgroup.
- * Names, files and interfaces live only in a running agent.
+ * direction from the prefix tries, its cgroup from vigil_rule_cgroup; then
+ * the exec and file rules in force, by name, with their counts. Network
+ * rules' names, files and interfaces, and exec and file rules' patterns,
+ * live only in a running agent.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -15,6 +17,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <vigil/enforce_maps.h>
+#include <vigil/proc_policy.h>
 #include "buf.h"
 #include "cmd.h"
 #include "log.h"
@@ -41,6 +44,16 @@ static int open_pin(const char *name, int *fd)
 	snprintf(path, sizeof(path), "%s/%s", cli_pin_dir, name);
 	*fd = bpf_obj_get(path);
 	return *fd < 0 ? vlog_err(-errno, "cannot open %s", path) : 0;
+}
+
+/* A pin that may be absent (no rule of its kind ever loaded). */
+static int open_quiet(const char *name, int *fd)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/%s", cli_pin_dir, name);
+	*fd = bpf_obj_get(path);
+	return *fd < 0 ? -errno : 0;
 }
 
 static unsigned read_prefixes(const struct pinned *p, struct prefix *out, unsigned room)
@@ -145,6 +158,54 @@ static int list(const struct pinned *p)
 	return 0;
 }
 
+/* Exec and file rules (include/vigil/proc_policy.h): the generation in
+ * force, its active rules, their counts summed over the CPUs. Absent pins
+ * (no such rule ever loaded): nothing. */
+static void list_proc(void)
+{
+	int state_fd = -1, rules_fd = -1, stats_fd = -1, ncpus = libbpf_num_possible_cpus();
+	struct vigil_pstate st = {};
+	__u32 zero = 0;
+	unsigned shown = 0;
+
+	if (ncpus <= 0 || open_quiet("vigil_pstate", &state_fd) || open_quiet("vigil_prules", &rules_fd) ||
+	    open_quiet("vigil_prule_stats", &stats_fd) || bpf_map_lookup_elem(state_fd, &zero, &st))
+		goto out;
+	for (__u32 i = 0; i < VIGIL_PRULES_MAX; i++) {
+		__u32 key = (st.gen & 1) * VIGIL_PRULES_MAX + i;
+		struct vigil_prule_stats per[ncpus], sum = {};
+		struct vigil_prule r;
+		char action[24];
+
+		if (bpf_map_lookup_elem(rules_fd, &key, &r) || !(r.flags & VIGIL_PRULE_ACTIVE))
+			continue;
+		if (!bpf_map_lookup_elem(stats_fd, &key, per))
+			for (int c = 0; c < ncpus; c++) {
+				sum.hits += per[c].hits;
+				sum.kills += per[c].kills;
+				sum.signals += per[c].signals;
+				sum.would_kill += per[c].would_kill + per[c].would_signal;
+				sum.refused += per[c].refused;
+			}
+		if (!shown++)
+			printf("\n%-3s %-24s %-10s %8s %10s %8s %8s %8s %8s\n", "id", "name", "action", "mode",
+			       "hits", "kills", "signals", "would", "refused");
+		if (r.action == VIGIL_ACT_SIGNAL)
+			snprintf(action, sizeof(action), "signal %u", r.signal);
+		else
+			snprintf(action, sizeof(action), "%s", vigil_policy_action_name(r.action));
+		printf("%-3u %-24.*s %-10s %8s %10" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8" PRIu64
+		       " %8" PRIu64 "\n", i, (int)sizeof(r.name), r.name, action,
+		       r.flags & VIGIL_PRULE_MONITOR ? "monitor" : "enforce", (uint64_t)sum.hits,
+		       (uint64_t)sum.kills, (uint64_t)sum.signals, (uint64_t)sum.would_kill,
+		       (uint64_t)sum.refused);
+	}
+out:
+	for (int *fd = &state_fd; fd <= &stats_fd; fd++)
+		if (*fd >= 0)
+			close(*fd);
+}
+
 int cli_policy_list_pinned(void)
 {
 	struct pinned p = { -1, -1, -1, { -1, -1 } };
@@ -161,6 +222,7 @@ int cli_policy_list_pinned(void)
 			"(names, files and interfaces are known to a running agent only):\n",
 			cli_pin_dir);
 		err = list(&p);
+		list_proc();
 	}
 	for (int *fd = &p.rules; fd <= &p.pol[1]; fd++)
 		if (*fd >= 0)

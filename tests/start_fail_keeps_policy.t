@@ -81,7 +81,7 @@ tc_refused() {
 		bpftool map create "$T_PIN/vigil_flows" type hash key 4 value 4 entries 1 name vigil_flows
 }
 tc_restored() { rm -f "$T_PIN/vigil_flows" && mv "$T_PIN/saved_flows" "$T_PIN/vigil_flows"; }
-plan $((5 + 5 * ${#ROWS[@]}))
+plan $((6 + 5 * ${#ROWS[@]}))
 
 # The state a start must not change: every pinned map the policy is written
 # to (its id and its entries; not the hit counters and rate-limit buckets,
@@ -124,6 +124,8 @@ list=$("$VIGIL" --pin-dir "$T_PIN" policy list 2>"$T_DIR/list.err"); rc=$?
 	[ "$(awk '$1 ~ /^[0-9]+$/ && $3 !~ /^(post|nopost|signal|sigkill)$/ { print $2 }' <<<"$list" | tr '\n' ' ')" = "deny reject reject reset " ] &&
 	grep -q '^0 .*deny .*tcp .*7101 .*egress 127.0.0.1/32 cgroup=#' <<<"$list"
 ok $? "with the agent stopped, policy list shows the pinned rules" || diag "$list"
+grep -qE '^[0-9]+ +exec-kill +sigkill +enforce ' <<<"$list"
+ok $? "and the exec and file rules in force, by name" || diag "$list"
 [ "$(grep -c '^cgroup_\|^enforce_link_' <<<"$before")" -ge 2 ] || ! has_tcx
 ok $? "the policy is pinned: $(grep -c '^vigil_' <<<"$before") rule maps, $(grep -c '^cgroup_\|^enforce_link_' <<<"$before") links"
 is "$(probe 7101)" EPERM "with no agent running, the pinned policy refuses a denied connect"
