@@ -7,7 +7,7 @@ plan 5
 
 EV="$T_DIR/events.json"
 # One page of ring, and an agent that looks only every 300 ms (no early wakeup).
-start_agent -o "$EV" --ring-size 4096 --poll-ms 300 --wakeup-bytes 1048576 --no-procfs || exit 1
+start_agent -o "$EV" --ring-size 4096 --poll-ms 300 --wakeup-bytes 4096 --no-procfs || exit 1
 for _ in $(seq 400); do /bin/true; done   # bounded: 400 short processes
 sleep 1.5                                 # one loss check (every second) at least
 "$VIGIL" --pin-dir "$T_PIN" status >"$T_DIR/status"

@@ -7,7 +7,7 @@
 # Without the budget the same storm pushes the marker out (the control).
 # The storm is serial (one core at most) and capped in count and time.
 . "$(dirname "$0")/lib.sh"
-plan 13
+plan 14
 
 # The storm binary, copied where any uid can run it: the by-uid storm runs
 # as an unprivileged uid, which a checkout only root may enter (a clone

@@ -235,7 +235,7 @@ ok $? "vigil form: seq, ppid and cgroup_id stay"
 # 8. Losses: a ring far too small (as tests/loss.t) in the Tetragon form.
 "$VIGIL" --pin-dir "$T_PIN" unpin >/dev/null
 LV="$T_DIR/loss.json"
-start_agent -o "$LV" --export-format tetragon --ring-size 4096 --poll-ms 300 --wakeup-bytes 1048576 \
+start_agent -o "$LV" --export-format tetragon --ring-size 4096 --poll-ms 300 --wakeup-bytes 4096 \
 	--no-procfs || exit 1
 for _ in $(seq 400); do /bin/true; done
 sleep 1.5
