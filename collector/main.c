@@ -76,6 +76,26 @@ static void publish_health(const struct collector *c, struct vigil_http *http)
 		vigil_http_publish(http, metrics.p, metrics.len, ok, ready.p);
 }
 
+/* While JetStream holds the agents, the loop waits in vigil_pub_send:
+ * health goes on from there (live, not ready), once a second. */
+struct hold_ctx {
+	const struct collector *c;
+	struct vigil_http *http;
+	double last;
+};
+
+static void on_hold(void *ctx)
+{
+	struct hold_ctx *h = ctx;
+	double now = vigil_stream_now();
+
+	vigil_http_alive(h->http);
+	if (now - h->last >= 1) {
+		h->last = now;
+		publish_health(h->c, h->http);
+	}
+}
+
 static void run(struct collector *c, struct listener *ls, int nls, const struct options *o,
 		struct ssl_ctx_st **tls, struct vigil_http *http)
 {
@@ -272,10 +292,16 @@ int main(int argc, char **argv)
 	signal(SIGTERM, on_signal);
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGHUP, on_hup);
-	if (o.metrics && !(http = vigil_http_start(o.metrics, "vigil-collector")))
+	if (o.metrics && !(http = vigil_http_start(o.metrics, "vigil-collector"))) {
 		err = -EADDRINUSE;
-	else
+	} else {
+		static struct hold_ctx hold;
+
+		hold = (struct hold_ctx){ .c = &c, .http = http };
+		o.pub.holding = on_hold;
+		o.pub.holding_ctx = &hold;
 		err = start(&c, &o, listeners, tls);
+	}
 	if (!err) {
 		vigil_sd_notify("READY=1");	/* systemd (Type=notify): listening */
 		run(&c, listeners, o.nlisten, &o, &tls, http);

@@ -5,6 +5,7 @@
 #include "json.h"
 #include "metrics.h"
 #include "prom.h"
+#include "publish.h"
 #include "version.h"
 
 struct totals {
@@ -32,6 +33,28 @@ static struct totals sum_agents(const struct collector *c)
 		t.cache_missed += a->fmt.cache.lookups_missed;
 	}
 	return t;
+}
+
+/* --publish: JetStream's side (absent without it). */
+static void publishing(struct vigil_buf *out, const struct collector *c)
+{
+	struct vigil_pub_counts p;
+
+	if (!c->pub)
+		return;
+	vigil_pub_counts(c->pub, &p);
+	vigil_prom_one(out, "vigil_collector_jetstream_published_total", "counter",
+		       "Events JetStream acknowledged", p.published);
+	vigil_prom_one(out, "vigil_collector_jetstream_messages_total", "counter",
+		       "Messages JetStream acknowledged (batch layout: many events each)",
+		       p.messages);
+	vigil_prom_one(out, "vigil_collector_jetstream_pending", "gauge",
+		       "Events of the batch JetStream has not acknowledged yet", p.pending);
+	vigil_prom_one(out, "vigil_collector_jetstream_refusals_total", "counter",
+		       "Publish attempts JetStream refused or did not acknowledge in time (each "
+		       "retried: nothing is lost, agents wait)", p.refusals);
+	vigil_prom_one(out, "vigil_collector_jetstream_holding", "gauge",
+		       "1 while agents are held because JetStream does not acknowledge", p.holding);
 }
 
 void collector_metrics(struct vigil_buf *out, const struct collector *c)
@@ -88,20 +111,25 @@ void collector_metrics(struct vigil_buf *out, const struct collector *c)
 	vigil_prom_one(out, "vigil_collector_stream_offsets_forgotten_total", "counter",
 		       "Stream offsets forgotten (--forget-after, or to make room)",
 		       c->commit.retired + c->commit.evicted);
+	publishing(out, c);
 }
 
 bool collector_readiness(struct vigil_buf *json, const struct collector *c)
 {
+	struct vigil_pub_counts p = {};
 	struct jw w;
 
-	(void)c;
+	if (c->pub)
+		vigil_pub_counts(c->pub, &p);
 	json->len = 0;
 	jw_begin(&w, json);
 	jw_obj(&w, NULL);
 	jw_arr(&w, "reasons");
+	if (p.holding)
+		jw_cstr(&w, NULL, "JetStream does not acknowledge: agents are held");
 	jw_arr_end(&w);
-	jw_cstr(&w, "status", "ready");
+	jw_cstr(&w, "status", p.holding ? "not ready" : "ready");
 	jw_end(&w);
 	vbuf_putc(json, '\n');
-	return true;
+	return !p.holding;
 }

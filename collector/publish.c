@@ -163,8 +163,11 @@ static const char *why(struct vigil_pub *p, natsStatus s, char *buf, size_t len)
 /* Sleeps ms unless stop is set meanwhile; true when it is. */
 static bool wait_unless_stop(struct vigil_pub *p, int64_t ms)
 {
-	for (; ms > 0 && !*p->stop; ms -= 50)
+	for (; ms > 0 && !*p->stop; ms -= 50) {
+		if (p->on_hold)
+			p->on_hold(p->on_hold_ctx);
 		nanosleep(&(struct timespec){ .tv_nsec = 50 * 1000000L }, NULL);
+	}
 	return *p->stop;
 }
 
@@ -186,6 +189,8 @@ int vigil_pub_send(struct vigil_pub *p, const struct vigil_buf *batch)
 			p->published += p->n;
 			break;
 		}
+		p->refusals++;
+		p->holding = true;
 		if (p->oom || p->names.oom || p->scratch.oom)
 			return vlog_err(-ENOMEM, "JetStream: no memory to publish a batch of events");
 		if (!since) {
@@ -209,6 +214,7 @@ int vigil_pub_send(struct vigil_pub *p, const struct vigil_buf *batch)
 		}
 		backoff = backoff * 2 > 5000 ? 5000 : backoff * 2;
 	}
+	p->holding = false;
 	if (since && !err)
 		vlog_info("JetStream at %s acknowledges again, after %.1f s", p->url,
 			  vigil_stream_now() - since);
@@ -472,6 +478,8 @@ int vigil_pub_open(struct vigil_pub **out, const struct vigil_pub_config *cfg)
 	redact(cfg->urls, p->url, sizeof(p->url));
 	p->wait_ms = cfg->wait * 1000;
 	p->stop = cfg->stop;
+	p->on_hold = cfg->holding;
+	p->on_hold_ctx = cfg->holding_ctx;
 	s = natsOptions_Create(&o);
 	p->lib = true;
 	if (s == NATS_OK)
@@ -559,4 +567,11 @@ void vigil_pub_close(struct vigil_pub *p)
 	free(p->rings);
 	free(p->m);
 	free(p);
+}
+
+void vigil_pub_counts(const struct vigil_pub *p, struct vigil_pub_counts *out)
+{
+	*out = (struct vigil_pub_counts){ .published = p->published, .pending = p->n,
+					  .messages = p->messages, .refusals = p->refusals,
+					  .holding = p->holding };
 }

@@ -37,6 +37,10 @@ struct vigil_pub_config {
 	double min_window;	/* seconds of duplicate window wanted: warned
 				 * about when shorter, set on a stream created */
 	volatile sig_atomic_t *stop;	/* set: give up holding a batch */
+	/* Called between the attempts while agents are held (NULL: none):
+	 * the collector's loop waits here, so its health goes on from it. */
+	void (*holding)(void *ctx);
+	void *holding_ctx;
 };
 
 /* Connects and checks (or creates) the stream; errors name the URL. */
@@ -57,5 +61,15 @@ int vigil_pub_send(struct vigil_pub *pub, const struct vigil_buf *batch);
 /* Clears the marks, once the batch is out or given up. */
 void vigil_pub_forget(struct vigil_pub *pub);
 void vigil_pub_close(struct vigil_pub *pub);
+
+/* What --metrics shows of publishing (collector/metrics.c). */
+struct vigil_pub_counts {
+	uint64_t published;	/* events JetStream acknowledged */
+	uint64_t pending;	/* events of the batch not acknowledged yet */
+	uint64_t messages;	/* messages JetStream acknowledged */
+	uint64_t refusals;	/* attempts refused or unacknowledged (each retried) */
+	bool holding;		/* agents held until JetStream acknowledges */
+};
+void vigil_pub_counts(const struct vigil_pub *pub, struct vigil_pub_counts *out);
 
 #endif

@@ -52,6 +52,8 @@ struct vigil_pub {
 	double min_dup_window;	/* seconds the stream's duplicate window must cover */
 	bool batch_layout;
 	volatile sig_atomic_t *stop;
+	void (*on_hold)(void *ctx);	/* vigil_pub_config.holding */
+	void *on_hold_ctx;
 	struct pub_msg *m;
 	unsigned n, cap;
 	struct vigil_buf names;
@@ -71,6 +73,8 @@ struct vigil_pub {
 	bool ready;		/* opened: its counts are worth a line at close */
 	bool lib;		/* libnats was started: it is closed at the end */
 	uint64_t published, held, messages, lookups, trimmed;
+	uint64_t refusals;	/* attempts JetStream refused or did not acknowledge */
+	bool holding;		/* agents held: JetStream does not acknowledge */
 };
 
 /* A subject token from any text: other characters than letters, digits,

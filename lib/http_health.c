@@ -18,7 +18,10 @@
 #define CONNS_PER_ADDR 8
 #define CONN_TIMEOUT_S 5	/* a request not complete by then is cut */
 #define CONN_MEMORY (32 << 10)	/* per connection: a request's headers fit */
-#define LIVE_S 5.0		/* /livez: the loop turned this recently */
+/* /livez: the loop turned this recently. Generous: a loop that waits on
+ * purpose (a collector holding its agents while JetStream does not answer,
+ * each attempt up to --publish-wait) is alive. */
+#define LIVE_S 30.0
 
 struct vigil_http {
 	struct MHD_Daemon *d;
