@@ -18,6 +18,7 @@
 #include "core/loader.h"
 #include "pins.h"
 #include "log.h"
+#include "core/redact_maps.h"
 #include "process.skel.h"
 #include "inject.skel.h"
 
@@ -298,6 +299,12 @@ int vigil_bpf_load(struct vigil_bpf *b, const struct vigil_loader_opts *o)
 				  &o->proc_budget, 0);
 	if (err)
 		return vlog_err(-errno, "cannot set the process event budget");
+	/* The default secret names before any program runs; a policy's
+	 * `redact:` section replaces them when it is applied. */
+	err = vigil_redact_write(bpf_map__fd(b->process->maps.vigil_redact_conf),
+				 bpf_map__fd(b->process->maps.vigil_redact_keys), &vigil_redact_defaults);
+	if (err)
+		return err;
 	err = vigil_obj_attach(b->process->obj, o->pin_dir, &b->resumed);
 	if (err)
 		return err;

@@ -99,6 +99,9 @@ enum vigil_exec_flags {
 	/* the exec's process had not exec'd since its fork (Tetragon's
 	 * "execve clone"); not set for an exec replacing an earlier one */
 	VIGIL_EXEC_CLONE = 1 << 12,
+	/* secrets in the arguments were masked in BPF (vigil/redact.h), or
+	 * the arguments dropped (args_len 0) when there were too many */
+	VIGIL_EXEC_REDACTED = 1 << 13,
 };
 
 /* What a set-user-id, set-group-id or file-capability exec changed, as
