@@ -30,4 +30,12 @@ struct vigil_redact_set {
  * *_TOKEN= and the like, URL passwords, mysql -pVALUE, curl -u user:pw. */
 extern const struct vigil_redact_set vigil_redact_defaults;
 
+/* A policy's set (lib/policy_redact.c): set.entries is entries, whose
+ * words it owns. */
+struct vigil_redact_policy {
+	struct vigil_redact_set set;
+	struct vigil_redact_entry *entries;
+};
+void vigil_redact_policy_free(struct vigil_redact_policy *r);
+
 #endif

@@ -6,7 +6,7 @@
 # drain` output and the ring's own bytes (drained from the pinned ring).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/stream_lib.sh"
-plan 17
+plan 22
 RING=262144
 BIN="$T_DIR/bin"
 mkdir -p "$BIN"
@@ -90,4 +90,35 @@ start_agent --no-procfs --poll-ms 10 --export-format tetragon -o "$T_DIR/tetrago
 secret_run 4
 wait_for 10 sh -c "grep -q 'CTRL-4 -o' '$T_DIR/tetragon.json'"
 check "Tetragon's form: no secret, the marks seen" -- sh -c "grep -q 'MARK-4 --password' '$T_DIR/tetragon.json' && ! grep -a -q -F -f '$T_DIR/secrets' '$T_DIR/tetragon.json'"
+stop_agent
+
+# 5. A policy's `redact:` section, swapped whole with the rules.
+cat >"$T_DIR/custom.yaml" <<'POL'
+rules: []
+redact:
+  defaults: false
+  urls: false
+  words: [Vt-Pin]
+  suffixes: [_vtcode]
+POL
+printf 'rules: []\nredact:\n  enabled: false\n' >"$T_DIR/off.yaml"
+printf 'rules: []\nredact:\n  words: ["a b"]\n' >"$T_DIR/bad.yaml"
+chmod 600 "$T_DIR"/*.yaml
+"$VIGIL" policy check "$T_DIR/bad.yaml" >"$T_DIR/check.out" 2>&1
+[ $? -ne 0 ] && grep -q "bad.yaml:3:.*letters, digits" "$T_DIR/check.out"
+ok $? "a bad secret word is refused with its place ($(head -1 "$T_DIR/check.out"))"
+start_agent --no-procfs --poll-ms 10 -o "$T_DIR/policy.json" --policy "$T_DIR/custom.yaml" || exit 1
+"$BIN/redact-probe" "MARK-5" --vt-pin "${SECRETS[0]}" "MY_VTCODE=${SECRETS[1]}" \
+	--password "c5pw" "https://user:c5url@host/"
+"$VIGIL" --pin-dir "$T_PIN" policy load "$T_DIR/off.yaml" >/dev/null 2>&1
+"$BIN/redact-probe" "MARK-6" --password "c6pw"
+"$VIGIL" --pin-dir "$T_PIN" policy load "$T_DIR/bad.yaml" >/dev/null 2>&1
+"$BIN/redact-probe" "MARK-7" --password "c7pw"
+wait_for 10 sh -c "grep -q 'MARK-7' '$T_DIR/policy.json'"
+is "$(args_of "$T_DIR/policy.json" MARK-5)" \
+	"MARK-5 --vt-pin $(stars "${SECRETS[0]}") MY_VTCODE=$(stars "${SECRETS[1]}") --password c5pw https://user:c5url@host/" \
+	"the policy's words and suffixes are masked; without the defaults and URLs, those are kept"
+is "$(args_of "$T_DIR/policy.json" MARK-6)" "MARK-6 --password c6pw" "enabled: false masks nothing"
+is "$(args_of "$T_DIR/policy.json" MARK-7)" "MARK-7 --password c7pw" "a refused policy leaves the one in force"
+check "no secret in the policy run's file" -- no_secret "$T_DIR/policy.json"
 done_testing

@@ -299,10 +299,11 @@ int vigil_bpf_load(struct vigil_bpf *b, const struct vigil_loader_opts *o)
 				  &o->proc_budget, 0);
 	if (err)
 		return vlog_err(-errno, "cannot set the process event budget");
-	/* The default secret names before any program runs; a policy's
-	 * `redact:` section replaces them when it is applied. */
-	err = vigil_redact_write(bpf_map__fd(b->process->maps.vigil_redact_conf),
-				 bpf_map__fd(b->process->maps.vigil_redact_keys), &vigil_redact_defaults);
+	/* The default secret words before any program runs, on new pins
+	 * only: those an earlier agent's policy set stay until a policy is
+	 * applied (a failed start changes nothing). */
+	err = vigil_redact_init(bpf_map__fd(b->process->maps.vigil_redact_conf),
+				bpf_map__fd(b->process->maps.vigil_redact_keys));
 	if (err)
 		return err;
 	err = vigil_obj_attach(b->process->obj, o->pin_dir, &b->resumed);

@@ -11,5 +11,7 @@
 
 /* 0, or a negative errno (logged) with the set in force unchanged. */
 int vigil_redact_write(int conf_fd, int keys_fd, const struct vigil_redact_set *set);
+/* Writes the defaults when no agent has written a set into these maps. */
+int vigil_redact_init(int conf_fd, int keys_fd);
 
 #endif

@@ -53,7 +53,7 @@ struct vigil_redact_conf {
 	__u32 gen;	/* the generation in force */
 	__u32 on;	/* 0: nothing is masked */
 	__u32 urls;	/* mask a URL's password (scheme://user:PASSWORD@host) */
-	__u32 pad;
+	__u32 written;	/* an agent wrote a set: a new start leaves it to the policy */
 };
 
 #ifndef __VMLINUX_H__
