@@ -24,9 +24,10 @@
  * new major, which readers refuse. On the wire and in the pinned
  * vigil_schema map: MAJOR | MINOR << 16.
  * 2.0: exec gained credentials, namespaces, file_len, ino, nlink.
- * 2.1: policy_hit (exec and file rules). */
+ * 2.1: policy_hit (exec and file rules).
+ * 2.2: heartbeat and blind (the node's health, from BPF). */
 #define VIGIL_SCHEMA_MAJOR 2
-#define VIGIL_SCHEMA_MINOR 1
+#define VIGIL_SCHEMA_MINOR 2
 #define VIGIL_SCHEMA_VERSION (VIGIL_SCHEMA_MAJOR | VIGIL_SCHEMA_MINOR << 16)
 #define VIGIL_SCHEMA_MAJOR_OF(v) ((v) & 0xffff)
 #define VIGIL_SCHEMA_MINOR_OF(v) ((v) >> 16)
@@ -243,6 +244,7 @@ VIGIL_STATIC_ASSERT(VIGIL_EVENT_MAX_SIZE < 65536, "size fits hdr.size");
 /* Each part's events, in its own header, in its own id range. */
 #include <vigil/net_events.h>
 #include <vigil/enforce_events.h>
+#include <vigil/health_events.h>
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_policy_hit) == 184, "vigil_policy_hit layout");
 
 #endif
