@@ -5,6 +5,7 @@
 #include <vigil/events.h>
 #include "buf.h"
 #include "event_format.h"
+#include "format_process.h"
 #include "ids.h"
 #include "json.h"
 
@@ -65,4 +66,34 @@ void vigil_format_blind(struct vigil_formatter *f, const void *rec, struct vigil
 	if (compact)
 		vbuf_printf(compact, "%-8s user space was not reading for %.1f s (%s to %s)\n", "blind",
 			    secs, from, to);
+}
+
+void vigil_format_tamper(struct vigil_formatter *f, const void *rec, struct vigil_buf *json,
+			 struct vigil_buf *compact)
+{
+	const struct vigil_tamper *ev = rec;
+	size_t clen = strnlen(ev->comm, sizeof(ev->comm));
+	struct jw w;
+
+	if (json) {
+		jw_begin(&w, json);
+		jw_obj(&w, NULL);
+		jw_obj(&w, "vigil_tamper");
+		vigil_json_process(f, &w, "process", &ev->proc);
+		jw_str(&w, "comm", ev->comm, clen);
+		jw_str(&w, "what", ev->what == VIGIL_TAMPER_SIGNAL ? "signal" : "unknown",
+		       ev->what == VIGIL_TAMPER_SIGNAL ? 6 : 7);
+		jw_u64(&w, "agent_pid", ev->agent_pid);
+		if (ev->what == VIGIL_TAMPER_SIGNAL) {
+			jw_u64(&w, "signal", ev->sig);
+			jw_u64(&w, "result", (uint32_t)ev->result);
+		}
+		jw_end(&w);
+		vigil_json_envelope_end(f, &w, &ev->hdr);
+	}
+	if (compact) {
+		vbuf_printf(compact, "%-8s pid=%u comm=", "tamper", ev->proc.pid);
+		vigil_compact_text(compact, ev->comm, clen);
+		vbuf_printf(compact, " signal=%u to the agent (pid %u)\n", ev->sig, ev->agent_pid);
+	}
 }

@@ -6,7 +6,7 @@
 # status` says how long.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/stream_lib.sh"
-plan 8
+plan 11
 OUT="$T_DIR/out.json"
 start_collector c "" --listen tcp://127.0.0.1:0 -o "$OUT" || exit 1
 agent() { start_agent --no-procfs --poll-ms 20 --heartbeat-interval 1 --send "tcp://127.0.0.1:$COLL_PORT" "$@"; }
@@ -17,8 +17,11 @@ agent || exit 1
 wait_for 20 reading
 ok $? "heartbeats arrive while the agent reads"
 BEFORE=$(jq -c 'select(.vigil_blind)' "$OUT" | wc -l)
-bash -c "kill -9 $AGENT_PID" &	# a test process, not the shell that started it
-wait $!
+cp /bin/kill "$T_DIR/vt-killer"
+KILLED=$AGENT_PID
+"$T_DIR/vt-killer" -9 $AGENT_PID &	# a test process, not the shell that started it
+KILLER=$!
+wait $KILLER
 wait $AGENT_PID 2>/dev/null
 DOWN=5
 sleep $DOWN
@@ -44,4 +47,10 @@ LAST=$(awk '$1 == "blind_last_ms" { print $2 }' "$T_DIR/status")
 [ "${LAST:-0}" -ge $((DOWN * 1000)) ]
 ok $? "vigil status shows the last blind stretch (blind_last_ms $LAST)"
 is "$(awk '$1 == "blind_now_ms" { print $2 }' "$T_DIR/status")" 0 "and that the reader reads now"
+
+# The kill, recorded from BPF while the agent died, names the killer.
+T=$(jq -c --argjson p $KILLER 'select(.vigil_tamper.process.pid == $p) | .vigil_tamper' "$OUT")
+is "$(jq -r .signal <<<"$T")" 9 "a tamper record names the SIGKILL"
+is "$(jq -r .process.binary <<<"$T")" "$T_DIR/vt-killer" "and the killer's binary"
+is "$(jq -r .agent_pid <<<"$T")" "$KILLED" "and the agent it was sent to"
 done_testing

@@ -25,7 +25,7 @@
  * vigil_schema map: MAJOR | MINOR << 16.
  * 2.0: exec gained credentials, namespaces, file_len, ino, nlink.
  * 2.1: policy_hit (exec and file rules).
- * 2.2: heartbeat and blind (the node's health, from BPF). */
+ * 2.2: heartbeat, blind and tamper (the node's health, from BPF). */
 #define VIGIL_SCHEMA_MAJOR 2
 #define VIGIL_SCHEMA_MINOR 2
 #define VIGIL_SCHEMA_VERSION (VIGIL_SCHEMA_MAJOR | VIGIL_SCHEMA_MINOR << 16)

@@ -11,6 +11,7 @@
 enum vigil_health_event_type {
 	VIGIL_EV_HEARTBEAT = VIGIL_EV_REPORT_FIRST + 8,	/* struct vigil_heartbeat */
 	VIGIL_EV_BLIND,					/* struct vigil_blind */
+	VIGIL_EV_TAMPER,				/* struct vigil_tamper */
 };
 
 /* Every --heartbeat-interval, from a timer in a pinned map. The ring's
@@ -54,6 +55,23 @@ struct vigil_hb_state {
 	__u64 interval_ns;
 };
 
+/* What another process did to the agent, written from BPF so that it
+ * outlives the agent (bpf/tamper.bpf.c). */
+enum vigil_tamper_what {
+	VIGIL_TAMPER_SIGNAL = 1,	/* a signal generated for the agent */
+};
+
+struct vigil_tamper {
+	struct vigil_hdr hdr;
+	struct vigil_proc proc;	/* who did it: the current task */
+	__u32 what;		/* enum vigil_tamper_what */
+	__u32 agent_pid;	/* the agent's tgid, as its last start wrote it */
+	__u32 sig;		/* SIGNAL: the signal */
+	__s32 result;		/* SIGNAL: the kernel's TRACE_SIGNAL_* outcome */
+	char comm[16];		/* the doer's comm */
+};
+
+VIGIL_STATIC_ASSERT(sizeof(struct vigil_tamper) == 104, "vigil_tamper layout");
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_heartbeat) == 88, "vigil_heartbeat layout");
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_blind) == 56, "vigil_blind layout");
 VIGIL_STATIC_ASSERT(VIGIL_EV_BLIND <= VIGIL_EV_REPORT_LAST, "health ids in range");
