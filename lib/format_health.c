@@ -73,6 +73,9 @@ void vigil_format_tamper(struct vigil_formatter *f, const void *rec, struct vigi
 {
 	const struct vigil_tamper *ev = rec;
 	size_t clen = strnlen(ev->comm, sizeof(ev->comm));
+	const char *what = ev->what == VIGIL_TAMPER_SIGNAL ? "signal" :
+			   ev->what == VIGIL_TAMPER_LINK_DETACH ? "link_detach" :
+			   ev->what == VIGIL_TAMPER_LINK_UPDATE ? "link_update" : "unknown";
 	struct jw w;
 
 	if (json) {
@@ -81,12 +84,13 @@ void vigil_format_tamper(struct vigil_formatter *f, const void *rec, struct vigi
 		jw_obj(&w, "vigil_tamper");
 		vigil_json_process(f, &w, "process", &ev->proc);
 		jw_str(&w, "comm", ev->comm, clen);
-		jw_str(&w, "what", ev->what == VIGIL_TAMPER_SIGNAL ? "signal" : "unknown",
-		       ev->what == VIGIL_TAMPER_SIGNAL ? 6 : 7);
+		jw_str(&w, "what", what, strlen(what));
 		jw_u64(&w, "agent_pid", ev->agent_pid);
 		if (ev->what == VIGIL_TAMPER_SIGNAL) {
-			jw_u64(&w, "signal", ev->sig);
+			jw_u64(&w, "signal", ev->arg);
 			jw_u64(&w, "result", (uint32_t)ev->result);
+		} else {
+			jw_u64(&w, "link_id", ev->arg);
 		}
 		jw_end(&w);
 		vigil_json_envelope_end(f, &w, &ev->hdr);
@@ -94,6 +98,6 @@ void vigil_format_tamper(struct vigil_formatter *f, const void *rec, struct vigi
 	if (compact) {
 		vbuf_printf(compact, "%-8s pid=%u comm=", "tamper", ev->proc.pid);
 		vigil_compact_text(compact, ev->comm, clen);
-		vbuf_printf(compact, " signal=%u to the agent (pid %u)\n", ev->sig, ev->agent_pid);
+		vbuf_printf(compact, " %s %u (agent pid %u)\n", what, ev->arg, ev->agent_pid);
 	}
 }

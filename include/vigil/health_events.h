@@ -59,6 +59,8 @@ struct vigil_hb_state {
  * outlives the agent (bpf/tamper.bpf.c). */
 enum vigil_tamper_what {
 	VIGIL_TAMPER_SIGNAL = 1,	/* a signal generated for the agent */
+	VIGIL_TAMPER_LINK_DETACH = 2,	/* bpf(BPF_LINK_DETACH) on a link of vigil's */
+	VIGIL_TAMPER_LINK_UPDATE = 3,	/* bpf(BPF_LINK_UPDATE): its program replaced */
 };
 
 struct vigil_tamper {
@@ -66,8 +68,9 @@ struct vigil_tamper {
 	struct vigil_proc proc;	/* who did it: the current task */
 	__u32 what;		/* enum vigil_tamper_what */
 	__u32 agent_pid;	/* the agent's tgid, as its last start wrote it */
-	__u32 sig;		/* SIGNAL: the signal */
-	__s32 result;		/* SIGNAL: the kernel's TRACE_SIGNAL_* outcome */
+	__u32 arg;		/* SIGNAL: the signal; LINK_*: the link's id */
+	__s32 result;		/* SIGNAL: the kernel's TRACE_SIGNAL_* outcome; LINK_*: 0,
+				 * taken at the call's entry, before the kernel decides */
 	char comm[16];		/* the doer's comm */
 };
 
