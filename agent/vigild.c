@@ -21,6 +21,8 @@
 #include <bpf/libbpf.h>
 #include "control/agent_metrics.h"
 #include "control/control_socket.h"
+#include "core/heartbeat.h"
+#include "core/tamper.h"
 #include "core/kernel_features.h"
 #include "core/loader.h"
 #include "core/loss.h"
@@ -163,6 +165,9 @@ static int start_kernel(struct vigild *d)
 	int err;
 
 	if ((err = vigil_bpf_load(&d->bpf, &lo)) ||
+	    (err = vigil_heartbeat_start(o->pin_dir, d->bpf.ring_size,
+					 o->heartbeat_s * 1000000000ull)) ||
+	    (err = vigil_tamper_start(o->pin_dir, d->bpf.ring_size)) ||
 	    (err = vigil_control_start(&d->control, o->pin_dir, &d->policy, &hup)) ||
 	    (err = vigil_control_peers(&d->control, o->send, o->nsend)) ||
 	    (err = vigil_policy_init(&d->policy, o->pin_dir, d->bpf.ring_size)) ||

@@ -15,6 +15,7 @@
 #include "pins.h"
 #include "stream.h"
 #include "version.h"
+#include "core/heartbeat.h"
 #include "vigild_options.h"
 
 #define AT(field) .off = offsetof(struct vigild_options, field)
@@ -97,6 +98,10 @@ static const struct vigil_opt options[] = {
 	{ "report-interval", 0, 0, "SECONDS",
 	  "reports built in BPF every SECONDS (default 10; 0 none)",
 	  U64(report_interval_s, 0, 86400) },
+	{ "heartbeat-interval", 0, 0, "SECONDS",
+	  "a heartbeat from BPF every SECONDS, agent or not, and a blind record when "
+	  "the ring's reader stood still (default 5; 0 none)",
+	  U64(heartbeat_s, 0, 3600) },
 	{ "report-only", 0, 0, NULL, "reports only: no per-connection events",
 	  FLAG(net.report_only) },
 	{ "no-listen-events", 0, 0, NULL, "no events about listening sockets", FLAG(net.no_listen) },
@@ -263,6 +268,7 @@ static void set_defaults(struct vigild_options *o)
 		.spool_max_mb = 256,
 		.poll_ms = 50,
 		.report_interval_s = VIGIL_REPORT_INTERVAL_DEFAULT_S,
+		.heartbeat_s = VIGIL_HEARTBEAT_DEFAULT_S,
 	};
 	if (!uname(&un))
 		snprintf(o->node_name, sizeof(o->node_name), "%s", un.nodename);

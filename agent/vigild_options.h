@@ -39,6 +39,7 @@ struct vigild_options {
 	const char *enforce_on[VIGILD_ENFORCE_ON_MAX];	/* --enforce-on NETNS/IFNAME[:xdp] */
 	unsigned nenforce;
 	uint64_t report_interval_s;
+	uint64_t heartbeat_s;
 	uint64_t max_sockets;
 	struct vigil_net_opts net;
 	const char *send[VIGIL_MAX_SINKS - 1];	/* --send URLs */

@@ -18,6 +18,7 @@
 #include "lib/task.bpf.h"
 #include "lib/proc_budget.bpf.h"
 #include "lib/creds.bpf.h"
+#include "lib/redact.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -25,6 +26,7 @@ char LICENSE[] SEC("license") = "GPL";
 #define EXEC_OFF_MASK 16383
 
 struct exec_scratch {
+	struct vigil_redact_work redact;
 	char path[VIGIL_PATH_BUF + VIGIL_NAME_MAX + 1];
 	union {
 		struct vigil_exec ev;	/* its data[] runs on into raw */
@@ -124,6 +126,20 @@ static __always_inline __u32 append_file(struct exec_scratch *s, __u32 off, stru
 	return append_path(s, off, &file->f_path, root, cut);
 }
 
+/* Masks secrets in the arguments at off, before they reach the ring. */
+static __always_inline __u32 redact_args(struct exec_scratch *s, __u32 off, __u32 len,
+					 struct task_struct *t)
+{
+	bool redacted;
+
+	barrier_var(off);	/* as in append_path */
+	len = vigil_redact_args(&s->redact, s->ev.data + (off & EXEC_OFF_MASK),
+				len & (VIGIL_ARGS_MAX * 2 - 1), t->comm, &redacted);
+	if (redacted)
+		s->ev.flags |= VIGIL_EXEC_REDACTED;
+	return len;
+}
+
 /* Builds and sends a process_exec for t. bin is the executable, NULL when
  * unknown; filename the name exec was given (kernel memory), NULL when
  * unknown. sleepable selects how argv is read. */
@@ -194,6 +210,7 @@ static __always_inline int emit_exec(struct exec_scratch *s, struct task_struct 
 	} else if (len && !(ev->flags & VIGIL_EXEC_TRUNC_ARGS)) {
 		len--;	/* the last argument's terminator */
 	}
+	len = redact_args(s, off, len, t);
 	ev->args_len = len;
 	off += len;
 

@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "cmd.h"
@@ -77,6 +78,31 @@ static bool agent_lines(struct status_out *o)
 	return up;
 }
 
+/* The heartbeat timer's state (vigil/health_events.h): how long user
+ * space was last blind, and whether it is now. Times are CLOCK_MONOTONIC. */
+static void heartbeat_lines(struct status_out *o)
+{
+	int fd = vigil_pinned_fd(cli_pin_dir, "vigil_hb_state");
+	struct vigil_hb_state st = {};
+	struct timespec now;
+	uint32_t key = 0;
+
+	if (fd < 0)
+		return;
+	if (!bpf_map_lookup_elem(fd, &key, &st)) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		put_u64(o, "heartbeats", st.beats);
+		put_u64(o, "heartbeats_lost", st.beats_lost);
+		put_u64(o, "blind_last_ms", (st.last_to - st.last_from) / 1000000);
+		if (st.last_to)
+			put_u64(o, "blind_last_ended_s_ago",
+				((uint64_t)now.tv_sec * 1000000000ull + now.tv_nsec - st.last_to) / 1000000000ull);
+		put_u64(o, "blind_now_ms", st.since ? ((uint64_t)now.tv_sec * 1000000000ull +
+						       now.tv_nsec - st.since) / 1000000 : 0);
+	}
+	close(fd);
+}
+
 int do_status(int argc, char **argv)
 {
 	uint64_t c[VIGIL_CNT_MAX] = {}, seq = 0;
@@ -115,6 +141,7 @@ int do_status(int argc, char **argv)
 		vigil_ring_close(&r);
 	}
 	put_u64(&o, "events_seq", seq);
+	heartbeat_lines(&o);
 	put_u64(&o, "recursion_misses", vigil_recursion_misses(cli_pin_dir));
 	/* Every counter slot a part uses, by name. */
 	for (unsigned i = 0; i < VIGIL_CNT_MAX; i++)

@@ -207,6 +207,7 @@ static const struct flag_word vigil_words[] = {
 	{ VIGIL_EXEC_TRUNC_CWD, "truncCWD" },
 	{ VIGIL_EXEC_ROOT_CWD, "rootcwd" },
 	{ VIGIL_EXEC_FILELESS, "fileless" },
+	{ VIGIL_EXEC_REDACTED, "redacted" },
 };
 
 /* Tetragon's words, in its order. Cut paths (truncFilename, truncCWD)

@@ -563,6 +563,7 @@ struct scratch {
 	unsigned n, room;
 	struct vigil_prule_spec *prules;
 	unsigned np, proom;
+	struct vigil_redact_policy *redact;
 };
 
 /* Is name taken, by a rule in force or one read before it here? Names are
@@ -643,6 +644,11 @@ static int parse_doc(struct pctx *c, const struct vigil_policy *p, struct scratc
 			if (version)
 				return fail(c, k, "'version' given twice");
 			version = k;
+		} else if (k->type == YAML_SCALAR_NODE && !strcmp(scalar(k), "redact")) {
+			if (s->redact || p->redact)
+				return fail(c, k, "'redact' given twice (one file of a policy has it)");
+			if ((err = parse_redact(c, v, &s->redact)))
+				return err;
 		} else if (k->type == YAML_SCALAR_NODE && !strcmp(scalar(k), "mode")) {
 			if (mode)
 				return fail(c, k, "'mode' given twice");
@@ -650,7 +656,7 @@ static int parse_doc(struct pctx *c, const struct vigil_policy *p, struct scratc
 			if ((err = parse_mode(c, v)))
 				return err;
 		} else {
-			return fail(c, k, "unknown key at the top (known: version, mode, rules)");
+			return fail(c, k, "unknown key at the top (known: version, mode, redact, rules)");
 		}
 	}
 	if (!list)
@@ -939,6 +945,9 @@ int vigil_policy_add_text(struct vigil_policy *p, const char *path, const unsign
 	}
 	p->files[p->n_files++] = name;
 	name = NULL;
+	if (s.redact)
+		p->redact = s.redact;
+	s.redact = NULL;
 	s.n = s.np = 0;
 	ret = 0;
 	err[0] = 0;
@@ -949,6 +958,7 @@ out:
 		proc_rule_free(&s.prules[i]);
 	free(s.rules);
 	free(s.prules);
+	vigil_redact_policy_free(s.redact);
 	free(name);
 	return ret;
 }
@@ -1024,5 +1034,6 @@ void vigil_policy_free(struct vigil_policy *p)
 		free(p->files[i]);
 	free(p->rules);
 	free(p->files);
+	vigil_redact_policy_free(p->redact);
 	memset(p, 0, sizeof(*p));
 }

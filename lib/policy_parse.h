@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <vigil/events.h>
 #include <vigil/proc_policy.h>
+#include "redact.h"
 
 /* Actions and directions are the BPF side's (enum vigil_action, enum
  * vigil_dir in vigil/enforce_events.h): one definition for both sides. */
@@ -75,6 +76,7 @@ struct vigil_policy {
 	unsigned n_prules;
 	char **files;		/* every file the rules came from, in load order */
 	unsigned n_files;
+	struct vigil_redact_policy *redact;	/* a file's `redact:`; NULL: the defaults */
 };
 
 /* Reads path and appends its rules to p. On any error p is left as it was

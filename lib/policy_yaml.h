@@ -56,4 +56,7 @@ int check_rule_name(struct pctx *c, yaml_node_t *n, char *name);
 int parse_proc_rule(struct pctx *c, yaml_node_t *n, struct vigil_prule_spec *r);
 void proc_rule_free(struct vigil_prule_spec *r);
 
+/* lib/policy_redact.c: the `redact:` section into *out. */
+int parse_redact(struct pctx *c, yaml_node_t *n, struct vigil_redact_policy **out);
+
 #endif

@@ -19,7 +19,7 @@ ip -n "$NS_B" addr add 10.98.0.2/24 dev "$VB"; ip -n "$NS_B" link set "$VB" up
 
 # Every rule kind there is: a cgroup deny and reject, a packet reject on an
 # interface, a reset with a namespace, an exec rule (scoped by the test's
-# cgroup and a binary in its folder).
+# cgroup and a binary in its folder); and secret words (`redact:`).
 cat >"$T_DIR/policy.yaml" <<POL
 rules:
   - name: cg-deny
@@ -49,6 +49,9 @@ rules:
     binary: { in: [$T_DIR/killme] }
     cgroup: $CG
     action: sigkill
+redact:
+  urls: false
+  words: [vt-secret-word]
 POL
 cp /bin/true "$T_DIR/killme"
 printf 'rules:\n  - name: bad\n    action: deny\n    port: 99999\n' >"$T_DIR/bad.yaml"
@@ -89,7 +92,8 @@ plan $((6 + 5 * ${#ROWS[@]}))
 state() {
 	local p
 	for p in "$T_PIN"/vigil_rules "$T_PIN"/vigil_rule_cgroup "$T_PIN"/vigil_pol4 "$T_PIN"/vigil_pol6 \
-		"$T_PIN"/vigil_prules "$T_PIN"/vigil_pconf "$T_PIN"/vigil_pstate "$T_PIN"/vigil_pstr; do
+		"$T_PIN"/vigil_prules "$T_PIN"/vigil_pconf "$T_PIN"/vigil_pstate "$T_PIN"/vigil_pstr \
+		"$T_PIN"/vigil_redact_conf "$T_PIN"/vigil_redact_keys; do
 		[ -e "$p" ] || continue
 		echo "$(basename "$p") $(bpftool map show pinned "$p" -j | jq .id)"
 		bpftool map dump pinned "$p" -j | jq -c 'sort_by(.key | tostring)'

@@ -17,6 +17,7 @@
 #include "core/loader.h"
 #include "pins.h"
 #include "log.h"
+#include "core/redact_maps.h"
 #include "process.skel.h"
 #include "inject.skel.h"
 
@@ -297,6 +298,14 @@ int vigil_bpf_load(struct vigil_bpf *b, const struct vigil_loader_opts *o)
 				  &o->proc_budget, 0);
 	if (err)
 		return vlog_err(-errno, "cannot set the process event budget");
+	/* The default secret words before any program runs, on new pins
+	 * only: those an earlier agent's policy set stay until a policy is
+	 * applied (a failed start changes nothing). The snapshot below is
+	 * masked with them too. */
+	err = vigil_redact_init(bpf_map__fd(b->process->maps.vigil_redact_conf),
+				bpf_map__fd(b->process->maps.vigil_redact_keys));
+	if (err)
+		return err;
 	/* The snapshot first, so that it precedes live events in the ring and
 	 * their parents are known when they are read; vigild runs a second
 	 * pass after the attach for processes started in between. */

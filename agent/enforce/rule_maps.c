@@ -27,6 +27,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "core/loader.h"
+#include "core/redact_maps.h"
 #include "log.h"
 #include "core/netns.h"
 #include "enforce/rule_maps.h"
@@ -636,6 +637,10 @@ int vigil_policy_apply(struct vigil_policy_state *s, char *const *files, unsigne
 		snprintf(err, errlen, "cannot write the policy maps (see vigild's log)");
 	if (!ret && how == IN_PLACE && (ret = write_in_place(s, final, keep)))
 		snprintf(err, errlen, "cannot write the policy maps (see vigild's log)");
+	/* The secret words last: their own flip puts them in force. */
+	if (!ret && (ret = vigil_redact_write(s->redact_conf_fd, s->redact_keys_fd,
+					      np.redact ? &np.redact->set : &vigil_redact_defaults)))
+		snprintf(err, errlen, "cannot write the secret words (see vigild's log)");
 	if (ret) {
 		vigil_policy_tc_rollback(s, &tc_mark);
 		vigil_policy_free(&np);
@@ -731,6 +736,20 @@ int vigil_policy_reload(struct vigil_policy_state *s, char *err, size_t errlen)
 	return vigil_policy_unload(s, NULL, 0, err, errlen);
 }
 
+/* Pinned by the core's process object, which loads first. */
+static int open_redact_maps(struct vigil_policy_state *s)
+{
+	char path[300];
+
+	snprintf(path, sizeof(path), "%s/vigil_redact_conf", s->pin_dir);
+	if ((s->redact_conf_fd = bpf_obj_get(path)) < 0)
+		return vlog_err(-errno, "cannot open %s", path);
+	snprintf(path, sizeof(path), "%s/vigil_redact_keys", s->pin_dir);
+	if ((s->redact_keys_fd = bpf_obj_get(path)) < 0)
+		return vlog_err(-errno, "cannot open %s", path);
+	return 0;
+}
+
 int vigil_policy_init(struct vigil_policy_state *s, const char *pin_dir, uint64_t ring_size)
 {
 	int err;
@@ -746,7 +765,8 @@ int vigil_policy_init(struct vigil_policy_state *s, const char *pin_dir, uint64_
 	s->pol6_fd = bpf_map__fd(s->cg->maps.vigil_pol6);
 	s->stats_fd = bpf_map__fd(s->cg->maps.vigil_rule_stats);
 	s->cgroup_fd = bpf_map__fd(s->cg->maps.vigil_rule_cgroup);
-	if ((err = vigil_sock_destroy_init(s, ring_size)) ||
+	if ((err = open_redact_maps(s)) ||
+	    (err = vigil_sock_destroy_init(s, ring_size)) ||
 	    (err = vigil_proc_rules_open(&s->proc, pin_dir, ring_size)))
 		return err;
 	return vigil_deny_carried_init(s, ring_size);
@@ -761,6 +781,11 @@ void vigil_policy_close(struct vigil_policy_state *s)
 	s->proc = NULL;
 	enforce_cgroup_bpf__destroy(s->cg);
 	s->cg = NULL;
+	if (s->redact_conf_fd > 0)
+		close(s->redact_conf_fd);
+	if (s->redact_keys_fd > 0)
+		close(s->redact_keys_fd);
+	s->redact_conf_fd = s->redact_keys_fd = -1;
 	vigil_policy_free(&s->in_force);
 	for (unsigned i = 0; i < s->n_files; i++)
 		free(s->files[i]);

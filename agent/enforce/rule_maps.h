@@ -40,6 +40,7 @@ struct vigil_policy_state {
 	int64_t carried_next;	/* when (CLOCK_MONOTONIC s) */
 	uint32_t carried_found;	/* the send and receive hooks' finds, as last handled */
 	int rules_fd, pol4_fd, pol6_fd, stats_fd, cgroup_fd;
+	int redact_conf_fd, redact_keys_fd;	/* the exec programs' (core/redact_maps.h) */
 	struct vigil_policy in_force;
 	uint8_t slot[VIGIL_RULES_MAX];	/* rule i of in_force is rule id slot[i] */
 	struct vigil_rule_stats base[VIGIL_RULES_MAX];	/* counted in slots it left */

@@ -48,6 +48,9 @@
 	  vigil_format_report_remote, vigil_tetragon_report_remote)				\
 	X(VIGIL_EV_REPORT_END, report_end, vigil_report_end, 0, NULL, vigil_format_report_end,	\
 	  vigil_tetragon_report_end)								\
+	X(VIGIL_EV_HEARTBEAT, heartbeat, vigil_heartbeat, 0, NULL, vigil_format_heartbeat, NULL)	\
+	X(VIGIL_EV_BLIND, blind, vigil_blind, 0, NULL, vigil_format_blind, NULL)		\
+	X(VIGIL_EV_TAMPER, tamper, vigil_tamper, 0, NULL, vigil_format_tamper, NULL)		\
 	X(VIGIL_EV_ENFORCE, enforce, vigil_enforce, 0, vigil_check_enforce, vigil_format_enforce,\
 	  vigil_tetragon_enforce)								\
 	X(VIGIL_EV_POLICY_HIT, policy_hit, vigil_policy_hit, 1, vigil_check_policy_hit,		\

@@ -27,9 +27,11 @@
  * 2.1: policy_hit (exec and file rules).
  * 3.0: connect, close and reset carry the socket cookie; throttle a phase
  *      (start, stop).
- * 3.1: 3.0 with policy_hit. */
+ * 3.1: 3.0 with policy_hit.
+ * 3.2: heartbeat, blind and tamper (the node's health, from BPF); exec's
+ *      flag REDACTED. */
 #define VIGIL_SCHEMA_MAJOR 3
-#define VIGIL_SCHEMA_MINOR 1
+#define VIGIL_SCHEMA_MINOR 2
 #define VIGIL_SCHEMA_VERSION (VIGIL_SCHEMA_MAJOR | VIGIL_SCHEMA_MINOR << 16)
 #define VIGIL_SCHEMA_MAJOR_OF(v) ((v) & 0xffff)
 #define VIGIL_SCHEMA_MINOR_OF(v) ((v) >> 16)
@@ -107,6 +109,9 @@ enum vigil_exec_flags {
 	 * vigil_execs): for process caches only, no line, so that one exec_id
 	 * has one process_exec line. PROCFS is then clear when it exec'd. */
 	VIGIL_EXEC_KNOWN = 1 << 13,
+	/* secrets in the arguments were masked in BPF (vigil/redact.h), or
+	 * the arguments dropped (args_len 0) when there were too many */
+	VIGIL_EXEC_REDACTED = 1 << 14,
 };
 
 /* What a set-user-id, set-group-id or file-capability exec changed, as
@@ -258,6 +263,7 @@ VIGIL_STATIC_ASSERT(VIGIL_EVENT_MAX_SIZE < 65536, "size fits hdr.size");
 /* Each part's events, in its own header, in its own id range. */
 #include <vigil/net_events.h>
 #include <vigil/enforce_events.h>
+#include <vigil/health_events.h>
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_policy_hit) == 184, "vigil_policy_hit layout");
 
 #endif

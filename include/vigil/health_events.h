@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The node's own health, written from BPF (bpf/heartbeat.bpf.c) whether or
+ * not vigild runs: a heartbeat on a timer, and a blind record when the
+ * ring's consumer stood still for a while. Ids in the report range,
+ * after the network reports. Included by events.h.
+ */
+#ifndef VIGIL_HEALTH_EVENTS_H
+#define VIGIL_HEALTH_EVENTS_H
+
+enum vigil_health_event_type {
+	VIGIL_EV_HEARTBEAT = VIGIL_EV_REPORT_FIRST + 8,	/* struct vigil_heartbeat */
+	VIGIL_EV_BLIND,					/* struct vigil_blind */
+	VIGIL_EV_TAMPER,				/* struct vigil_tamper */
+};
+
+/* Every --heartbeat-interval, from a timer in a pinned map. The ring's
+ * producer and consumer positions (bytes, all time) are the kernel's at
+ * the tick; consumer_since is the ktime the consumer was last seen moving
+ * (or the ring empty) when it stands still now, else 0. */
+struct vigil_heartbeat {
+	struct vigil_hdr hdr;
+	__u64 producer_pos;
+	__u64 consumer_pos;
+	__u64 last_seq;		/* the sequence number last taken */
+	__u64 beats;		/* heartbeats taken, this one included (all time) */
+	__u64 beats_lost;	/* of them, those that found the ring full */
+	__u64 consumer_since;
+	__u64 interval_ns;
+	__u64 ticks_blind;	/* ticks the consumer stood still, this stall */
+};
+
+/* The consumer moved again after standing still with records waiting
+ * (vigild killed, stopped, or stuck): user space was blind from from_ktime
+ * (the last tick it was seen consuming) to to_ktime (the first tick it
+ * was seen again). Written as soon as the ring takes it, then the stall
+ * is forgotten; until then each tick tries again. */
+struct vigil_blind {
+	struct vigil_hdr hdr;
+	__u64 from_ktime;
+	__u64 to_ktime;
+	__u64 ticks;		/* ticks the consumer stood still */
+	__u64 beats_lost;	/* heartbeats lost meanwhile (ring full) */
+};
+
+/* The timer's state, pinned (vigil_hb_state): what `vigil status` reads. */
+struct vigil_hb_state {
+	__u64 beats, beats_lost;
+	__u64 last_tick;	/* ktime of the last tick */
+	__u64 last_cons;	/* the consumer position then */
+	__u64 since;		/* the stall's start, 0: none */
+	__u64 ticks_blind;
+	__u64 lost_at_since;	/* beats_lost when the stall began */
+	__u64 last_from, last_to;	/* the last stall reported */
+	__u64 interval_ns;
+};
+
+/* What another process did to the agent, written from BPF so that it
+ * outlives the agent (bpf/tamper.bpf.c). */
+enum vigil_tamper_what {
+	VIGIL_TAMPER_SIGNAL = 1,	/* a signal generated for the agent */
+	VIGIL_TAMPER_LINK_DETACH = 2,	/* bpf(BPF_LINK_DETACH) on a link of vigil's */
+	VIGIL_TAMPER_LINK_UPDATE = 3,	/* bpf(BPF_LINK_UPDATE): its program replaced */
+};
+
+struct vigil_tamper {
+	struct vigil_hdr hdr;
+	struct vigil_proc proc;	/* who did it: the current task */
+	__u32 what;		/* enum vigil_tamper_what */
+	__u32 agent_pid;	/* the agent's tgid, as its last start wrote it */
+	__u32 arg;		/* SIGNAL: the signal; LINK_*: the link's id */
+	__s32 result;		/* SIGNAL: the kernel's TRACE_SIGNAL_* outcome; LINK_*: 0,
+				 * taken at the call's entry, before the kernel decides */
+	char comm[16];		/* the doer's comm */
+};
+
+VIGIL_STATIC_ASSERT(sizeof(struct vigil_tamper) == 104, "vigil_tamper layout");
+VIGIL_STATIC_ASSERT(sizeof(struct vigil_heartbeat) == 88, "vigil_heartbeat layout");
+VIGIL_STATIC_ASSERT(sizeof(struct vigil_blind) == 56, "vigil_blind layout");
+VIGIL_STATIC_ASSERT(VIGIL_EV_BLIND <= VIGIL_EV_REPORT_LAST, "health ids in range");
+
+#endif
