@@ -11,7 +11,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/stream_lib.sh"
 command -v prometheus >/dev/null || skip_all "no prometheus (Debian's package)"
-plan 15
+plan 16
 H=/usr/bin/python3
 CG=$(new_cgroup m) || exit 1
 NS=$(new_netns m) || exit 1
@@ -68,6 +68,8 @@ is "$(query 'vigil_collector_process_cache_full_total') $(query 'vigil_collector
 n=$(query 'sum(vigil_events_total{job="vigild"})')
 [ "${n:-0}" -ge 3 ] 2>/dev/null
 ok $? "the agent's events by type: at least the workload ($n)"
+query_ge 'vigil_process_cache_entries' 1 && query_ge 'vigil_process_cache_capacity' 65536
+ok $? "the agent's process cache: entries and capacity"
 is "$(query 'vigil_up{job="vigild"}') $(query 'vigil_sink_state{state="up"}')" "1 1" \
 	"vigil_up and the stream's one-hot state"
 

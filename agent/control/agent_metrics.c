@@ -15,6 +15,7 @@
 #include "sinks/sink_local.h"
 #include "stream/sink_stream.h"
 #include "counters.h"
+#include "proc_cache.h"
 #include "json.h"
 #include "prom.h"
 #include "version.h"
@@ -88,6 +89,21 @@ static void losses(struct vigil_buf *b, const struct vigil_agent_view *v)
 		if (name)
 			vigil_prom_sample(b, "vigil_kernel_counter_total", c[i], "name", name, NULL);
 	}
+}
+
+static void process_cache(struct vigil_buf *b, const struct vigil_agent_view *v)
+{
+	const struct vigil_proc_cache *c = &v->local->fmt.cache;
+
+	vigil_prom_one(b, "vigil_process_cache_entries", "gauge",
+		       "Processes the agent's cache holds (names them in later events)", c->count);
+	vigil_prom_one(b, "vigil_process_cache_capacity", "gauge",
+		       "Processes it can hold", c->max);
+	vigil_prom_one(b, "vigil_process_cache_full_total", "counter",
+		       "Processes not cached for lack of room (later events lack details)", c->misses);
+	vigil_prom_one(b, "vigil_process_lookups_missed_total", "counter",
+		       "Events whose process or parent the cache did not know (flagged miss)",
+		       c->lookups_missed);
 }
 
 static void ring(struct vigil_buf *b, const struct vigil_agent_view *v)
@@ -254,6 +270,7 @@ void vigil_agent_metrics(struct vigil_buf *out, const struct vigil_agent_view *v
 	events(out, v);
 	losses(out, v);
 	ring(out, v);
+	process_cache(out, v);
 	sinks(out, v);
 	rules(out, v);
 	features(out);
