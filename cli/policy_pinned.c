@@ -201,9 +201,12 @@ static void list_proc(void)
 		       (uint64_t)sum.refused);
 	}
 out:
-	for (int *fd = &state_fd; fd <= &stats_fd; fd++)
-		if (*fd >= 0)
-			close(*fd);
+	if (state_fd >= 0)
+		close(state_fd);
+	if (rules_fd >= 0)
+		close(rules_fd);
+	if (stats_fd >= 0)
+		close(stats_fd);
 }
 
 int cli_policy_list_pinned(void)
@@ -224,8 +227,12 @@ int cli_policy_list_pinned(void)
 		err = list(&p);
 		list_proc();
 	}
-	for (int *fd = &p.rules; fd <= &p.pol[1]; fd++)
-		if (*fd >= 0)
-			close(*fd);
+	{
+		int fds[] = { p.rules, p.stats, p.cgroups, p.pol[0], p.pol[1] };
+
+		for (unsigned i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
+	}
 	return err;
 }

@@ -138,5 +138,7 @@ int vigil_opts_file(const struct vigil_opt *t, size_t n, const char *path, void 
 		snprintf(where, sizeof(where), "%s:%u", path, lineno);
 		err = set_line(t, n, line, base, seen, where);
 	}
+	if (err)
+		free(text);	/* refused: the program stops, nothing points in */
 	return err;
 }
