@@ -256,7 +256,8 @@ TV="$T_DIR/throttle.json"
 start_agent -o "$TV" --export-format tetragon --export-file-max-size-mb 0 --proc-budget 10:20 \
 	--poll-ms 20 --report-only --report-interval 0 --no-procfs || exit 1
 (echo $BASHPID >"$CG/cgroup.procs" && exec timeout $((20 * T_SLOW)) "$TOP/$BUILD/bench/exec_storm" 300) >/dev/null
-wait_for 10 grep -q THROTTLE_STOP "$TV"
+# (not grep: its own exec line, with the word in its arguments, is in the file)
+wait_for 10 event_seen "$TV" '.process_throttle.type == "THROTTLE_STOP"'
 stop_agent
 is "$(jq -r --arg cg "${CG##*/}" 'select(.process_throttle.cgroup | endswith($cg)?) | .process_throttle.type' "$TV" |
 	tr '\n' ' ')" "THROTTLE_START THROTTLE_STOP " "process_throttle: the storm's cgroup, by its path, started and stopped once"
