@@ -13,7 +13,7 @@
 # phases; 2.0 was a9eafbd, the first with the catalogue and minor versions).
 # A new major moves it to its own first commit: records of another major
 # are refused by design, which is not what this test is about.
-BASE=a5bcf5f9ec2e285aa31a45bfa7ca375d680ba5f9
+BASE=0a6c4b2e8161dc071dcabb6389a6294c7bad1b6a
 git -C "$TOP" cat-file -e "$BASE^{commit}" 2>/dev/null ||
 	skip_all "needs the repository's history back to ${BASE:0:7} (a full clone)"
 plan 12
