@@ -21,6 +21,7 @@
 #include "buf.h"
 #include "cmd.h"
 #include "log.h"
+#include "pins.h"
 #include "policy_parse.h"
 
 struct pinned {
@@ -37,22 +38,11 @@ struct prefix {
 
 #define PREFIXES_MAX 4096
 
-static int open_pin(const char *name, int *fd)
+/* A pinned map of cli_pin_dir (lib/pins.h): 0, or -errno (said by the caller:
+ * a pin may be absent, as when no rule of its kind was ever loaded). */
+static int open_pinned(const char *name, int *fd)
 {
-	char path[512];
-
-	snprintf(path, sizeof(path), "%s/%s", cli_pin_dir, name);
-	*fd = bpf_obj_get(path);
-	return *fd < 0 ? vlog_err(-errno, "cannot open %s", path) : 0;
-}
-
-/* A pin that may be absent (no rule of its kind ever loaded). */
-static int open_quiet(const char *name, int *fd)
-{
-	char path[512];
-
-	snprintf(path, sizeof(path), "%s/%s", cli_pin_dir, name);
-	*fd = bpf_obj_get(path);
+	*fd = vigil_pinned_fd(cli_pin_dir, name);
 	return *fd < 0 ? -errno : 0;
 }
 
@@ -168,8 +158,8 @@ static void list_proc(void)
 	__u32 zero = 0;
 	unsigned shown = 0;
 
-	if (ncpus <= 0 || open_quiet("vigil_pstate", &state_fd) || open_quiet("vigil_prules", &rules_fd) ||
-	    open_quiet("vigil_prule_stats", &stats_fd) || bpf_map_lookup_elem(state_fd, &zero, &st))
+	if (ncpus <= 0 || open_pinned("vigil_pstate", &state_fd) || open_pinned("vigil_prules", &rules_fd) ||
+	    open_pinned("vigil_prule_stats", &stats_fd) || bpf_map_lookup_elem(state_fd, &zero, &st))
 		goto out;
 	for (__u32 i = 0; i < VIGIL_PRULES_MAX; i++) {
 		__u32 key = (st.gen & 1) * VIGIL_PRULES_MAX + i;
@@ -214,12 +204,15 @@ int cli_policy_list_pinned(void)
 	struct pinned p = { -1, -1, -1, { -1, -1 } };
 	int err;
 
-	if ((err = open_pin("vigil_rules", &p.rules)) ||
-	    (err = open_pin("vigil_rule_stats", &p.stats)) ||
-	    (err = open_pin("vigil_rule_cgroup", &p.cgroups)) ||
-	    (err = open_pin("vigil_pol4", &p.pol[0])) || (err = open_pin("vigil_pol6", &p.pol[1]))) {
+	if ((err = open_pinned("vigil_rules", &p.rules)) ||
+	    (err = open_pinned("vigil_rule_stats", &p.stats)) ||
+	    (err = open_pinned("vigil_rule_cgroup", &p.cgroups)) ||
+	    (err = open_pinned("vigil_pol4", &p.pol[0])) ||
+	    (err = open_pinned("vigil_pol6", &p.pol[1]))) {
 		if (err == -ENOENT)
 			vlog_refuse(err, "no policy is pinned in %s", cli_pin_dir);
+		else
+			vlog_err(err, "cannot open the policy maps pinned in %s", cli_pin_dir);
 	} else {
 		fprintf(stderr, "vigil: vigild is not running; the rules pinned in %s still enforce "
 			"(names, files and interfaces are known to a running agent only):\n",
