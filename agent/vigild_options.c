@@ -26,7 +26,7 @@
 	.count_off = offsetof(struct vigild_options, n), .max = (cap)
 
 static vigil_opt_set_fn set_ring_size, set_budget, set_budget_by, set_node,
-	set_pin_dir, set_send_path, set_duration, set_help, set_version;
+	set_pin_dir, set_send_path, set_duration, set_version;
 
 static const char usage_head[] =
 	"Usage: vigild [OPTION]...\n"
@@ -134,7 +134,7 @@ static const struct vigil_opt options[] = {
 	  "long name (the command line wins; man vigild)", STR(config) },
 	{ "duration", 'd', 0, "SECONDS", "stop after SECONDS", .set = set_duration },
 	VIGIL_LOG_OPTS,
-	{ "help", 'h', 0, NULL, "this text", .set = set_help },
+	VIGIL_HELP_OPT(usage_head),
 	{ "version", 'V', 0, NULL, "version and event schema", .set = set_version },
 };
 
@@ -240,13 +240,6 @@ static int set_duration(const struct vigil_opt *opt, void *base, const char *arg
 	if (opts(base)->duration <= 0)
 		return vlog_usage("invalid value '%s' for --duration", arg);
 	return 0;
-}
-
-static int set_help(const struct vigil_opt *opt, void *base, const char *arg)
-{
-	(void)opt, (void)base, (void)arg;
-	vigil_opts_usage(stdout, usage_head, options, VIGIL_OPTS_N(options));
-	return VIGIL_OPTS_DONE;
 }
 
 static int set_version(const struct vigil_opt *opt, void *base, const char *arg)

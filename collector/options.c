@@ -19,7 +19,7 @@
 #define U64(field, lo, hi) .set = vigil_opt_u64, AT(field), .min = (lo), .max = (hi)
 #define SECS(field, lo, hi) .set = vigil_opt_double, AT(field), .min = (lo), .max = (hi)
 
-static vigil_opt_set_fn set_pub, set_pub_wait, set_pub_layout, set_duration, set_help, set_version;
+static vigil_opt_set_fn set_pub, set_pub_wait, set_pub_layout, set_duration, set_version;
 
 static const char usage_head[] =
 	"Usage: vigil-collector --listen tls://HOST:PORT --tls-cert FILE --tls-key FILE\n"
@@ -161,8 +161,7 @@ static const struct vigil_opt options[] = {
 	  "options from FILE, one 'name = value' a line by\n"
 	  "long name (the command line wins)", STR(config) },
 	VIGIL_LOG_OPTS,
-	{ "help", 'h', 0, NULL, "this text",
-	  .set = set_help },
+	VIGIL_HELP_OPT(usage_head),
 	{ "version", 'V', 0, NULL, "version and event schema",
 	  .set = set_version },
 	{ .help = "SIGHUP reads --tls-cert, --tls-key and --tls-ca again; new connections use them." },
@@ -217,13 +216,6 @@ static int set_duration(const struct vigil_opt *opt, void *base, const char *arg
 				"1 s to 3650 d", arg, opt->name);
 	*(double *)((char *)base + opt->off) = v * mult;
 	return 0;
-}
-
-static int set_help(const struct vigil_opt *opt, void *base, const char *arg)
-{
-	(void)opt, (void)base, (void)arg;
-	vigil_opts_usage(stdout, usage_head, options, VIGIL_OPTS_N(options));
-	return VIGIL_OPTS_DONE;
 }
 
 static int set_version(const struct vigil_opt *opt, void *base, const char *arg)

@@ -120,6 +120,12 @@ int vigil_opt_double(const struct vigil_opt *o, void *base, const char *arg)
 	return 0;
 }
 
+int vigil_opt_help(const struct vigil_opt *o, void *base, const char *arg)
+{
+	(void)o, (void)base, (void)arg;
+	return VIGIL_OPTS_DONE;	/* the usage is vigil_opts_parse's: it has the table */
+}
+
 int vigil_opt_list(const struct vigil_opt *o, void *base, const char *arg)
 {
 	unsigned *n = (unsigned *)((char *)base + o->count_off);
@@ -188,6 +194,10 @@ int vigil_opts_parse(const struct vigil_opt *t, size_t n, int argc, char **argv,
 			return vlog_usage("option code %d not in the table (try '%s --help')", c, prog);
 		if (!t[i].set)
 			return vlog_refuse(-EINVAL, "--%s: no setter in the option table", t[i].name);
+		if (t[i].set == vigil_opt_help) {
+			vigil_opts_usage(stdout, t[i].usage, t, n);
+			return VIGIL_OPTS_DONE;
+		}
 		if ((err = t[i].set(&t[i], base, optarg)))
 			return err == VIGIL_OPTS_DONE ? err : -VIGIL_EUSAGE;
 		seen[i] = true;

@@ -37,6 +37,7 @@ struct vigil_opt {
 	size_t count_off;	/* vigil_opt_list: the unsigned count of the list at off */
 	double min, max;	/* numbers: the bounds, inclusive; list: max is its capacity */
 	unsigned shift;		/* vigil_opt_u64: the value is stored shifted left (MiB) */
+	const char *usage;	/* vigil_opt_help: --help's first lines */
 };
 
 /* Generic setters. Numbers are refused past [min, max] with the option's
@@ -46,6 +47,11 @@ vigil_opt_set_fn vigil_opt_str;		/* const char * = arg */
 vigil_opt_set_fn vigil_opt_u64;		/* uint64_t, decimal or 0x */
 vigil_opt_set_fn vigil_opt_double;	/* double, finite */
 vigil_opt_set_fn vigil_opt_list;	/* const char *[max], count at count_off */
+/* --help: vigil_opts_parse writes the usage (opt->usage, then the table it
+ * parses) and answers VIGIL_OPTS_DONE. */
+vigil_opt_set_fn vigil_opt_help;
+#define VIGIL_HELP_OPT(head) \
+	{ "help", 'h', 0, NULL, "this text", .set = vigil_opt_help, .usage = (head) }
 
 /* The log's options, the same in every daemon (lib/log.h): -v, --log-level,
  * --log-format; they set the log's state, not a field. */
