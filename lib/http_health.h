@@ -22,7 +22,7 @@ struct vigil_http *vigil_http_start(const char *addr_port, const char *prog);
  * not (503), with reason_json as its body. */
 void vigil_http_publish(struct vigil_http *h, const char *metrics, size_t len, bool ready,
 			const char *reason_json);
-/* The event loop turned: /livez answers 200 while this is recent (5 s). */
+/* The event loop turned: /livez answers 200 while this is recent (30 s). */
 void vigil_http_alive(struct vigil_http *h);
 /* Checks ADDR:PORT's form without listening; 0 or -EINVAL, said. */
 int vigil_http_addr_check(const char *addr_port, const char *opt);
