@@ -218,7 +218,13 @@ static __always_inline __u64 netns_cookie(struct __sk_buff *skb)
 
 static __noinline struct vigil_flow *track(struct __sk_buff *skb, const struct decision *d)
 {
-	return vigil_flow_track(&d->p, netns_cookie(skb), d->ifindex, bpf_ktime_get_ns());
+	struct vigil_flow_tag tag = {};
+
+	if (skb->vlan_present) {
+		tag.tci = skb->vlan_tci;
+		tag.proto = skb->vlan_proto;
+	}
+	return vigil_flow_track(&d->p, netns_cookie(skb), d->ifindex, tag, bpf_ktime_get_ns());
 }
 
 /* by_identity: only a packet XDP handed over by its identity is decided

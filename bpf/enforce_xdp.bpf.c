@@ -89,7 +89,9 @@ static __always_inline __u64 xdp_netns_cookie(struct xdp_md *xdp)
 
 static __noinline struct vigil_flow *track(struct xdp_md *xdp, const struct decision *d)
 {
-	return vigil_flow_track(&d->p, xdp_netns_cookie(xdp), d->ifindex, bpf_ktime_get_ns());
+	struct vigil_flow_tag none = {};	/* XDP sees tags in the data only */
+
+	return vigil_flow_track(&d->p, xdp_netns_cookie(xdp), d->ifindex, none, bpf_ktime_get_ns());
 }
 
 /* Tags the frame for vigil_tc_xdp_ingress: 0, or the helper's error (a

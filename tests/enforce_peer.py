@@ -15,6 +15,9 @@
                               port (42001...); see VLAN_SHAPES
   tagged IFACE DSTMAC SRC DST SPORT DPORT VID tcp|udp   one SYN or UDP
                               datagram behind one 802.1Q tag
+  tunrelay IFNAME NETNS_PATH IFNAME2 DIR   relays packets between tun device
+                              IFNAME here and IFNAME2 in the namespace at
+                              NETNS_PATH (a point-to-point L3 link); DIR/ready
   tun IFNAME SRC DST DPORT tcp|udp    one SYN (or UDP datagram) written into
                               tun device IFNAME; prints what comes back from
                               DPORT within a second: TCP flags, "icmp-unreach"
@@ -287,12 +290,38 @@ def l4(iface, dmac, src, dst, dport):
     print("sent", len(pk))
 
 
+def tun_open(ifname):
+    """An fd on tun device IFNAME of the caller's namespace (TUN, NO_PI)."""
+    import fcntl, struct
+    fd = os.open("/dev/net/tun", os.O_RDWR)
+    fcntl.ioctl(fd, 0x400454ca, struct.pack("16sH", ifname.encode(), 0x0001 | 0x1000))  # TUNSETIFF
+    return fd
+
+
+def tunrelay(here, netns_path, there, d):
+    """A point-to-point IP link made of two tun devices: HERE in this
+    namespace, THERE in the one at NETNS_PATH; every packet one side's stack
+    sends comes out of the other. For L3 devices on a kernel built without
+    IP tunnels. DIR/ready once both ends are open; runs until killed."""
+    import ctypes, select
+    a = tun_open(here)
+    libc = ctypes.CDLL(None, use_errno=True)
+    with open(netns_path) as ns:
+        if libc.setns(ns.fileno(), 0x40000000) != 0:  # CLONE_NEWNET
+            sys.exit("setns: " + os.strerror(ctypes.get_errno()))
+    b = tun_open(there)
+    open(os.path.join(d, "ready"), "w").close()
+    peer = {a: b, b: a}
+    while True:
+        for fd in select.select([a, b], [], [])[0]:
+            os.write(peer[fd], os.read(fd, 65536))
+
+
 def tun(ifname, src, dst, dport, proto):
     """A device without an Ethernet header: the frame is the IP packet."""
-    import fcntl, select, struct
+    import select
     from scapy.all import TCP, UDP, Raw, IP, IPv6
-    fd = os.open("/dev/net/tun", os.O_RDWR)
-    fcntl.ioctl(fd, 0x400454ca, struct.pack("16sH", ifname.encode(), 0x0001 | 0x1000))  # TUNSETIFF: TUN, NO_PI
+    fd = tun_open(ifname)
     sport = 45000 + int(dport) % 1000
     l4 = (TCP(sport=sport, dport=int(dport), flags="S", seq=1000) if proto == "tcp"
           else UDP(sport=sport, dport=int(dport)) / Raw(b"ping"))
@@ -404,6 +433,8 @@ def main():
         tagged1(*a)
     elif cmd == "tun":
         tun(*a)
+    elif cmd == "tunrelay":
+        tunrelay(*a)
     elif cmd == "l4":
         l4(*a)
     elif cmd == "ack":

@@ -118,14 +118,56 @@ static int build_run(struct vigil_flow_reset *r, void *in, uint32_t len, void *o
 	return o.retval;
 }
 
+#define VIGIL_VLAN_HLEN 4	/* an 802.1Q or 802.1ad tag: TPID and TCI */
+
+/*
+ * Frames the built RST (an Ethernet frame of *len bytes at *frame, with
+ * VIGIL_VLAN_HLEN bytes of room before it) as side sd's packets came: with
+ * their VLAN tag, or without the Ethernet header on a device that has none.
+ * -EOPNOTSUPP for tags in the data, which the TC builder does not answer
+ * either (docs/resets.md).
+ */
+static int frame_as_side(const struct vigil_flow_side *sd, uint8_t **frame, uint32_t *len,
+			 struct sockaddr_ll *to)
+{
+	uint8_t *f = *frame;
+
+	if (sd->l2 & VIGIL_FLOW_L2_TAGS_IN_DATA)
+		return -EOPNOTSUPP;
+	if (sd->l2 & VIGIL_FLOW_L2_NONE) {
+		struct ethhdr *eth = (struct ethhdr *)f;
+
+		to->sll_protocol = eth->h_proto;
+		to->sll_halen = 0;
+		*frame = f + ETH_HLEN;
+		*len -= ETH_HLEN;
+		return 0;
+	}
+	memcpy(to->sll_addr, sd->src_mac, ETH_ALEN);
+	if (sd->l2 & VIGIL_FLOW_L2_VLAN) {
+		uint16_t tci = htons(sd->vlan_tci);
+
+		f -= VIGIL_VLAN_HLEN;
+		memmove(f, f + VIGIL_VLAN_HLEN, 2 * ETH_ALEN);
+		memcpy(f + 2 * ETH_ALEN, &sd->vlan_proto, 2);
+		memcpy(f + 2 * ETH_ALEN + 2, &tci, 2);
+		*frame = f;
+		*len += VIGIL_VLAN_HLEN;
+	}
+	return 0;
+}
+
 /* The RST to side s, built by the TC builder and sent toward s with vigil's
  * own mark (its egress hook lets it by: SO_MARK on pfd); counted and
  * reported once it went out. */
 static int send_rst(struct vigil_flow_reset *r, int pfd, const struct vigil_flow_key *k,
 		    const struct vigil_flow *f, int s, unsigned rule_id)
 {
-	/* Frames 2 bytes past a 4-byte boundary: their IP headers aligned. */
-	struct { uint16_t align; uint8_t f[128]; } __attribute__((aligned(4))) in_buf, out_buf;
+	/* Frames 2 bytes past a 4-byte boundary: their IP headers aligned; the
+	 * output with room before it for a VLAN tag. */
+	struct { uint16_t align; uint8_t f[128]; } __attribute__((aligned(4))) in_buf;
+	struct { uint16_t align; uint8_t tag[VIGIL_VLAN_HLEN]; uint8_t f[128]; }
+		__attribute__((aligned(4))) out_buf;
 	uint8_t *in = in_buf.f, *out = out_buf.f;
 	uint32_t ifindex = f->side[s].ifindex, len = sizeof(out_buf.f), in_len;
 	struct sockaddr_ll to = {
@@ -139,7 +181,8 @@ static int send_rst(struct vigil_flow_reset *r, int pfd, const struct vigil_flow
 	ret = build_run(r, in, in_len, out, &len, VIGIL_BUILD_TRUSTED, rule_id, ifindex);
 	if (ret != 1)
 		return ret < 0 ? ret : -EINVAL;
-	memcpy(to.sll_addr, f->side[s].src_mac, ETH_ALEN);
+	if ((ret = frame_as_side(&f->side[s], &out, &len, &to)))
+		return ret;
 	if (sendto(pfd, out, len, 0, (struct sockaddr *)&to, sizeof(to)) < 0)
 		return -errno;
 	r->injected++;
@@ -202,8 +245,13 @@ static int reset_in_ns(void *arg)
 			continue;
 		for (int s = 0; s < 2; s++) {
 			if ((err = send_rst(r, pfd, &k, &f, s, p->id))) {
-				vlog_err(err, "flow reset: cannot send a RST toward ifindex %u",
-					 f.side[s].ifindex);
+				if (err == -EOPNOTSUPP)
+					vlog_warn("flow reset: no RST toward ifindex %u: its frames carry "
+						  "VLAN tags in their data, which vigil does not rebuild",
+						  f.side[s].ifindex);
+				else
+					vlog_err(err, "flow reset: cannot send a RST toward ifindex %u",
+						 f.side[s].ifindex);
 				p->failed++;
 				continue;
 			}

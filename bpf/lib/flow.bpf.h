@@ -61,11 +61,19 @@ static __always_inline bool vigil_seq_after(__u32 a, __u32 b)
 	return (__s32)(a - b) > 0;
 }
 
-/* Records what p's sender sent, seen arriving on ifindex; returns the flow
- * (NULL when untracked). A bare SYN starts over: a new flow on old ports. */
+/* The one VLAN tag the stack keeps outside a frame's data (TC sees it in
+ * the skb; XDP sees tags only in the data). */
+struct vigil_flow_tag {
+	__u16 tci;
+	__u16 proto;		/* network order; 0: no tag kept */
+};
+
+/* Records what p's sender sent, seen arriving on ifindex with tag (the tag
+ * kept outside the data, if any); returns the flow (NULL when untracked).
+ * A bare SYN starts over: a new flow on old ports. */
 static __always_inline struct vigil_flow *vigil_flow_track(const struct vigil_pkt *p,
 							   __u64 netns_cookie, __u32 ifindex,
-							   __u64 now)
+							   struct vigil_flow_tag tag, __u64 now)
 {
 	struct vigil_flow_key k;
 	struct vigil_flow *f;
@@ -102,6 +110,10 @@ static __always_inline struct vigil_flow *vigil_flow_track(const struct vigil_pk
 	sd->ifindex = ifindex;
 	__builtin_memcpy(sd->src_mac, p->smac, 6);
 	__builtin_memcpy(sd->dst_mac, p->dmac, 6);
+	sd->l2 = (tag.proto ? VIGIL_FLOW_L2_VLAN : 0) | (p->l3_off ? 0 : VIGIL_FLOW_L2_NONE) |
+		 (p->vlan_data ? VIGIL_FLOW_L2_TAGS_IN_DATA : 0);
+	sd->vlan_tci = tag.tci;
+	sd->vlan_proto = tag.proto;
 	sd->seen = 1;
 	f->last_ns = now;
 	return f;

@@ -145,7 +145,19 @@ struct vigil_flow_side {
 	__u8 src_mac[6];	/* its packets' Ethernet source ... */
 	__u8 dst_mac[6];	/* ... and destination */
 	__u8 seen;		/* 1 once a packet from this side was seen */
-	__u8 pad[5];
+	__u8 l2;		/* enum vigil_flow_l2: how its frames were framed */
+	__u16 vlan_tci;		/* with VIGIL_FLOW_L2_VLAN: the tag ... */
+	__u16 vlan_proto;	/* ... and its TPID, network order (802.1Q, 802.1ad) */
+};
+
+/* A RST the agent injects toward a side must be framed as that side's
+ * packets came: an injected frame that lacks their VLAN tag lands on the
+ * wrong segment, and one with an Ethernet header on a device that has none
+ * is garbage there. */
+enum vigil_flow_l2 {
+	VIGIL_FLOW_L2_VLAN = 1 << 0,	/* one tag, kept in the skb (not in the data) */
+	VIGIL_FLOW_L2_NONE = 1 << 1,	/* the device has no Ethernet header */
+	VIGIL_FLOW_L2_TAGS_IN_DATA = 1 << 2,	/* tags vigil does not rebuild */
 };
 
 enum vigil_flow_flags {
