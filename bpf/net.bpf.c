@@ -78,16 +78,24 @@ static __always_inline void emit_conn(__u16 type, const struct sock *sk, __u64 c
 }
 
 /* Whether an accepted socket's accept event is still to be written, once:
- * true for the one caller that writes it. No atomic exchange on a byte: an
- * accept() on one CPU and a reset or close in softirq on another could both
- * pass in the few instructions between the test and the clear, and write
- * it twice. */
+ * true for the one caller that writes it. An accept() on one CPU and a
+ * reset or close in softirq on another may both ask: the flag is cleared by
+ * a compare-and-exchange of the word it shares with sport and rst_seen,
+ * tried again when one of those changed meanwhile (a plain test and clear
+ * let both pass, and the event was written twice). */
 static __always_inline bool take_accept_due(struct vigil_sk *s)
 {
-	if (!*(volatile __u8 *)&s->accept_due)
-		return false;
-	*(volatile __u8 *)&s->accept_due = 0;
-	return true;
+	struct vigil_sk due = { .accept_due = 0xff };	/* its bits in the word */
+
+	for (int i = 0; i < 4; i++) {
+		__u32 old = *(volatile __u32 *)&s->accept_word;
+
+		if (!(old & due.accept_word))
+			return false;
+		if (__sync_val_compare_and_swap(&s->accept_word, old, old & ~due.accept_word) == old)
+			return true;
+	}
+	return false;	/* the word kept changing: let a later caller write it */
 }
 
 /* The accept event of an accepted socket, named after its owner at the

@@ -41,9 +41,16 @@ struct vigil_sk {
 	__u8 reason;		/* enum vigil_close_reason: the first seen */
 	__u8 closed;		/* its close was reported */
 	__u8 refined;		/* owner checked at a send or receive */
-	__u16 sport;		/* local port: gone from the socket at CLOSE */
-	__u8 rst_seen;		/* a RST was sent or received */
-	__u8 accept_due;	/* accepted, its event not yet written (net.bpf.c) */
+	union {
+		struct {
+			__u16 sport;	/* local port: gone from the socket at CLOSE */
+			__u8 rst_seen;	/* a RST was sent or received */
+			__u8 accept_due;	/* accepted, its event not yet written */
+		};
+		/* The word accept_due is in, for the compare-and-exchange
+		 * that clears it once (net.bpf.c: BPF has no byte atomics). */
+		__u32 accept_word;
+	};
 	__u32 life;		/* which of the entry's lives: see vigil_sk_set */
 };
 
