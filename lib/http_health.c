@@ -10,6 +10,7 @@
 #include <time.h>
 #include <microhttpd.h>
 #include "buf.h"
+#include "host_port.h"
 #include "http_health.h"
 #include "log.h"
 #include "opts.h"
@@ -94,24 +95,13 @@ static enum MHD_Result serve(void *ctx, struct MHD_Connection *c, const char *ur
 static int parse(const char *addr_port, struct addrinfo **ai)
 {
 	char host[128];
-	const char *colon = strrchr(addr_port, ':'), *h = addr_port;
-	size_t n;
+	const char *port;
 	struct addrinfo hints = { .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE,
 				  .ai_socktype = SOCK_STREAM };
 
-	if (!colon || colon == addr_port || !colon[1])
+	if (vigil_host_port_split(addr_port, host, sizeof(host), &port, NULL))
 		return -EINVAL;
-	n = colon - addr_port;
-	if (h[0] == '[') {	/* [v6]:port */
-		if (n < 3 || h[n - 1] != ']')
-			return -EINVAL;
-		h++, n -= 2;
-	}
-	if (n >= sizeof(host))
-		return -EINVAL;
-	memcpy(host, h, n);
-	host[n] = 0;
-	return getaddrinfo(host, colon + 1, &hints, ai) ? -EINVAL : 0;
+	return getaddrinfo(host, port, &hints, ai) ? -EINVAL : 0;
 }
 
 int vigil_http_addr_check(const char *addr_port, const char *opt)

@@ -7,33 +7,16 @@
 #include <string.h>
 #include <sys/socket.h>
 #include "log.h"
+#include "host_port.h"
 #include "stream.h"
 
 /* Splits "SCHEME://HOST:PORT" (HOST maybe an IPv6 address in brackets). */
 static int url_split(const char *url, char *host, size_t n, const char **port)
 {
-	const char *h = url + 6;
-	size_t hlen;
+	const char *why;
 
-	if (*h == '[') {
-		const char *close = strchr(h, ']');
-
-		if (!close || close[1] != ':')
-			return vlog_refuse(-EINVAL, "'%s': unterminated IPv6 address", url);
-		hlen = close - h - 1;
-		*port = close + 2;
-		h++;
-	} else {
-		*port = strrchr(h, ':');
-		if (!*port)
-			return vlog_refuse(-EINVAL, "'%s': no port", url);
-		hlen = *port - h;
-		(*port)++;
-	}
-	if (!hlen || hlen >= n || !**port)
-		return vlog_refuse(-EINVAL, "'%s': bad host or port", url);
-	memcpy(host, h, hlen);
-	host[hlen] = 0;
+	if (vigil_host_port_split(url + 6, host, n, port, &why))
+		return vlog_refuse(-EINVAL, "'%s': %s", url, why);
 	return 0;
 }
 
