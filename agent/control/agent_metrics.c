@@ -6,6 +6,7 @@
 #include <bpf/libbpf.h>
 #include <vigil/events.h>
 #include "control/agent_metrics.h"
+#include "control/metrics_binary.h"
 #include "core/kernel_features.h"
 #include "core/loader.h"
 #include "core/loss.h"
@@ -45,6 +46,8 @@ static void events(struct vigil_buf *b, const struct vigil_agent_view *v)
 {
 	vigil_prom_family(b, "vigil_events_total", "counter",
 			  "Records the agent took from the ring, by event type");
+	if (v->binary)
+		return vigil_metrics_binary_events(b, v->binary, v->local->fmt.counts);
 	for (unsigned t = 0; t <= VIGIL_EV_TYPE_MAX; t++) {
 		const char *name = vigil_event_kind_name(t);
 
@@ -215,6 +218,10 @@ static void rules(struct vigil_buf *b, const struct vigil_agent_view *v)
 	vigil_prom_one(b, "vigil_policy_rules", "gauge", "Rules in force", p->n_rules);
 	for (unsigned f = 0; f < 3 && p->n_rules; f++) {
 		vigil_prom_family(b, fams[f].name, "counter", fams[f].help);
+		if (f == 0 && v->binary) {
+			vigil_metrics_binary_policy(b, v->binary);
+			continue;
+		}
 		for (unsigned i = 0; i < p->n_rules; i++) {
 			struct vigil_rule_stats st = {};
 			uint64_t val;
