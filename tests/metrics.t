@@ -11,7 +11,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/stream_lib.sh"
 . "$(dirname "$0")/prom_lib.sh"
-plan 16
+plan 17
 H=/usr/bin/python3
 CG=$(new_cgroup m) || exit 1
 NS=$(new_netns m) || exit 1
@@ -54,6 +54,11 @@ query_ge 'vigil_process_cache_entries' 1 && query_ge 'vigil_process_cache_capaci
 ok $? "the agent's process cache: entries and capacity"
 is "$(query 'vigil_up{job="vigild"}') $(query 'vigil_sink_state{state="up"}')" "1 1" \
 	"vigil_up and the stream's one-hot state"
+
+# Every family either daemon serves is in docs/operations.md.
+undocumented=$(for m in "$AMET" "$CMET"; do curl -s "http://$m/metrics"; done | awk '/^# TYPE/ { print $3 }' |
+	while read -r f; do grep -q "\`$f[{\`]" "$TOP/docs/operations.md" || echo "$f"; done)
+is "$undocumented" "" "every series served is documented in docs/operations.md"
 
 # Health.
 A="http://$AMET"

@@ -12,7 +12,7 @@
 . "$(dirname "$0")/stream_lib.sh"
 . "$(dirname "$0")/tls_lib.sh"
 . "$(dirname "$0")/prom_lib.sh"
-plan 16
+plan 17
 H=/usr/bin/python3
 C=$TLS_CLIENT
 
@@ -65,4 +65,7 @@ want closed 4 "a peer that hangs up"
 want timeout 1 "a handshake stalled past --hello-timeout"
 is "$(query 'sum(vigil_collector_tls_refusals_total)') $(query 'vigil_collector_tls_refusals_total{reason="other"}')" "19 0" \
 	"19 refusals in all, none unexplained"
+undocumented=$(curl -s "http://$(metrics_addr "$T_DIR/c.err")/metrics" | awk '/^# TYPE/ { print $3 }' |
+	while read -r f; do grep -q "\`$f[{\`]" "$TOP/docs/operations.md" || echo "$f"; done)
+is "$undocumented" "" "every series a TLS collector serves is documented in docs/operations.md"
 done_testing

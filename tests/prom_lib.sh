@@ -26,7 +26,7 @@ start_prometheus() {
 	prometheus --config.file="$T_DIR/prom.yml" --storage.tsdb.path="$T_DIR/tsdb" \
 		--web.listen-address="127.0.0.1:$PROM_PORT" >"$T_DIR/prom.log" 2>&1 &
 	on_exit "kill $!"
-	wait_for 30 sh -c "curl -s http://127.0.0.1:$PROM_PORT/api/v1/targets | jq -e '[.data.activeTargets[] | select(.health == \"up\")] | length == $n' >/dev/null"
+	wait_for 30 sh -c "curl -s http://127.0.0.1:$PROM_PORT/api/v1/targets | jq -e '[.data.activeTargets[] | select(.health == \"up\")] | length == $n' >/dev/null 2>&1"
 }
 query() {
 	curl -s --max-time 3 "http://127.0.0.1:$PROM_PORT/api/v1/query" --data-urlencode "query=$1" |
