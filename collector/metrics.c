@@ -99,6 +99,8 @@ void collector_metrics(struct vigil_buf *out, const struct collector *c)
 			  NULL);
 	vigil_prom_sample(out, "vigil_collector_refused_total", c->handshakes_refused, "reason",
 			  "handshake_rate", NULL);
+	vigil_prom_sample(out, "vigil_collector_refused_total", c->handshakes_refused_all, "reason",
+			  "handshake_rate_all", NULL);
 	vigil_prom_sample(out, "vigil_collector_refused_total", c->evicted, "reason", "evicted",
 			  NULL);
 	if (c->tls) {

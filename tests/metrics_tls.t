@@ -8,11 +8,14 @@
 # name, a hello naming another node, another certificate claiming a
 # stream, a client that distrusts the collector, a peer that hangs up, a
 # handshake that stalls past --hello-timeout. A good agent is not counted.
+# A second collector, with --max-handshakes 1, refuses a stranger's
+# handshakes past that rate: counted as refused by rate, not as TLS
+# refusals.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/stream_lib.sh"
 . "$(dirname "$0")/tls_lib.sh"
 . "$(dirname "$0")/prom_lib.sh"
-plan 17
+plan 19
 H=/usr/bin/python3
 C=$TLS_CLIENT
 
@@ -65,6 +68,24 @@ want closed 4 "a peer that hangs up"
 want timeout 1 "a handshake stalled past --hello-timeout"
 is "$(query 'sum(vigil_collector_tls_refusals_total)') $(query 'vigil_collector_tls_refusals_total{reason="other"}')" "19 0" \
 	"19 refusals in all, none unexplained"
+start_collector r "" --listen tls://127.0.0.1:0 --tls-cert "$P/collector.pem" \
+	--tls-key "$P/collector.key" --tls-ca "$P/ca.pem" -o "$T_DIR/out-r.json" \
+	--max-handshakes 1 --metrics 127.0.0.1:0 || exit 1
+RM=http://$(metrics_addr "$T_DIR/r.err")
+# Five connections at once from one process; a stranger may start one a
+# second (half the burst of 2): the first hangs up, the others are refused
+# at accept unless the bucket refilled meanwhile.
+$H -c 'import socket, sys
+for _ in range(5): socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5).close()' $COLL_PORT
+rm_metric() { curl -s --max-time 2 "$RM/metrics" | awk -v n="$1" '$1 == n { print $2 }'; }
+rate='vigil_collector_refused_total{reason="handshake_rate_all"}' closed='vigil_collector_tls_refusals_total{reason="closed"}'
+both_are() { [ $(($(rm_metric "$rate") + $(rm_metric "$closed"))) -eq 5 ]; }
+wait_for 5 both_are
+ok $? "--max-handshakes: each of the 5 connections refused by rate or hung up ($(rm_metric "$rate") and $(rm_metric "$closed"))"
+r=$(rm_metric "$rate")
+[ "${r:-0}" -ge 1 ]
+ok $? "past the rate: counted under handshake_rate_all ($r)"
+
 undocumented=$(curl -s "http://$(metrics_addr "$T_DIR/c.err")/metrics" | awk '/^# TYPE/ { print $3 }' |
 	while read -r f; do grep -q "\`$f[{\`]" "$TOP/docs/operations.md" || echo "$f"; done)
 is "$undocumented" "" "every series a TLS collector serves is documented in docs/operations.md"
