@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include "control/agent_metrics.h"
+#include "control/metrics_binary.h"
 #include "control/control_socket.h"
 #include "core/heartbeat.h"
 #include "core/tamper.h"
@@ -65,6 +66,7 @@ struct vigild {
 	bool started;	/* the policy is in force: from here on a stop keeps all */
 	struct vigil_http *http;	/* --metrics: /metrics, /livez, /readyz */
 	struct vigil_buf metrics, ready;
+	struct vigil_metrics_binary *binary;	/* --metrics-label binary */
 };
 
 static void on_hup(int sig)
@@ -207,6 +209,12 @@ static int start_sinks(struct vigild *d)
 	d->local.fmt.opts = o->format;
 	d->local.subs = &d->subs;
 	d->control.subs = &d->subs;
+	if (o->metrics_binary) {
+		if ((err = vigil_metrics_binary_new(&d->binary, o->metrics_binaries, &d->policy)))
+			return err;
+		d->local.on_record = vigil_metrics_binary_record;
+		d->local.on_record_ctx = d->binary;
+	}
 	vigil_pump_add(&d->pump, &d->local.sink);
 	for (; d->nstreams < o->nsend; d->nstreams++) {
 		struct vigil_sink_stream *s = &d->streams[d->nstreams];
@@ -275,7 +283,7 @@ static void publish_health(struct vigild *d)
 	struct vigil_agent_view v = {
 		.bpf = &d->bpf, .net = &d->net, .pump = &d->pump, .local = &d->local,
 		.streams = d->streams, .nstreams = d->nstreams, .loss = &d->loss,
-		.policy = &d->policy, .started = d->started,
+		.policy = &d->policy, .binary = d->binary, .started = d->started,
 	};
 	bool ready;
 
@@ -389,6 +397,7 @@ static void stop_all(struct vigild *d)
 	vigil_http_stop(d->http);
 	vbuf_free(&d->metrics);
 	vbuf_free(&d->ready);
+	vigil_metrics_binary_free(d->binary);
 }
 
 int main(int argc, char **argv)

@@ -16,6 +16,7 @@
 #include "stream.h"
 #include "version.h"
 #include "core/heartbeat.h"
+#include "control/metrics_binary.h"
 #include "vigild_options.h"
 
 #define AT(field) .off = offsetof(struct vigild_options, field)
@@ -25,7 +26,7 @@
 #define LIST(field, n, cap) .set = vigil_opt_list, AT(field), \
 	.count_off = offsetof(struct vigild_options, n), .max = (cap)
 
-static vigil_opt_set_fn set_ring_size, set_budget, set_budget_by, set_node,
+static vigil_opt_set_fn set_ring_size, set_metrics_label, set_budget, set_budget_by, set_node,
 	set_pin_dir, set_send_path, set_duration, set_version;
 
 static const char usage_head[] =
@@ -128,6 +129,13 @@ static const struct vigil_opt options[] = {
 	  "keep TCP sequence state of forwarded flows (a router)", FLAG(track_flows) },
 	{ .help = "Operations:" },
 	VIGIL_METRICS_OPT(offsetof(struct vigild_options, metrics)),
+	{ "metrics-label", 0, 0, "LABEL",
+	  "add LABEL to the per-event-type and policy series:\n"
+	  "binary (off by default: few series)", .set = set_metrics_label },
+	{ "metrics-binaries", 0, 0, "N",
+	  "binary label values: the first N binaries seen, the\n"
+	  "rest \"other\" (default 64)",
+	  U64(metrics_binaries, 1, VIGIL_METRICS_BINARIES_MAX) },
 	{ .help = "" },
 	{ "config", 0, 0, "FILE",
 	  "options from FILE, one 'name = value' a line by\n"
@@ -186,6 +194,17 @@ static int set_budget_by(const struct vigil_opt *opt, void *base, const char *ar
 		opts(base)->proc_budget.by = VIGIL_BUDGET_BY_UID;
 	else
 		return vlog_usage("invalid value '%s' for --proc-budget-by: cgroup or uid", arg);
+	return 0;
+}
+
+/* The labels an operator may add: only binary (Tetragon's filter also
+ * knows namespace, workload and pod, which vigil's events do not carry). */
+static int set_metrics_label(const struct vigil_opt *opt, void *base, const char *arg)
+{
+	(void)opt;
+	if (strcmp(arg, "binary"))
+		return vlog_usage("invalid value '%s' for --metrics-label: binary", arg);
+	opts(base)->metrics_binary = true;
 	return 0;
 }
 
@@ -262,6 +281,7 @@ static void set_defaults(struct vigild_options *o)
 		.poll_ms = 50,
 		.report_interval_s = VIGIL_REPORT_INTERVAL_DEFAULT_S,
 		.heartbeat_s = VIGIL_HEARTBEAT_DEFAULT_S,
+		.metrics_binaries = VIGIL_METRICS_BINARIES_DEFAULT,
 	};
 	if (!uname(&un))
 		snprintf(o->node_name, sizeof(o->node_name), "%s", un.nodename);
@@ -362,6 +382,8 @@ int vigild_options_parse(int argc, char **argv, struct vigild_options *o)
 				  (unsigned long long)(o->ring_size ? o->ring_size : 16u << 20));
 	if ((err = check_outputs(o)) || (err = check_tls(o)) || (err = check_streams(o)))
 		return err;
+	if (o->metrics_binary && !o->metrics)
+		return vlog_usage("--metrics-label adds a label to --metrics, which is not given");
 	convert(o);
 	return 0;
 }

@@ -22,6 +22,8 @@ struct vigild_options {
 	bool json, compact, unpin_on_exit, no_procfs, track_flows;
 	const char *config;	/* --config FILE, read after the command line */
 	const char *metrics;	/* --metrics ADDR:PORT */
+	bool metrics_binary;	/* --metrics-label binary */
+	uint64_t metrics_binaries;	/* --metrics-binaries N */
 	const char *export_file;
 	uint64_t export_max_bytes;
 	uint64_t export_backups;

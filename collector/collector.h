@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 #include "buf.h"
 #include "commit.h"
+#include "conn_tls.h"
 #include "event_format.h"
 #include "export_file.h"
 #include "publish.h"
@@ -129,6 +130,9 @@ struct collector {
 	double peer_timeout;		/* keepalive and TCP_USER_TIMEOUT (listen.c) */
 	bool tls;			/* a tls:// listener runs: certificate names count */
 	uint64_t closed_hostile, refused;
+	/* tls:// peers refused, by reason (conn_tls.h); each is also one of
+	 * closed_hostile */
+	uint64_t tls_refusals[TLS_REFUSED_N];
 	uint8_t *udp_buf;		/* one datagram */
 	uint64_t udp_datagrams, udp_bad, udp_unknown;
 };

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "commit.h"
+#include "fnv.h"
 #include "log.h"
 #include "stream.h"
 
@@ -54,15 +55,6 @@ static size_t slot_size(const struct layout *l)
 static struct layout our_layout(const struct vigil_commit *c)
 {
 	return (struct layout){ sizeof(struct file_hdr), sizeof(struct vigil_commit_entry), c->max };
-}
-
-uint32_t vigil_fnv1a(const void *p, size_t n, uint32_t h)
-{
-	const uint8_t *b = p;
-
-	while (n--)
-		h = (h ^ *b++) * 16777619u;
-	return h;
 }
 
 static uint32_t slot_sum(const struct slot_hdr *h, const void *entries, size_t bytes)

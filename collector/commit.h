@@ -68,11 +68,6 @@ struct vigil_commit {
 	uint64_t full;	/* new streams refused: no entry could make room */
 };
 
-/* FNV-1a of n bytes at p, going on from h (VIGIL_FNV_START to begin): the
- * state file's checksums, and the handshake buckets' index. */
-#define VIGIL_FNV_START 2166136261u
-uint32_t vigil_fnv1a(const void *p, size_t n, uint32_t h);
-
 /* A table of max entries in memory, kept nowhere (no --export-file): the
  * bindings to certificates are kept all the same. */
 int vigil_commit_init(struct vigil_commit *c, unsigned max, double forget_after);

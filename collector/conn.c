@@ -136,6 +136,14 @@ static void hostile(struct collector *c, struct conn *k, const char *why)
 	collector_conn_close(c, k, why);
 }
 
+/* A tls:// peer refused: counted by reason, then closed as hostile. */
+static void tls_refused(struct collector *c, struct conn *k, enum conn_tls_refusal r,
+			const char *why)
+{
+	c->tls_refusals[r]++;
+	hostile(c, k, why);
+}
+
 /* Tells the agent why its hello is refused, before the caller closes: a
  * refusal frame (docs/stream.md, "Refusals"), best effort. Bytes it sent
  * meanwhile are read and dropped first (a bounded amount): a close with
@@ -207,7 +215,8 @@ static int tls_hello(struct collector *c, struct conn *k)
 		vlog_info("%s: hello names node %s, its certificate %s: refused", k->peer,
 			  k->hello.node_name, name);
 		tell_refusal(k, VIGIL_REFUSE_NAME);
-		return hostile(c, k, "hello names another node than its certificate"), -EPERM;
+		return tls_refused(c, k, TLS_REFUSED_NAME,
+				   "hello names another node than its certificate"), -EPERM;
 	}
 	vlog_info("agent %s (cert CN %s, DNS SAN %s, issuer %s) connected from %s over TLS",
 		  name, conn_tls_cn(k), name, conn_tls_issuer(k), k->peer);
@@ -238,6 +247,9 @@ static int take_hello(struct collector *c, struct conn *k, size_t *p)
 			  a ? a->fmt.node_name : k->hello.node_name, boot, k->hello.ring_id,
 			  a && a->cert[0] ? " proved by certificate " : "", a ? a->cert : "", why);
 		tell_refusal(k, cert ? VIGIL_REFUSE_BOUND_CERT : VIGIL_REFUSE_BOUND_ADDR);
+		if (cert && name)
+			return tls_refused(c, k, TLS_REFUSED_BINDING,
+					   "identity bound to another certificate"), -EPERM;
 		return hostile(c, k, cert ? "identity bound to another certificate" :
 					    "identity bound to another address"), -EPERM;
 	}
@@ -383,7 +395,7 @@ static int tls_handshake(struct collector *c, struct conn *k)
 	int r = conn_tls_handshake(k, &why);
 
 	if (r < 0) {
-		hostile(c, k, why);
+		tls_refused(c, k, conn_tls_refused(k), why);
 		return -EPROTO;
 	}
 	if (!r)
@@ -441,9 +453,11 @@ void collector_conn_timeouts(struct collector *c, double now)
 	for (unsigned i = 0; i < c->nconns; ) {
 		struct conn *k = c->conns[i];
 
-		if (!k->hello_done && now - k->opened > c->hello_timeout)
-			hostile(c, k, k->tls && !conn_tls_name(k) ? "no TLS handshake in time" :
-								   "no hello in time");
+		if (!k->hello_done && now - k->opened > c->hello_timeout && k->tls &&
+		    !conn_tls_name(k))
+			tls_refused(c, k, TLS_REFUSED_TIMEOUT, "no TLS handshake in time");
+		else if (!k->hello_done && now - k->opened > c->hello_timeout)
+			hostile(c, k, "no hello in time");
 		else if (k->partial_since && now - k->partial_since > c->frame_timeout)
 			hostile(c, k, "a frame left unfinished");
 		else

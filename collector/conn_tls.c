@@ -26,6 +26,7 @@ struct conn_tls {
 	bool done;		/* handshake finished, name taken */
 	bool read_wants_write;	/* the handshake or a read waits to write */
 	bool ack_blocked;	/* ack[] was cut short: TLS retries it as is */
+	enum conn_tls_refusal refused;	/* why the handshake failed */
 	uint8_t ack[ACK_MAX];
 	size_t ack_len;
 	char name[VIGIL_STREAM_NAME_MAX + 1];	/* first DNS SAN */
@@ -208,6 +209,79 @@ static const char *failed(struct conn_tls *t, int ret)
 	return buf;
 }
 
+const char *conn_tls_refusal_name(enum conn_tls_refusal r)
+{
+	static const char *const names[TLS_REFUSED_N] = {
+		[TLS_REFUSED_NO_CERT] = "no_certificate",
+		[TLS_REFUSED_UNTRUSTED] = "untrusted",
+		[TLS_REFUSED_EXPIRED] = "expired",
+		[TLS_REFUSED_USAGE] = "usage",
+		[TLS_REFUSED_NAME] = "name",
+		[TLS_REFUSED_BINDING] = "binding",
+		[TLS_REFUSED_NOT_TLS] = "not_tls",
+		[TLS_REFUSED_PROTOCOL] = "protocol",
+		[TLS_REFUSED_PEER_ALERT] = "peer_alert",
+		[TLS_REFUSED_CLOSED] = "closed",
+		[TLS_REFUSED_TIMEOUT] = "timeout",
+		[TLS_REFUSED_OTHER] = "other",
+	};
+
+	return (unsigned)r < TLS_REFUSED_N ? names[r] : "other";
+}
+
+/* Which fixed reason a failed handshake falls in: the verify result when
+ * the peer's certificate was refused, else the reason of OpenSSL's newest
+ * error (read before failed() empties the queue). */
+static enum conn_tls_refusal classify(struct conn_tls *t, int ret)
+{
+	int e = SSL_get_error(t->ssl, ret);
+	unsigned long err = ERR_peek_last_error();
+	int reason = ERR_GET_REASON(err);
+
+	if ((e == SSL_ERROR_SYSCALL && !err) || e == SSL_ERROR_ZERO_RETURN)
+		return TLS_REFUSED_CLOSED;
+	switch (SSL_get_verify_result(t->ssl)) {
+	case X509_V_OK:
+		break;
+	case X509_V_ERR_CERT_HAS_EXPIRED:
+	case X509_V_ERR_CERT_NOT_YET_VALID:
+	case X509_V_ERR_ERROR_IN_CERT_NOT_BEFORE_FIELD:
+	case X509_V_ERR_ERROR_IN_CERT_NOT_AFTER_FIELD:
+		return TLS_REFUSED_EXPIRED;
+	case X509_V_ERR_INVALID_PURPOSE:
+		return TLS_REFUSED_USAGE;
+	default:
+		return TLS_REFUSED_UNTRUSTED;
+	}
+	if (ERR_GET_LIB(err) != ERR_LIB_SSL)
+		return TLS_REFUSED_OTHER;
+	switch (reason) {
+	case SSL_R_PEER_DID_NOT_RETURN_A_CERTIFICATE:
+		return TLS_REFUSED_NO_CERT;
+	case SSL_R_HTTP_REQUEST:
+	case SSL_R_HTTPS_PROXY_REQUEST:
+	case SSL_R_WRONG_VERSION_NUMBER:
+	case SSL_R_PACKET_LENGTH_TOO_LONG:
+	case SSL_R_UNKNOWN_PROTOCOL:
+		return TLS_REFUSED_NOT_TLS;
+	case SSL_R_UNSUPPORTED_PROTOCOL:
+	case SSL_R_VERSION_TOO_LOW:
+	case SSL_R_NO_SHARED_CIPHER:
+	case SSL_R_NO_SHARED_GROUPS:
+	case SSL_R_TLSV1_ALERT_PROTOCOL_VERSION:
+		return TLS_REFUSED_PROTOCOL;
+	}
+	/* Alerts the peer sent are reasons SSL_AD_REASON_OFFSET + alert. */
+	if (reason >= SSL_AD_REASON_OFFSET && reason < SSL_AD_REASON_OFFSET + 256)
+		return TLS_REFUSED_PEER_ALERT;
+	return TLS_REFUSED_OTHER;
+}
+
+enum conn_tls_refusal conn_tls_refused(const struct conn *k)
+{
+	return k->tls->refused;
+}
+
 int conn_tls_handshake(struct conn *k, const char **why)
 {
 	struct conn_tls *t = k->tls;
@@ -220,8 +294,10 @@ int conn_tls_handshake(struct conn *k, const char **why)
 	errno = 0;
 	r = SSL_do_handshake(t->ssl);
 	if (r == 1) {
-		if ((*why = take_names(t)))
+		if ((*why = take_names(t))) {
+			t->refused = TLS_REFUSED_NAME;
 			return -1;
+		}
 		t->done = true;
 		return 1;
 	}
@@ -232,6 +308,7 @@ int conn_tls_handshake(struct conn *k, const char **why)
 		t->read_wants_write = true;
 		return 0;
 	}
+	t->refused = classify(t, r);
 	*why = failed(t, r);
 	return -1;
 }

@@ -24,6 +24,7 @@
  */
 #include <string.h>
 #include "collector.h"
+#include "fnv.h"
 #include "log.h"
 
 #define HANDSHAKE_SLOTS 4096

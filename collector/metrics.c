@@ -99,8 +99,17 @@ void collector_metrics(struct vigil_buf *out, const struct collector *c)
 			  NULL);
 	vigil_prom_sample(out, "vigil_collector_refused_total", c->handshakes_refused, "reason",
 			  "handshake_rate", NULL);
+	vigil_prom_sample(out, "vigil_collector_refused_total", c->handshakes_refused_all, "reason",
+			  "handshake_rate_all", NULL);
 	vigil_prom_sample(out, "vigil_collector_refused_total", c->evicted, "reason", "evicted",
 			  NULL);
+	if (c->tls) {
+		vigil_prom_family(out, "vigil_collector_tls_refusals_total", "counter",
+				  "tls:// peers refused, by reason (each also a bad_input refusal)");
+		for (unsigned r = 0; r < TLS_REFUSED_N; r++)
+			vigil_prom_sample(out, "vigil_collector_tls_refusals_total",
+					  c->tls_refusals[r], "reason", conn_tls_refusal_name(r), NULL);
+	}
 	vigil_prom_family(out, "vigil_collector_datagrams_total", "counter",
 			  "udp:// datagrams, by what became of them");
 	vigil_prom_sample(out, "vigil_collector_datagrams_total", c->udp_datagrams, "result",

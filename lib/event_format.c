@@ -66,6 +66,49 @@ const char *vigil_event_kind_name(unsigned type)
 	return type <= VIGIL_EV_TYPE_MAX ? kinds[type].name : NULL;
 }
 
+const struct vigil_proc *vigil_event_proc(const void *rec)
+{
+	const struct vigil_proc *p;
+
+	switch (((const struct vigil_hdr *)rec)->type) {
+	case VIGIL_EV_EXEC:
+		p = &((const struct vigil_exec *)rec)->proc;
+		break;
+	case VIGIL_EV_EXIT:
+		p = &((const struct vigil_exit *)rec)->proc;
+		break;
+	case VIGIL_EV_FORK:
+		p = &((const struct vigil_fork *)rec)->proc;
+		break;
+	case VIGIL_EV_CONNECT:
+	case VIGIL_EV_ACCEPT:
+	case VIGIL_EV_LISTEN:
+		p = &((const struct vigil_conn *)rec)->proc;
+		break;
+	case VIGIL_EV_CLOSE:
+		p = &((const struct vigil_close *)rec)->proc;
+		break;
+	case VIGIL_EV_RESET:
+		p = &((const struct vigil_reset *)rec)->proc;
+		break;
+	case VIGIL_EV_REPORT_PROC:
+		p = &((const struct vigil_report_proc *)rec)->proc;
+		break;
+	case VIGIL_EV_TAMPER:
+		p = &((const struct vigil_tamper *)rec)->proc;
+		break;
+	case VIGIL_EV_ENFORCE:
+		p = &((const struct vigil_enforce *)rec)->proc;
+		break;
+	case VIGIL_EV_POLICY_HIT:
+		p = &((const struct vigil_policy_hit *)rec)->proc;
+		break;
+	default:
+		return NULL;
+	}
+	return p->pid ? p : NULL;
+}
+
 void vigil_event_counts_text(const struct vigil_formatter *f, struct vigil_buf *b)
 {
 	size_t at = b->len;

@@ -47,6 +47,11 @@ int vigil_event_check(const void *rec, uint32_t len, const char **why);
 void vigil_event_counts_text(const struct vigil_formatter *f, struct vigil_buf *b);
 /* The catalogue's name of event type type ("exec"), NULL for none. */
 const char *vigil_event_kind_name(unsigned type);
+/* The process a checked record is about (an exec's, a fork's child, a
+ * socket's owner, who hit a rule, ...); NULL for a kind that names none,
+ * or a record that knows none (pid 0: a socket without owner, a packet
+ * seen at TC). */
+const struct vigil_proc *vigil_event_proc(const void *rec);
 
 /* Each part checks the content of its own kinds, whose type and size
  * vigil_event_check has checked against the catalogue (vigil/event_kinds.h),

@@ -22,7 +22,7 @@ is "$(cat "$T_DIR/missing")" "" "vigild, vigil and vigil-collector each get a co
 # Through symlinks named as installed, so the scripts find the programs.
 mkdir -p "$T_DIR/bin"
 for p in vigild vigil vigil-collector; do ln -s "$TOP/$BUILD/$p" "$T_DIR/bin/$p"; done
-is "$(complete_line "$T_DIR/bin/vigild" --metr)" "--metrics" "vigild --metr completes to --metrics (from its --help)"
+is "$(complete_line "$T_DIR/bin/vigild" --metrics-l)" "--metrics-label" "vigild --metrics-l completes to --metrics-label (from its --help)"
 is "$(complete_line "$T_DIR/bin/vigild" --log-level d)" "debug" "vigild --log-level d completes to debug"
 is "$(complete_line "$T_DIR/bin/vigil" pol)" "policy" "vigil pol completes to policy"
 is "$(complete_line "$T_DIR/bin/vigil-collector" --publish-la)" "--publish-layout" \

@@ -3,7 +3,7 @@
 # vigild and vigil-collector; the command line wins; a bad file is refused
 # with FILE:LINE and why, and so is a file others could write.
 . "$(dirname "$0")/lib.sh"
-plan 10
+plan 13
 
 conf() { cat >"$T_DIR/$1"; chmod 600 "$T_DIR/$1"; }
 conf agent.conf <<CONF
@@ -40,6 +40,22 @@ bad "a file others may write is refused" "must be a regular file .* owned by roo
 "$VIGILD" --pin-dir "$T_PIN" --config "$T_DIR/none.conf" >/dev/null 2>"$T_DIR/err"
 [ $? -ne 0 ] && grep -q "none.conf: No such file" "$T_DIR/err"
 ok $? "a missing file is refused"
+
+# Every option --help lists is one a file may set (but --config, --help
+# and --version): its line is taken, or refused for its value, never as
+# unknown. A second line no program knows stops the start either way.
+for prog in "$VIGILD" "$TOP/$BUILD/vigil-collector"; do
+	unknown=$("$prog" --help | sed -n 's/^ *\(-[a-zA-Z], \)\{0,1\}--\([a-z0-9-]*\).*/\2/p' |
+		grep -vx 'config\|help\|version' | while read -r name; do
+			printf '%s = x\nno-such-option\n' "$name" | conf probe.conf
+			"$prog" --config "$T_DIR/probe.conf" >/dev/null 2>"$T_DIR/err"
+			grep -q "probe.conf:1: unknown option" "$T_DIR/err" && echo "$name"
+		done)
+	is "$unknown" "" "every option of $(basename "$prog")'s --help may be set in a file"
+done
+printf 'pin-dir = %s\nmetrics-label = binary\nmetrics-binaries = 2000\n' "$T_PIN" | conf bad.conf
+bad "--metrics-binaries past its bound in a file is refused with FILE:LINE" \
+	"bad.conf:3: option 'metrics-binaries' refused"
 
 # The collector reads the same form.
 conf coll.conf <<CONF

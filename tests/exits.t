@@ -30,6 +30,9 @@ vigild|--send udp://127.0.0.1:9 --send-path uring|2|does not apply to udp://
 vigild|--send tcp://127.0.0.1:9 --spool-dir $T_DIR/file|2|is not a folder
 vigild|--wakeup-bytes 33554432|2|larger than the ring
 vigild|--log-level loud|2|error, warn, info or debug
+vigild|--metrics-label pod|2|invalid value 'pod' for --metrics-label: binary
+vigild|--metrics-label binary|2|--metrics-label adds a label to --metrics, which is not given
+vigild|--metrics 127.0.0.1:0 --metrics-binaries 0|2|metrics-binaries
 vigild|--help|0|-
 vigild|--policy $T_DIR/no-such.yaml|1|policy refused: .*no-such.yaml: No such file or directory$
 vigild|--enforce-on vt-no-such-ns/lo|1|/run/netns/vt-no-such-ns not found$

@@ -10,41 +10,23 @@
 # does not slow the event path, and scrapes work again once it is cut.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/stream_lib.sh"
-command -v prometheus >/dev/null || skip_all "no prometheus (Debian's package)"
-plan 16
+. "$(dirname "$0")/prom_lib.sh"
+plan 17
 H=/usr/bin/python3
 CG=$(new_cgroup m) || exit 1
 NS=$(new_netns m) || exit 1
 
 start_collector c "" --listen tcp://127.0.0.1:0 -o "$T_DIR/coll.json" --metrics 127.0.0.1:0 || exit 1
 CPORT=$COLL_PORT
-CMET=$(grep -o 'metrics on http://[^ ]*' "$T_DIR/c.err" | sed 's|.*http://||')
+CMET=$(metrics_addr "$T_DIR/c.err")
 printf 'rules:\n  - {name: t-deny, action: deny, protocol: tcp, port: 7301, cgroup: %s}\n' "$CG" >"$T_DIR/p.yaml"
 chmod 600 "$T_DIR/p.yaml"
 start_agent -o "$T_DIR/ev.json" --no-procfs --policy "$T_DIR/p.yaml" --metrics 127.0.0.1:0 \
 	--send "tcp://127.0.0.1:$CPORT" || exit 1
-AMET=$(grep -o 'metrics on http://[^ ]*' "$T_DIR/agent.err" | sed 's|.*http://||')
+AMET=$(metrics_addr "$T_DIR/agent.err")
 
 # Prometheus, scraping both every second.
-PPORT=$((20000 + ($$ * 7) % 20000))
-cat >"$T_DIR/prom.yml" <<YML
-global: { scrape_interval: 1s, evaluation_interval: 1s }
-scrape_configs:
-  - job_name: vigild
-    static_configs: [{ targets: ["$AMET"] }]
-  - job_name: collector
-    static_configs: [{ targets: ["$CMET"] }]
-YML
-prometheus --config.file="$T_DIR/prom.yml" --storage.tsdb.path="$T_DIR/tsdb" \
-	--web.listen-address="127.0.0.1:$PPORT" >"$T_DIR/prom.log" 2>&1 &
-on_exit "kill $!"
-query() { # query PROMQL: the first sample's value, or nothing
-	curl -s --max-time 3 "http://127.0.0.1:$PPORT/api/v1/query" --data-urlencode "query=$1" |
-		jq -r '.data.result[0].value[1] // empty' 2>/dev/null
-}
-query_is() { [ "$(query "$1")" = "$2" ]; }
-query_ge() { local v; v=$(query "$1"); [ -n "$v" ] && [ "$v" -ge "$2" ]; }
-wait_for 30 sh -c "curl -s http://127.0.0.1:$PPORT/api/v1/targets | jq -e '[.data.activeTargets[] | select(.health == \"up\")] | length == 2' >/dev/null"
+start_prometheus vigild="$AMET" collector="$CMET"
 ok $? "Prometheus scrapes both daemons"
 
 # The workload: 3 connects the rule denies, from the test's cgroup; a
@@ -72,6 +54,11 @@ query_ge 'vigil_process_cache_entries' 1 && query_ge 'vigil_process_cache_capaci
 ok $? "the agent's process cache: entries and capacity"
 is "$(query 'vigil_up{job="vigild"}') $(query 'vigil_sink_state{state="up"}')" "1 1" \
 	"vigil_up and the stream's one-hot state"
+
+# Every family either daemon serves is in docs/operations.md.
+undocumented=$(for m in "$AMET" "$CMET"; do curl -s "http://$m/metrics"; done | awk '/^# TYPE/ { print $3 }' |
+	while read -r f; do grep -q "\`$f[{\`]" "$TOP/docs/operations.md" || echo "$f"; done)
+is "$undocumented" "" "every series served is documented in docs/operations.md"
 
 # Health.
 A="http://$AMET"

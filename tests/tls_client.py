@@ -8,6 +8,10 @@ collector's tls:// listener on loopback. PKI is the folder of tests/tls_lib.sh
   tls_client.py PORT PKI nocert                no client certificate
   tls_client.py PORT PKI cert CERT             handshake with CERT, then a hello
                                                of CERT's name (refused or not)
+  tls_client.py PORT PKI tls12 CERT           a client of TLS 1.2 at most
+  tls_client.py PORT PKI distrust CERT CA      a client that trusts only PKI/CA.pem
+                                               (not the collector's CA)
+  tls_client.py PORT PKI hangup                connects and closes at once
   tls_client.py PORT PKI stall                 half a ClientHello, then nothing:
                                                prints "closed after S s"
   tls_client.py PORT PKI garbage CERT          random bytes in clear after the
@@ -47,22 +51,22 @@ from collector_forge import acked_or_closed
 from collector_hostile import closed_after, exit_event, hello, record
 
 
-def context(pki, cert=None):
+def context(pki, cert=None, ca='ca', version=ssl.TLSVersion.TLSv1_3):
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    ctx.minimum_version = ssl.TLSVersion.TLSv1_3
-    ctx.load_verify_locations(os.path.join(pki, 'ca.pem'))
+    ctx.minimum_version = ctx.maximum_version = version
+    ctx.load_verify_locations(os.path.join(pki, ca + '.pem'))
     if cert:
         ctx.load_cert_chain(os.path.join(pki, cert + '.pem'), os.path.join(pki, cert + '.key'))
     return ctx
 
 
-def tls_connect(port, pki, cert=None):
+def tls_connect(port, pki, cert=None, **kw):
     """A TLS connection; None when the handshake already failed (in TLS 1.3
     the client's side usually ends before the server has checked it)."""
     raw = socket.create_connection(('127.0.0.1', port), timeout=5,
                                    source_address=(os.environ.get('TLS_SRC', '127.0.0.1'), 0))
     try:
-        return context(pki, cert).wrap_socket(raw, server_hostname='127.0.0.1')
+        return context(pki, cert, **kw).wrap_socket(raw, server_hostname='127.0.0.1')
     except (ssl.SSLError, OSError):
         return None
 
@@ -127,6 +131,13 @@ def main():
         return verdict(tls_connect(port, pki), hello())
     if case == 'stall':
         return stall(port, pki)
+    if case == 'hangup':
+        socket.create_connection(('127.0.0.1', port), timeout=5).close()
+        return print('closed')
+    if case == 'tls12':
+        return verdict(tls_connect(port, pki, args[0], version=ssl.TLSVersion.TLSv1_2), hello())
+    if case == 'distrust':
+        return verdict(tls_connect(port, pki, args[0], ca=args[1]), hello())
     if case == 'deaf':
         return deaf(port, pki, args)
     t0 = time.monotonic()

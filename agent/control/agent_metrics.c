@@ -6,6 +6,7 @@
 #include <bpf/libbpf.h>
 #include <vigil/events.h>
 #include "control/agent_metrics.h"
+#include "control/metrics_binary.h"
 #include "core/kernel_features.h"
 #include "core/loader.h"
 #include "core/loss.h"
@@ -45,6 +46,8 @@ static void events(struct vigil_buf *b, const struct vigil_agent_view *v)
 {
 	vigil_prom_family(b, "vigil_events_total", "counter",
 			  "Records the agent took from the ring, by event type");
+	if (v->binary)
+		return vigil_metrics_binary_events(b, v->binary, v->local->fmt.counts);
 	for (unsigned t = 0; t <= VIGIL_EV_TYPE_MAX; t++) {
 		const char *name = vigil_event_kind_name(t);
 
@@ -54,12 +57,10 @@ static void events(struct vigil_buf *b, const struct vigil_agent_view *v)
 	}
 }
 
-static void losses(struct vigil_buf *b, const struct vigil_agent_view *v)
+static void losses(struct vigil_buf *b, const struct vigil_agent_view *v, const uint64_t *c)
 {
-	uint64_t c[VIGIL_CNT_MAX] = {};
 	const struct vigil_sink_local *l = v->local;
 
-	vigil_counters_read(v->bpf->counters_fd, c);
 	vigil_prom_family(b, "vigil_events_lost_total", "counter",
 			  "Events lost, by stage: reserve (the ring was full), recursion (the kernel "
 			  "skipped a program), output (the local output dropped them), sequence "
@@ -104,6 +105,35 @@ static void process_cache(struct vigil_buf *b, const struct vigil_agent_view *v)
 	vigil_prom_one(b, "vigil_process_lookups_missed_total", "counter",
 		       "Events whose process or parent the cache did not know (flagged miss)",
 		       c->lookups_missed);
+}
+
+/* taken - freed, or 0 where more were freed than taken: a table pinned by a
+ * build that did not count yet. */
+static uint64_t in_use(uint64_t taken, uint64_t freed)
+{
+	return taken > freed ? taken - freed : 0;
+}
+
+static void socket_table(struct vigil_buf *b, const struct vigil_agent_view *v, const uint64_t *c)
+{
+	const struct net_bpf *n = v->net ? v->net->net : NULL;
+	uint64_t sets = in_use(c[VIGIL_CNT_NET_SOCK_TAKEN], c[VIGIL_CNT_NET_SOCK_FREED]);
+	uint64_t spill = in_use(c[VIGIL_CNT_NET_SOCK_SPILLED], c[VIGIL_CNT_NET_SOCK_UNSPILLED]);
+
+	if (!n)
+		return;
+	vigil_prom_one(b, "vigil_socket_table_entries", "gauge",
+		       "TCP sockets the socket table holds (its sets and its spill)", sets + spill);
+	vigil_prom_one(b, "vigil_socket_table_capacity", "gauge",
+		       "Sockets its sets hold (--max-sockets)",
+		       (double)bpf_map__max_entries(n->maps.vigil_socks) * VIGIL_SOCK_WAYS);
+	vigil_prom_one(b, "vigil_socket_table_spilled", "gauge",
+		       "Of those, sockets in the spill (their set was full)", spill);
+	vigil_prom_one(b, "vigil_socket_table_spill_capacity", "gauge", "Sockets the spill holds",
+		       bpf_map__max_entries(n->maps.vigil_socks_spill));
+	vigil_prom_one(b, "vigil_socket_table_full_total", "counter",
+		       "Sockets and listeners that found no room (no events for them)",
+		       c[VIGIL_CNT_NET_NO_STORAGE]);
 }
 
 static void ring(struct vigil_buf *b, const struct vigil_agent_view *v)
@@ -188,6 +218,10 @@ static void rules(struct vigil_buf *b, const struct vigil_agent_view *v)
 	vigil_prom_one(b, "vigil_policy_rules", "gauge", "Rules in force", p->n_rules);
 	for (unsigned f = 0; f < 3 && p->n_rules; f++) {
 		vigil_prom_family(b, fams[f].name, "counter", fams[f].help);
+		if (f == 0 && v->binary) {
+			vigil_metrics_binary_policy(b, v->binary);
+			continue;
+		}
 		for (unsigned i = 0; i < p->n_rules; i++) {
 			struct vigil_rule_stats st = {};
 			uint64_t val;
@@ -264,13 +298,17 @@ static void prog_stats(struct vigil_buf *b, const struct vigil_agent_view *v)
 
 void vigil_agent_metrics(struct vigil_buf *out, const struct vigil_agent_view *v)
 {
+	uint64_t c[VIGIL_CNT_MAX] = {};
+
+	vigil_counters_read(v->bpf->counters_fd, c);
 	out->len = 0;
 	build_info(out);
 	vigil_prom_one(out, "vigil_up", "gauge", "1 once attached with the policy in force", v->started);
 	events(out, v);
-	losses(out, v);
+	losses(out, v, c);
 	ring(out, v);
 	process_cache(out, v);
+	socket_table(out, v, c);
 	sinks(out, v);
 	rules(out, v);
 	features(out);

@@ -18,6 +18,7 @@ struct vigil_sink_local;
 struct vigil_sink_stream;
 struct vigil_loss_monitor;
 struct vigil_policy_state;
+struct vigil_metrics_binary;
 
 /* The running agent, as the composition root holds it. */
 struct vigil_agent_view {
@@ -29,6 +30,7 @@ struct vigil_agent_view {
 	unsigned nstreams;
 	const struct vigil_loss_monitor *loss;
 	struct vigil_policy_state *policy;
+	const struct vigil_metrics_binary *binary;	/* --metrics-label binary; NULL: off */
 	bool started;		/* attached, policy in force */
 };
 

@@ -37,6 +37,8 @@ static void format(struct vigil_sink_local *l, const void *rec)
 	}
 	vigil_event_format_forms(&l->fmt, rec, form[VIGIL_SUB_VIGIL], form[VIGIL_SUB_TETRAGON],
 				 l->compact_fd >= 0 ? &l->compact : NULL);
+	if (l->on_record)
+		l->on_record(l->on_record_ctx, &l->fmt, rec);
 	for (unsigned i = 0; l->subs && i < VIGIL_SUB_FORMS; i++)
 		if (form[i] && form[i]->len > at[i] && vigil_subscribers_want(l->subs, i))
 			vigil_subscribers_publish(l->subs, i, form[i]->p + at[i],

@@ -46,6 +46,11 @@ struct vigil_sink_local {
 	 * outputs do not write */
 	struct vigil_subscribers *subs;
 	struct vigil_buf sub_line[VIGIL_SUB_FORMS];
+	/* Called with each record once formatted (the process cache has it
+	 * then): --metrics-label binary counts there (control/metrics_binary.h).
+	 * NULL: none. */
+	void (*on_record)(void *ctx, struct vigil_formatter *f, const void *rec);
+	void *on_record_ctx;
 };
 
 int vigil_sink_local_init(struct vigil_sink_local *l, const char *node_name,

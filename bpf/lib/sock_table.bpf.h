@@ -146,11 +146,27 @@ static __always_inline struct vigil_sock_set *vigil_sock_set_of(__u64 key)
 	return bpf_map_lookup_elem(&vigil_socks, &i);
 }
 
+/* The table's fill, which the agent shows as a gauge (taken - freed +
+ * spilled - unspilled, docs/operations.md): counted where an entry is won
+ * or given up, so each once whatever runs at the same time. An atomic add,
+ * not vigil_count's plain one: a softirq's program that interrupts a
+ * process-context one on this CPU must not lose a count, which the gauge
+ * would keep wrong for good. */
+static __always_inline void vigil_sock_count(__u32 which)
+{
+	__u64 *c = bpf_map_lookup_elem(&vigil_counters, &which);
+
+	if (c)
+		__sync_fetch_and_add(c, 1);
+}
+
 /* Removes key's spilled copy, if its set has any. */
 static __always_inline void vigil_sock_unspill(struct vigil_sock_set *set, __u64 *key)
 {
-	if (set->spilled && !bpf_map_delete_elem(&vigil_socks_spill, key))
+	if (set->spilled && !bpf_map_delete_elem(&vigil_socks_spill, key)) {
 		__sync_fetch_and_sub(&set->spilled, 1);
+		vigil_sock_count(VIGIL_CNT_NET_SOCK_UNSPILLED);
+	}
 }
 
 static __always_inline struct vigil_sk *vigil_sk_get(const void *sk)
@@ -222,10 +238,12 @@ static __always_inline bool vigil_sk_set(const void *sk, struct vigil_sk *init)
 		    !__sync_val_compare_and_swap(&set->key[i], 0, key | VIGIL_SOCK_WRITING)) {
 			vigil_sk_fill(&set->sk[i], init);
 			__sync_lock_test_and_set(&set->key[i], key);	/* after the entry */
+			vigil_sock_count(VIGIL_CNT_NET_SOCK_TAKEN);
 			return true;
 		}
 	if (!bpf_map_update_elem(&vigil_socks_spill, &key, init, BPF_NOEXIST)) {
 		__sync_fetch_and_add(&set->spilled, 1);
+		vigil_sock_count(VIGIL_CNT_NET_SOCK_SPILLED);
 		return true;
 	}
 	vigil_count(VIGIL_CNT_NET_NO_STORAGE);
@@ -239,11 +257,13 @@ static __always_inline void vigil_sk_forget(const void *sk)
 
 	if (!key || !set)
 		return;
-	/* Every way: two paths may have set it at once. */
+	/* Every way: two paths may have set it at once. Freed with a
+	 * compare-and-swap, so that of two paths freeing one entry at once
+	 * only one counts it. */
 #pragma unroll
 	for (int i = 0; i < VIGIL_SOCK_WAYS; i++)
-		if (set->key[i] == key)
-			set->key[i] = 0;
+		if (set->key[i] == key && __sync_val_compare_and_swap(&set->key[i], key, 0) == key)
+			vigil_sock_count(VIGIL_CNT_NET_SOCK_FREED);
 	vigil_sock_unspill(set, &key);
 }
 

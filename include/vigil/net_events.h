@@ -193,6 +193,13 @@ enum vigil_net_counter {
 	VIGIL_CNT_NET_NO_STORAGE,	/* no room in the socket table */
 	VIGIL_CNT_REPORT_FULL,		/* report counts lost: table full */
 	VIGIL_CNT_REPORT_TICKS,		/* periods closed by the timer */
+	/* The socket table's fill: entries taken and freed in its sets, and
+	 * sockets put in and taken out of its spill (in use: taken - freed
+	 * + spilled - unspilled; sock_table.bpf.h) */
+	VIGIL_CNT_NET_SOCK_TAKEN,
+	VIGIL_CNT_NET_SOCK_FREED,
+	VIGIL_CNT_NET_SOCK_SPILLED,
+	VIGIL_CNT_NET_SOCK_UNSPILLED,
 	VIGIL_CNT_NET_LAST_USED,
 };
 
