@@ -141,7 +141,7 @@ ok $? "policy list counts the exec kills"
 jq -e -s '.[] | select(.name == "t-open-mon") | .would_kill == 1 and .kills == 0 and .mode == "monitor"' "$T_DIR/list.json" >/dev/null
 ok $? "policy list counts monitor mode's would-have kill"
 
-event_seen "$T_DIR/events.json" '.process_tracepoint | .policy_name == "t-open-post" and .action == "post" and .args[0].string_arg == "'"$T_DIR"'/files/post/f" and .outcome == "posted"'
+event_seen "$T_DIR/events.json" '.process_tracepoint | .policy_name == "t-open-post" and .rule_action == "post" and .action == "KPROBE_ACTION_POST" and .args[0].string_arg == "'"$T_DIR"'/files/post/f" and .outcome == "posted"'
 ok $? "the post rule's event names the path opened"
 event_seen "$T_DIR/events.json" '.process_tracepoint | .policy_name == "t-open-kill" and .path == "'"$T_DIR"'/files/kill/new" and (.intent | test("create")) and (.intent | test("created")) and (.intent | test("truncate")) and .outcome == "signalled"'
 ok $? "the O_CREAT kill's event says create, created and truncate took effect"
