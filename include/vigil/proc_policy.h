@@ -17,6 +17,8 @@
  *   vigil_prule_stats     per-CPU array, same keys: what each rule did
  *   vigil_puring          LRU hash: process -> its io_uring rings, submissions
  *                         and open submissions, which file rules do not see
+ *   vigil_pcompat         LRU hash: process -> its execs of 32-bit binaries,
+ *                         whose opens file rules do not see
  *   vigil_pstr_<D>_<F>_<G> LPM tries, D the string (path, bin, par, cid), F fwd
  *                         or rev (the string reversed: postfixes), G 0|1:
  *                         a string -> the rules listing it or a prefix of it
@@ -186,6 +188,17 @@ struct vigil_uring_count {
 	__u64 submissions;	/* requests submitted, any opcode */
 	__u64 opens;		/* of those, IORING_OP_OPENAT and IORING_OP_OPENAT2 */
 	char comm[16];		/* the process's, when first counted */
+};
+
+/* 32-bit (ia32) binaries exec'd per process (vigil_pcompat, the same
+ * key), counted while any file rule is in force: the syscalls tracepoints
+ * never fire for ia32 syscalls, so file rules never see a 32-bit
+ * process's opens; these counts say such processes ran. */
+#define VIGIL_PCOMPAT_ENTRIES 4096	/* processes; the least recently counted go first */
+
+struct vigil_compat_count {
+	__u64 execs;		/* execs of a 32-bit binary */
+	char comm[16];		/* the process's, at its first such exec */
 };
 
 #endif
