@@ -73,7 +73,7 @@ in_cg() { sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$CG/$1" "
 out() { local o rc; o=$(in_cg "$@"); rc=$?; echo "$rc:$o"; }
 
 is "$(out "docker-$D.scope" "$T_DIR/bin/w")" "0:x" "without the policy, the binary runs in a container's cgroup"
-start_agent -o "$T_DIR/events.json" --policy "$T_DIR/policy.yaml" || exit 1
+start_agent -o "$T_DIR/events.json" --export-file-max-size-mb 0 --policy "$T_DIR/policy.yaml" || exit 1
 
 is "$(out "docker-$D.scope" "$T_DIR/bin/w")" "137:" "docker-<id>.scope, listed by its first 12 digits: killed"
 is "$(out "docker-$D.scope/inner" "$T_DIR/bin/w")" "137:" "a cgroup below the container's: the container's, killed"

@@ -61,7 +61,7 @@ rules:
 POL
 chmod 644 "$T_DIR/policy.yaml"
 EV="$T_DIR/events.json"
-start_agent -o "$EV" --enable-process-ns --policy "$T_DIR/policy.yaml" || exit 1
+start_agent -o "$EV" --export-file-max-size-mb 0 --enable-process-ns --policy "$T_DIR/policy.yaml" || exit 1
 
 # Everything below in the test's cgroup and a private mount namespace.
 # Prints, one a line: the namespace's inode, then each step's status:output.

@@ -81,7 +81,7 @@ chmod 644 "$T_DIR"/*.yaml
 out=$(in_cg "'$T_DIR/bin/w'"); rc=$?
 is "$rc:$out" "0:x" "without the rule, the test binary writes its byte and exits 0"
 
-start_agent -o "$T_DIR/events.json" --policy "$T_DIR/policy.yaml" --policy "$T_DIR/monitor.yaml" || exit 1
+start_agent -o "$T_DIR/events.json" --export-file-max-size-mb 0 --policy "$T_DIR/policy.yaml" --policy "$T_DIR/monitor.yaml" || exit 1
 "$VIGIL" --pin-dir "$T_PIN" policy list >"$T_DIR/list0" 2>&1
 grep -q 't-exec-kill' "$T_DIR/list0"; ok $? "policy list shows the exec and file rules"
 
