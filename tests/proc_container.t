@@ -4,7 +4,8 @@
 # cri-containerd-<id>.scope, crio-<id>.scope, a bare <id>), so the id is
 # read in BPF from the cgroup's kernfs name, not resolved at load.
 #   - in: the whole id, its first 12 digits (docker ps), Kubernetes'
-#     containerd://<id>; a cgroup below a container's is the container's
+#     containerd://<id>; a cgroup below a container's is the container's;
+#     a container's cgroup made after the policy was loaded
 #   - not_in: every other cgroup, the host's included
 #   - names that are not a runtime's (63 digits, a non-hex digit, no id)
 #     match nothing
@@ -16,11 +17,11 @@ CG2=$(cgroup2_mount)
 [ -n "$CG2" ] || skip_all "no cgroup v2 mount"
 CG=$(new_cgroup pcid) || exit 1
 cc -v >/dev/null 2>&1 || skip_all "no C compiler for the test binary"
-plan 13
+plan 14
 
 # Four ids, as runtimes make them (64 lowercase hex digits).
 id() { printf '%s' "$1" | sha256sum | cut -c1-64; }
-D=$(id docker-$T_ID) K=$(id containerd-$T_ID) O=$(id crio-$T_ID) B=$(id bare-$T_ID)
+D=$(id docker-$T_ID) K=$(id containerd-$T_ID) O=$(id crio-$T_ID) B=$(id bare-$T_ID) L=$(id late-$T_ID)
 mkdir "$CG/docker-$D.scope" "$CG/docker-$D.scope/inner" "$CG/cri-containerd-$K.scope" \
 	"$CG/crio-$O.scope" "$CG/$B" "$CG/plain" "$CG/docker-${D:1}.scope" \
 	"$CG/docker-${D:0:63}g.scope" || exit 1
@@ -51,7 +52,7 @@ rules:
     on: exec
     binary: { prefix: ["$T_DIR/bin/"] }
     cgroup: $CG
-    container: { in: ["${D:0:12}", "$K", "containerd://$O"] }
+    container: { in: ["${D:0:12}", "$K", "containerd://$O", "${L:0:20}"] }
     action: sigkill
   - name: t-cid-bare
     on: exec
@@ -79,6 +80,8 @@ is "$(out "docker-$D.scope" "$T_DIR/bin/w")" "137:" "docker-<id>.scope, listed b
 is "$(out "docker-$D.scope/inner" "$T_DIR/bin/w")" "137:" "a cgroup below the container's: the container's, killed"
 is "$(out "cri-containerd-$K.scope" "$T_DIR/bin/w")" "137:" "cri-containerd-<id>.scope, the whole id: killed"
 is "$(out "crio-$O.scope" "$T_DIR/bin/w")" "137:" "crio-<id>.scope, listed as containerd://<id>: killed"
+mkdir "$CG/cri-containerd-$L.scope"
+is "$(out "cri-containerd-$L.scope" "$T_DIR/bin/w")" "137:" "a container whose cgroup was made after the load: killed"
 is "$(out "$B" "$T_DIR/bin/w")" "0:x" "a bare <id> not listed: runs"
 is "$(out plain "$T_DIR/bin/w")" "0:x" "a cgroup that names no container: runs"
 is "$(out "docker-${D:1}.scope" "$T_DIR/bin/w")" "0:x" "63 hex digits name no container: runs"
@@ -99,6 +102,6 @@ cids=$(jq -r 'select(.process_tracepoint.policy_name == "t-cid-not") | .process_
 	"$T_DIR/events.json" | sort -u | tr '\n' ' ')
 case "$cids" in *"$D"*) false ;; *"$K"*host*|*host*"$K"*) true ;; *) false ;; esac
 ok $? "not_in: the open in another container and on the host posted, the listed container's did not ($cids)"
-jq -e -s '[.[] | select(.process_tracepoint.policy_name == "t-cid-kill")] | length >= 4' "$T_DIR/events.json" >/dev/null
+jq -e -s '[.[] | select(.process_tracepoint.policy_name == "t-cid-kill")] | length >= 5' "$T_DIR/events.json" >/dev/null
 ok $? "the kills posted their events"
 done_testing
