@@ -20,7 +20,7 @@
 #include "lib/task.bpf.h"
 #include "lib/proc_match.bpf.h"
 #include "lib/proc_uring.bpf.h"	/* what file rules do not see: io_uring's opens */
-#include "lib/proc_compat.bpf.h"	/* and 32-bit syscalls' */
+#include "lib/proc_compat.bpf.h"	/* and 32-bit processes' */
 
 char LICENSE[] SEC("license") = "GPL";
 
