@@ -20,6 +20,7 @@
 #include "lib/task.bpf.h"
 #include "lib/proc_match.bpf.h"
 #include "lib/proc_uring.bpf.h"	/* what file rules do not see: io_uring's opens */
+#include "lib/proc_compat.bpf.h"	/* and 32-bit processes' */
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -192,6 +193,7 @@ static __always_inline int decide(struct task_struct *t, struct hook *h)
 	s->m.s[VIGIL_PSTR_PATH].have = false;
 	s->m.s[VIGIL_PSTR_BINARY].have = false;
 	s->m.s[VIGIL_PSTR_PARENT].have = false;
+	s->m.s[VIGIL_PSTR_CONTAINER].have = false;
 	if (h->verb == VIGIL_VERB_EXEC) {
 		pstr_of_file(&s->m.s[VIGIL_PSTR_BINARY], h->file, t);
 	} else {
@@ -202,12 +204,16 @@ static __always_inline int decide(struct task_struct *t, struct hook *h)
 	}
 	if (strings & (1u << VIGIL_PSTR_PARENT))
 		pstr_of_file(&s->m.s[VIGIL_PSTR_PARENT], BPF_CORE_READ(t, real_parent, mm, exe_file), t);
+	if (strings & (1u << VIGIL_PSTR_CONTAINER))
+		pstr_of_container(&s->m, t);
 	if (strings & (1u << VIGIL_PSTR_PATH))
 		pstr_match(&s->m, conf, gen, VIGIL_PSTR_PATH);
 	if (strings & (1u << VIGIL_PSTR_BINARY))
 		pstr_match(&s->m, conf, gen, VIGIL_PSTR_BINARY);
 	if (strings & (1u << VIGIL_PSTR_PARENT))
 		pstr_match(&s->m, conf, gen, VIGIL_PSTR_PARENT);
+	if (strings & (1u << VIGIL_PSTR_CONTAINER))
+		pstr_match(&s->m, conf, gen, VIGIL_PSTR_CONTAINER);
 	f.cand.w[0] &= ~s->m.fail.w[0];
 	f.cand.w[1] &= ~s->m.fail.w[1];
 	if (!(f.cand.w[0] | f.cand.w[1]))

@@ -191,7 +191,8 @@ void vigil_format_policy_hit(struct vigil_formatter *f, const void *rec, struct 
 		args(&w, &v);
 		jw_cstr(&w, "policy_name", v.rule);
 		jw_u64(&w, "rule_id", ev->rule_id);
-		jw_cstr(&w, "action", vigil_policy_action_name(ev->action));
+		jw_cstr(&w, "action", tetragon_action(ev));	/* Tetragon's name, Tetragon's values */
+		jw_cstr(&w, "rule_action", vigil_policy_action_name(ev->action));
 		if (ev->signal)
 			jw_u64(&w, "signal", ev->signal);
 		jw_cstr(&w, "outcome", outcomes[ev->outcome]);

@@ -43,6 +43,12 @@ static const struct word path_ops[] = {
 	{ "not_postfix", VIGIL_OP_NOT_POSTFIX }, {}
 };
 
+/* A container id matches when it starts with one listed: the whole id or
+ * its first digits, as `docker ps` shows 12. */
+static const struct word cid_ops[] = {
+	{ "in", VIGIL_OP_PREFIX }, { "not_in", VIGIL_OP_NOT_PREFIX }, {}
+};
+
 struct str_item_ctx {
 	unsigned op;
 	const char *key;
@@ -78,9 +84,29 @@ static int pattern_item(struct pctx *c, yaml_node_t *n, void *arr, unsigned i)
 	return ((char **)arr)[i] ? 0 : -ENOMEM;
 }
 
+/* A container id or its first digits, lowercase hex as runtimes name
+ * cgroups; Kubernetes' containerID form (containerd://ID) is taken too. */
+static int container_item(struct pctx *c, yaml_node_t *n, void *arr, unsigned i)
+{
+	const char *s = scalar(n), *sep = strstr(s, "://");
+	size_t len;
+
+	if (sep)
+		s = sep + 3;
+	len = strlen(s);
+	if (len < VIGIL_CID_MIN || len > VIGIL_CID_LEN || strspn(s, "0123456789abcdef") != len)
+		return fail(c, n, "'container': not a container id: %d to %d lowercase hex digits "
+			    "(the whole id, or its first digits as docker ps shows them)",
+			    VIGIL_CID_MIN, VIGIL_CID_LEN);
+	((char **)arr)[i] = strdup(s);
+	return ((char **)arr)[i] ? 0 : -ENOMEM;
+}
+
 static int parse_strings(struct pctx *c, yaml_node_t *n, const char *key, const struct word *ops,
 			 struct vigil_pstr_sel *sel)
 {
+	bool cid = ops == cid_ops;
+
 	if (n->type != YAML_MAPPING_NODE)
 		return fail(c, n, "'%s' is a mapping of operators to patterns (%s: [...]), not %s",
 			    key, ops[0].name, node_kind(n));
@@ -95,8 +121,8 @@ static int parse_strings(struct pctx *c, yaml_node_t *n, const char *key, const 
 		if (sel->n[op])
 			return fail(c, k, "'%s' given twice in '%s'", scalar(k), key);
 		item_ctx = (struct str_item_ctx){ .op = op, .key = key };
-		err = parse_list(c, v, key, sizeof(char *), pattern_item, (void **)&sel->vals[op],
-				 &sel->n[op]);
+		err = parse_list(c, v, key, sizeof(char *), cid ? container_item : pattern_item,
+				 (void **)&sel->vals[op], &sel->n[op]);
 		if (err)
 			return err;
 	}
@@ -190,11 +216,11 @@ static int parse_bits(struct pctx *c, yaml_node_t *n, const char *key, item_fn e
 
 enum {
 	P_NAME, P_ON, P_ACTION, P_SIGNAL, P_BINARY, P_PARENT, P_PATH, P_INTENT, P_UID, P_EUID,
-	P_CGROUP, P_NS, P_MAX
+	P_CGROUP, P_CONTAINER, P_NS, P_MAX
 };
 static const char *const pkeys[P_MAX] = {
 	"name", "on", "action", "signal", "binary", "parent_binary", "path", "intent", "uid",
-	"euid", "cgroup", "namespaces",
+	"euid", "cgroup", "container", "namespaces",
 };
 
 /* The keys' nodes, each once, or an error at the unknown or repeated one. */
@@ -211,7 +237,7 @@ static int collect_keys(struct pctx *c, yaml_node_t *n, yaml_node_t **key, yaml_
 		if (i == P_MAX)
 			return fail(c, k, "unknown key in an exec or file rule (known: name, on, "
 				    "action, signal, binary, parent_binary, path, intent, uid, euid, "
-				    "cgroup, namespaces)");
+				    "cgroup, container, namespaces)");
 		if (key[i])
 			return fail(c, k, "'%s' given twice in one rule (first at line %zu)",
 				    pkeys[i], key[i]->start_mark.line + 1);
@@ -286,6 +312,9 @@ int parse_proc_rule(struct pctx *c, yaml_node_t *n, struct vigil_prule_spec *r)
 	r->has_uid = key[P_UID];
 	r->has_euid = key[P_EUID];
 	if (key[P_CGROUP] && (err = parse_cgroup(c, val[P_CGROUP], &r->cgroup)))
+		return err;
+	if (key[P_CONTAINER] && (err = parse_strings(c, val[P_CONTAINER], "container", cid_ops,
+						     &r->str[VIGIL_PSTR_CONTAINER])))
 		return err;
 	if (key[P_NS] && (err = parse_namespaces(c, val[P_NS], r)))
 		return err;

@@ -137,11 +137,14 @@ new_cgroup() {
 _t_del_cgroups() {
 	local root cg; root=$(cgroup2_mount)
 	[ -n "$root" ] || return 0
+	# Children first (a test may name cgroups below its own, as runtimes do).
 	for cg in "$root/vigil-test-${T_ID}-"*; do
 		[ -d "$cg" ] || continue
-		xargs -r kill -9 <"$cg/cgroup.procs"
-		wait_for 5 sh -c "! grep -q . '$cg/cgroup.procs'"
-		rmdir "$cg"
+		find "$cg" -depth -type d | while read -r d; do
+			xargs -r kill -9 <"$d/cgroup.procs"
+			wait_for 5 sh -c "! grep -q . '$d/cgroup.procs'"
+			rmdir "$d"
+		done
 	done >/dev/null 2>&1
 }
 

@@ -81,7 +81,7 @@ chmod 644 "$T_DIR"/*.yaml
 out=$(in_cg "'$T_DIR/bin/w'"); rc=$?
 is "$rc:$out" "0:x" "without the rule, the test binary writes its byte and exits 0"
 
-start_agent -o "$T_DIR/events.json" --policy "$T_DIR/policy.yaml" --policy "$T_DIR/monitor.yaml" || exit 1
+start_agent -o "$T_DIR/events.json" --export-file-max-size-mb 0 --policy "$T_DIR/policy.yaml" --policy "$T_DIR/monitor.yaml" || exit 1
 "$VIGIL" --pin-dir "$T_PIN" policy list >"$T_DIR/list0" 2>&1
 grep -q 't-exec-kill' "$T_DIR/list0"; ok $? "policy list shows the exec and file rules"
 
@@ -141,7 +141,7 @@ ok $? "policy list counts the exec kills"
 jq -e -s '.[] | select(.name == "t-open-mon") | .would_kill == 1 and .kills == 0 and .mode == "monitor"' "$T_DIR/list.json" >/dev/null
 ok $? "policy list counts monitor mode's would-have kill"
 
-event_seen "$T_DIR/events.json" '.process_tracepoint | .policy_name == "t-open-post" and .action == "post" and .args[0].string_arg == "'"$T_DIR"'/files/post/f" and .outcome == "posted"'
+event_seen "$T_DIR/events.json" '.process_tracepoint | .policy_name == "t-open-post" and .rule_action == "post" and .action == "KPROBE_ACTION_POST" and .args[0].string_arg == "'"$T_DIR"'/files/post/f" and .outcome == "posted"'
 ok $? "the post rule's event names the path opened"
 event_seen "$T_DIR/events.json" '.process_tracepoint | .policy_name == "t-open-kill" and .path == "'"$T_DIR"'/files/kill/new" and (.intent | test("create")) and (.intent | test("created")) and (.intent | test("truncate")) and .outcome == "signalled"'
 ok $? "the O_CREAT kill's event says create, created and truncate took effect"

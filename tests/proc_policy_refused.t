@@ -17,6 +17,12 @@ ROWS=(
 	"intent on exec|  - { on: exec, intent: read, action: post }|:2:17: 'intent' is for file rules"
 	"exec mixed with files|  - { on: [exec, open], action: post }|:2:11: 'on' mixes exec with file verbs"
 	"unknown verb|  - { on: unlink, action: post }|:2:11: unknown verb (one of: exec, open, openat, openat2, creat)"
+	"container id too short|  - { on: exec, container: { in: [abc123] }, action: post }|:2:35: 'container': not a container id: 12 to 64 lowercase hex digits"
+	"container id in capitals|  - { on: exec, container: { in: [ABCDEF0123456] }, action: post }|:2:35: 'container': not a container id"
+	"container id over 64 digits|  - { on: openat, container: { not_in: [$(printf '0%.0s' $(seq 65))] }, action: post }|:2:41: 'container': not a container id"
+	"container id with a non-hex digit|  - { on: exec, container: { in: [0123456789abg] }, action: post }|:2:35: 'container': not a container id"
+	"container operator|  - { on: exec, container: { prefix: [abcdef0123456] }, action: post }|:2:30: unknown operator (one of: in, not_in)"
+	"container as a list|  - { on: exec, container: [abcdef0123456], action: post }|:2:28: 'container' is a mapping of operators to patterns (in: [...])"
 )
 plan $((${#ROWS[@]} + 1))
 for row in "${ROWS[@]}"; do

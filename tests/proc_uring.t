@@ -28,7 +28,7 @@ rules:
 POL
 chmod 644 "$T_DIR/policy.yaml"
 
-start_agent -o "$T_DIR/events.json" --policy "$T_DIR/policy.yaml" || exit 1
+start_agent -o "$T_DIR/events.json" --export-file-max-size-mb 0 --policy "$T_DIR/policy.yaml" || exit 1
 out=$(in_cg "exec cat '$T_DIR/files/kill/f'" 2>/dev/null); rc=$?
 is "$rc:$out" "137:" "openat(2) of the file: the rule kills"
 

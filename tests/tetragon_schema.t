@@ -15,7 +15,7 @@ PY=/usr/bin/python3
 	skip_all "Tetragon's protos are not at $TETRAGON_API (set TETRAGON_API)"
 command -v protoc >/dev/null && "$PY" -c 'import google.protobuf' 2>/dev/null ||
 	skip_all "protoc or python3-protobuf missing (scripts/install-deps.sh test)"
-plan 67
+plan 81
 
 PB="$T_DIR/pb"
 mkdir -p "$PB"
@@ -295,4 +295,72 @@ ok $? "reports: process_report lines of policy vigil-report"
 R=$(CHECK "$RV")
 ok $? "and every line parses ($(tail -1 <<<"$R"))"
 grep '^bad' <<<"$R" | head -5 | sed 's/^/# /'
+
+# 11. Exec and file rules' events (policy_hit): process_tracepoint lines
+# in both forms, a sigkill at exec, a signal and a post at open, and a
+# sigkill rule in mode: monitor. Kill and signal rules are scoped by a
+# cgroup of this test and a binary or file in its folder.
+CGP=$(new_cgroup tphit) || { diag "no cgroup v2"; exit 1; }
+PH="$T_DIR/ph"
+mkdir -p "$PH/bin" "$PH/files"
+cat >"$PH/w.c" <<'C'
+void _start(void)
+{
+	long r;
+	__asm__ volatile("syscall" : "=a"(r) : "a"(60), "D"(0) : "rcx", "r11", "memory");
+	for (;;)
+		;
+}
+C
+cc -O2 -nostdlib -static -fno-stack-protector -o "$PH/bin/w" "$PH/w.c" || exit 1
+for f in post term mon; do echo "$f" >"$PH/files/$f"; done
+cat >"$PH/rules.yaml" <<POL
+rules:
+  - { name: tp-exec-kill, on: exec, binary: { prefix: ["$PH/bin/"] }, cgroup: $CGP, action: sigkill }
+  - { name: tp-open-post, on: [open, openat], path: { equal: ["$PH/files/post"] }, action: post }
+  - { name: tp-open-term, on: [openat], path: { equal: ["$PH/files/term"] }, cgroup: $CGP,
+      action: signal, signal: 15 }
+POL
+printf 'mode: monitor\nrules:\n  - { name: tp-open-mon, on: [openat], path: { equal: ["%s"] }, cgroup: %s, action: sigkill }\n' \
+	"$PH/files/mon" "$CGP" >"$PH/monitor.yaml"
+chmod 644 "$PH"/*.yaml
+# One run of the four in the given form, into $2; prints the statuses.
+hits_run() {
+	"$VIGIL" --pin-dir "$T_PIN" unpin >/dev/null 2>&1
+	start_agent -o "$2" --export-format "$1" --export-file-max-size-mb 0 --no-procfs --poll-ms 20 \
+		--policy "$PH/rules.yaml" --policy "$PH/monitor.yaml" || return 1
+	sh -c 'echo $$ >"$1/cgroup.procs"; shift
+		"$1/bin/w"; a=$?; cat "$1/files/post" >/dev/null; b=$?
+		cat "$1/files/term" >/dev/null; c=$?; cat "$1/files/mon" >/dev/null; echo $a $b $c $?' \
+		sh "$CGP" "$PH" 2>/dev/null
+	wait_for 10 grep -q '"policy_name":"tp-open-mon"' "$2"
+	stop_agent
+	"$VIGIL" --pin-dir "$T_PIN" unpin >/dev/null
+}
+HT="$T_DIR/hits_tetragon.json" HV="$T_DIR/hits_vigil.json"
+is "$(hits_run tetragon "$HT")" "137 0 143 0" "rules: killed at exec, posted, SIGTERM at open, monitor lets it be"
+is "$(hits_run vigil "$HV")" "137 0 143 0" "the same in vigil's form"
+R=$(CHECK "$HT")
+ok $? "Tetragon form: every line, policy_hit's too, parses with Tetragon's protos ($(tail -1 <<<"$R"))"
+grep '^bad' <<<"$R" | head -5 | sed 's/^/# /'
+R=$(CHECK --vigil "$HV")
+ok $? "vigil form: every line parses with Tetragon's protos once vigil's own fields are out ($(tail -1 <<<"$R"))"
+grep '^bad' <<<"$R" | head -5 | sed 's/^/# /'
+hit() { jq -c --arg n "$2" 'select(.process_tracepoint.policy_name == $n) | .process_tracepoint' "$1" | head -1; }
+for f in "$HT" "$HV"; do
+	form=$([ "$f" = "$HT" ] && echo Tetragon || echo vigil)
+	is "$(jq -c '[.subsys, .event, .action, .tags, .args[0].label, (.args[0].string_arg | endswith("/ph/bin/w"))]' <<<"$(hit "$f" tp-exec-kill)")" \
+		'["sched","sched_process_exec","KPROBE_ACTION_SIGKILL",null,"path",true]' "$form form: a kill at exec"
+	is "$(jq -c '[.subsys, .event, .action, .tags, [.args[].label]]' <<<"$(hit "$f" tp-open-term)")" \
+		'["syscalls","sys_exit_openat","KPROBE_ACTION_SIGNAL",null,["path","flags","result","intent"]]' \
+		"$form form: a signal at open, with its path, flags, result and intent"
+	is "$(jq -c '[.action, .tags, .args[0].string_arg]' <<<"$(hit "$f" tp-open-post)")" \
+		"[\"KPROBE_ACTION_POST\",null,\"$PH/files/post\"]" "$form form: a post"
+	is "$(jq -c '[.action, .tags]' <<<"$(hit "$f" tp-open-mon)")" '["KPROBE_ACTION_POST",["monitor","would:sigkill"]]' \
+		"$form form: mode: monitor, KPROBE_ACTION_POST tagged monitor, would:sigkill"
+done
+is "$(jq -c '[.rule_action, .signal, .outcome]' <<<"$(hit "$HV" tp-open-term)")" '["signal",15,"signalled"]' \
+	"vigil form: the rule's own action, signal and outcome beside Tetragon's"
+jq -e '.parent.pid' <<<"$(hit "$HT" tp-open-term)" >/dev/null
+ok $? "Tetragon form: the parent"
 done_testing

@@ -2,8 +2,8 @@
 /*
  * The exec and file rules in force, listed with their counters
  * (agent/enforce/proc_rules.c sums them over CPUs and reloads), then the
- * processes that submitted io_uring requests while file rules were in
- * force: opens among those were not seen by any rule.
+ * processes that submitted io_uring requests or ran a 32-bit binary while
+ * file rules were in force: opens among those were not seen by any rule.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -54,6 +54,31 @@ static void uring_line(void *arg, const struct vigil_uring_key *k, const struct 
 	jw_u64(&w, "rings", c->rings);
 	jw_u64(&w, "submissions", c->submissions);
 	jw_u64(&w, "opens", c->opens);
+	jw_end(&w);
+	vbuf_putc(l->out, '\n');
+}
+
+static void compat_line(void *arg, const struct vigil_uring_key *k,
+			const struct vigil_compat_count *c)
+{
+	struct uring_list *l = arg;
+	char comm[sizeof(c->comm) + 1];
+	struct jw w;
+
+	snprintf(comm, sizeof(comm), "%.*s", (int)strnlen(c->comm, sizeof(c->comm)), c->comm);
+	if (!l->json) {
+		if (!l->n++)
+			vbuf_printf(l->out, "\n32-bit processes, opens not seen by file rules:\n"
+				    "%-8s %-16s %10s\n", "pid", "comm", "execs");
+		vbuf_printf(l->out, "%-8u %-16s %10" PRIu64 "\n", k->tgid, comm, (uint64_t)c->execs);
+		return;
+	}
+	jw_begin(&w, l->out);
+	jw_obj(&w, NULL);
+	jw_cstr(&w, "kind", "ia32");
+	jw_u64(&w, "pid", k->tgid);
+	jw_cstr(&w, "comm", comm);
+	jw_u64(&w, "execs", c->execs);
 	jw_end(&w);
 	vbuf_putc(l->out, '\n');
 }
@@ -109,4 +134,7 @@ void vigil_list_proc_rules(struct vigil_policy_state *s, struct vigil_buf *out, 
 	struct uring_list ul = { .out = out, .json = json };
 
 	vigil_proc_uring_each(s->proc, uring_line, &ul);
+	struct uring_list cl = { .out = out, .json = json };
+
+	vigil_proc_compat_each(s->proc, compat_line, &cl);
 }

@@ -44,7 +44,7 @@ struct vigil_proc_compiled {
 struct vigil_proc_rules {
 	char pin_dir[256];
 	struct enforce_proc_bpf *skel;
-	int state_fd, conf_fd, rules_fd, stats_fd, outs_fd, outer_fd, uring_fd;
+	int state_fd, conf_fd, rules_fd, stats_fd, outs_fd, outer_fd, uring_fd, compat_fd;
 	uint32_t written;	/* the generation written, not yet in force */
 	uint32_t verbs;		/* the verbs of the rules written */
 	struct vigil_prule_stats base[VIGIL_PRULES_MAX];	/* counted in slots left */
@@ -239,6 +239,7 @@ int vigil_proc_rules_open(struct vigil_proc_rules **out, const char *pin_dir, ui
 	pr->outs_fd = bpf_map__fd(pr->skel->maps.vigil_pouts);
 	pr->outer_fd = bpf_map__fd(pr->skel->maps.vigil_pstr);
 	pr->uring_fd = bpf_map__fd(pr->skel->maps.vigil_puring);
+	pr->compat_fd = bpf_map__fd(pr->skel->maps.vigil_pcompat);
 	return 0;
 }
 
@@ -301,8 +302,9 @@ static bool detach_pinned(struct vigil_proc_rules *pr, struct bpf_program *prog)
 }
 
 /* The hooks the verbs need attached, links pinned as link_<prog>; with
- * any file verb, io_uring's counters (what file rules do not see). A
- * kernel without io_uring's tracepoints keeps the rules, uncounted. */
+ * any file verb, the counters of what file rules do not see: io_uring's
+ * requests and 32-bit processes. A kernel without io_uring's tracepoints
+ * keeps the rules, uncounted. */
 static int attach_verbs(struct vigil_proc_rules *pr, uint32_t verbs)
 {
 	for (unsigned v = 0; v < VIGIL_VERB_MAX; v++) {
@@ -316,6 +318,8 @@ static int attach_verbs(struct vigil_proc_rules *pr, uint32_t verbs)
 	    (attach_pinned(pr, pr->skel->progs.proc_uring_create, NULL) ||
 	     attach_pinned(pr, pr->skel->progs.proc_uring_submit, "io_uring_submit_sqe")))
 		vlog_warn("policy: io_uring's opens will not be counted (no io_uring tracepoints)");
+	if ((verbs & VIGIL_VERBS_FILE) && attach_pinned(pr, pr->skel->progs.proc_compat_exec, NULL))
+		vlog_warn("policy: 32-bit processes will not be counted");
 	return 0;
 }
 
@@ -330,6 +334,7 @@ static void detach_verbs(struct vigil_proc_rules *pr, uint32_t keep)
 	if (!(keep & VIGIL_VERBS_FILE)) {
 		detach_pinned(pr, pr->skel->progs.proc_uring_create);
 		detach_pinned(pr, pr->skel->progs.proc_uring_submit);
+		detach_pinned(pr, pr->skel->progs.proc_compat_exec);
 	}
 }
 
@@ -513,6 +518,24 @@ int vigil_proc_uring_each(struct vigil_proc_rules *pr,
 		k = next;
 		prev = &k;
 		if (!bpf_map_lookup_elem(pr->uring_fd, &k, &c))
+			fn(arg, &k, &c);
+	}
+	return errno == ENOENT ? 0 : -errno;
+}
+
+int vigil_proc_compat_each(struct vigil_proc_rules *pr,
+			   void (*fn)(void *arg, const struct vigil_uring_key *k,
+				      const struct vigil_compat_count *c),
+			   void *arg)
+{
+	struct vigil_uring_key k, next;
+	struct vigil_compat_count c;
+	void *prev = NULL;
+
+	while (!bpf_map_get_next_key(pr->compat_fd, prev, &next)) {
+		k = next;
+		prev = &k;
+		if (!bpf_map_lookup_elem(pr->compat_fd, &k, &c))
 			fn(arg, &k, &c);
 	}
 	return errno == ENOENT ? 0 : -errno;

@@ -45,5 +45,11 @@ int vigil_proc_uring_each(struct vigil_proc_rules *pr,
 			  void (*fn)(void *arg, const struct vigil_uring_key *k,
 				     const struct vigil_uring_count *c),
 			  void *arg);
+/* Each process that exec'd a 32-bit binary (vigil_pcompat) while file
+ * rules were in force: its opens were not seen. */
+int vigil_proc_compat_each(struct vigil_proc_rules *pr,
+			   void (*fn)(void *arg, const struct vigil_uring_key *k,
+				      const struct vigil_compat_count *c),
+			   void *arg);
 
 #endif

@@ -14,6 +14,7 @@
 #include <vigil/events.h>
 #include <vigil/proc_policy.h>
 #include "path.bpf.h"
+#include "container_id.bpf.h"
 
 struct pstr_trie {
 	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
@@ -86,6 +87,7 @@ struct pmatch_scratch {
 	struct pstr_val s[VIGIL_PSTR_NUM];
 	struct vigil_pstr_key key;
 	struct vigil_pbits fail;
+	struct vigil_cid cid;
 };
 
 static __always_inline void pbits_or_andnot(struct vigil_pbits *fail, const struct vigil_pbits *need,
@@ -177,6 +179,19 @@ static __always_inline void pstr_of_file(struct pstr_val *v, struct file *f, str
 	v->len = vigil_path_build(v->buf, &p, &root, &v->start, &cut);
 	v->cut = cut;
 	v->have = true;
+}
+
+/* The container id of t's cgroup into its string, when it names one. */
+static __always_inline void pstr_of_container(struct pmatch_scratch *m, struct task_struct *t)
+{
+	struct pstr_val *v = &m->s[VIGIL_PSTR_CONTAINER];
+
+	v->start = 0;
+	v->len = VIGIL_CID_LEN;
+	v->cut = false;
+	v->have = vigil_container_id(t, v->buf + VIGIL_CID_NAME, &m->cid);
+	if (v->have)
+		__builtin_memcpy(v->buf, m->cid.id, VIGIL_CID_LEN);
 }
 
 /* What the task t is, for the scalar selectors. */

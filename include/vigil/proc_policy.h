@@ -17,7 +17,9 @@
  *   vigil_prule_stats     per-CPU array, same keys: what each rule did
  *   vigil_puring          LRU hash: process -> its io_uring rings, submissions
  *                         and open submissions, which file rules do not see
- *   vigil_pstr_<D>_<F>_<G> LPM tries, D the string (path, bin, par), F fwd
+ *   vigil_pcompat         LRU hash: process -> its execs of 32-bit binaries,
+ *                         whose opens file rules do not see
+ *   vigil_pstr_<D>_<F>_<G> LPM tries, D the string (path, bin, par, cid), F fwd
  *                         or rev (the string reversed: postfixes), G 0|1:
  *                         a string -> the rules listing it or a prefix of it
  */
@@ -31,6 +33,8 @@
 #define VIGIL_PRULES_MAX 128	/* exec and file rules in force at once */
 #define VIGIL_PSTR_MAX 256	/* bytes of a pattern: an LPM key's data */
 #define VIGIL_PSTR_ENTRIES 4096	/* patterns per trie */
+#define VIGIL_CID_LEN 64	/* a container id: hex digits */
+#define VIGIL_CID_MIN 12	/* the shortest prefix of one a rule may give (docker ps) */
 
 /* What a rule is on ('on:'). A verb keeps its number for ever; later verbs
  * (unlink, rename, chmod, chown, link, symlink) take the next ones. */
@@ -62,14 +66,15 @@ enum vigil_pstr {
 	VIGIL_PSTR_PATH,	/* the file opened (file rules) */
 	VIGIL_PSTR_BINARY,	/* the process's binary; at exec, the new one */
 	VIGIL_PSTR_PARENT,	/* its parent's binary */
+	VIGIL_PSTR_CONTAINER,	/* its cgroup's container id: 64 hex digits */
 	VIGIL_PSTR_NUM,
 };
 
 enum vigil_pstr_op {
 	VIGIL_OP_EQ,		/* 'equal', or 'in' for binaries */
 	VIGIL_OP_NOT_EQ,	/* 'not_equal', 'not_in' */
-	VIGIL_OP_PREFIX,
-	VIGIL_OP_NOT_PREFIX,
+	VIGIL_OP_PREFIX,	/* also a container id's 'in': an id or its first digits */
+	VIGIL_OP_NOT_PREFIX,	/* and its 'not_in' */
 	VIGIL_OP_POSTFIX,
 	VIGIL_OP_NOT_POSTFIX,
 	VIGIL_OP_NUM,
@@ -183,6 +188,17 @@ struct vigil_uring_count {
 	__u64 submissions;	/* requests submitted, any opcode */
 	__u64 opens;		/* of those, IORING_OP_OPENAT and IORING_OP_OPENAT2 */
 	char comm[16];		/* the process's, when first counted */
+};
+
+/* 32-bit (ia32) binaries exec'd per process (vigil_pcompat, the same
+ * key), counted while any file rule is in force: the syscalls tracepoints
+ * never fire for ia32 syscalls, so file rules never see a 32-bit
+ * process's opens; these counts say such processes ran. */
+#define VIGIL_PCOMPAT_ENTRIES 4096	/* processes; the least recently counted go first */
+
+struct vigil_compat_count {
+	__u64 execs;		/* execs of a 32-bit binary */
+	char comm[16];		/* the process's, at its first such exec */
 };
 
 #endif
