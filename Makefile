@@ -70,7 +70,7 @@ ifneq ($(COLL_OBJS),)
 BINS += $(BUILD)/vigil-collector
 endif
 
-.PHONY: all deps run test test-fleet test-san test-kernel bench install clean fuzz fuzz-build
+.PHONY: all deps run test test-fleet test-san test-kernel test-systemd bench install clean fuzz fuzz-build
 # Skeletons and BPF objects are intermediate files to make: keep them, or
 # every build regenerates them.
 .SECONDARY:
@@ -171,6 +171,12 @@ test-san:
 # Debian 12's current 6.1), TESTS="tests/a.t tests/b.t" (default: a smoke subset).
 test-kernel: all
 	BUILD=$(BUILD) KERNEL_DEB='$(KERNEL_DEB)' TESTS='$(TESTS)' ./tests/vm/run.sh
+
+# The systemd units started by a real systemd: the same VM with the host's
+# systemd as PID 1, `make install`ed units and config (tests/vm/systemd.t,
+# docs/operations.md "Units").
+test-systemd: all
+	BUILD=$(BUILD) KERNEL_DEB='$(KERNEL_DEB)' VM_SYSTEMD=1 TESTS=tests/vm/systemd.t ./tests/vm/run.sh
 
 # Fuzzing (docs/fuzzing.md): libFuzzer targets built with clang, whatever
 # BUILD and SAN say, with the library and collector code they reach.

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The systemd units, as far as a machine without a running systemd can try
-# them: both pass `systemd-analyze verify`; their exposure (`systemd-analyze
-# security`) stays within 6.5 for vigild and 2.0 for the collector; vigild
+# them (tests/vm/systemd.t starts them with a real one: make
+# test-systemd): both pass `systemd-analyze verify`; their exposure
+# (`systemd-analyze security`) stays within 6.5 for vigild and 2.0 for the
+# collector; vigild
 # works with only the capabilities its unit leaves it (policy, namespaces,
 # interfaces); both daemons say READY=1 on the notify socket once started
 # (Type=notify) and STOPPING=1 when stopping; the shipped config files hold

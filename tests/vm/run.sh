@@ -5,6 +5,8 @@
 #               (default: the one linux-image-amd64 depends on now)
 #   TESTS       test files to run (default: the 6.1 smoke subset below)
 #   VM_CMD      a shell command to run instead of the tests (in the repo)
+#   VM_SYSTEMD  1: the host's systemd runs as PID 1 in the guest and the
+#               tests run as a service of it (tests/vm/guest.sh)
 #   VM_MEM (MiB), VM_TIMEOUT and TEST_TIMEOUT (s), VM_ACCEL (kvm|tcg)
 # The guest's exit status is this script's; its console log and, on failure,
 # its dmesg and test folders stay in $BUILD/vm/<kernel release>/.
@@ -97,7 +99,7 @@ rm -rf "$out"
 mkdir -p "$out"
 {
 	printf 'TOP=%q\nBUILD=%q\nTEST_TIMEOUT=%q\n' "$TOP" "$BUILD" "$TEST_TIMEOUT"
-	printf 'TESTS=%q\nVM_CMD=%q\n' "$TESTS" "${VM_CMD:-}"
+	printf 'TESTS=%q\nVM_CMD=%q\nVM_SYSTEMD=%q\n' "$TESTS" "${VM_CMD:-}" "${VM_SYSTEMD:-}"
 	# How much slower than the host the guest runs, for the tests' time caps.
 	printf 'T_SLOW=%q\n' "$([ "$accel" = tcg ] && echo 5 || echo 1)"
 } >"$out/env"
