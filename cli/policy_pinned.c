@@ -21,6 +21,7 @@
 #include "buf.h"
 #include "cmd.h"
 #include "log.h"
+#include "percpu.h"
 #include "pins.h"
 #include "policy_parse.h"
 
@@ -98,25 +99,10 @@ static void print_prefixes(unsigned id, const struct prefix *pf, unsigned n)
 	}
 }
 
-static void sum_stats(int fd, unsigned id, int ncpus, struct vigil_rule_stats *sum)
-{
-	struct vigil_rule_stats per[ncpus > 0 ? ncpus : 1];
-
-	memset(sum, 0, sizeof(*sum));
-	if (ncpus <= 0 || bpf_map_lookup_elem(fd, &id, per))
-		return;
-	for (int c = 0; c < ncpus; c++) {
-		sum->hits += per[c].hits;
-		sum->replies += per[c].replies;
-		sum->replies_suppressed += per[c].replies_suppressed + per[c].events_suppressed;
-	}
-}
-
 static int list(const struct pinned *p)
 {
 	static struct prefix pf[PREFIXES_MAX];
 	unsigned npf = read_prefixes(p, pf, PREFIXES_MAX), shown = 0;
-	int ncpus = libbpf_num_possible_cpus();
 
 	printf("%-3s %-7s %-5s %-11s %10s %10s %10s  %s\n", "id", "action", "proto", "port",
 	       "hits", "replies", "suppressed", "match");
@@ -128,7 +114,8 @@ static int list(const struct pinned *p)
 
 		if (bpf_map_lookup_elem(p->rules, &id, &r) || !(r.flags & VIGIL_RULE_ACTIVE))
 			continue;
-		sum_stats(p->stats, id, ncpus, &st);
+		vigil_percpu_sum(p->stats, &id, &st, sizeof(st));
+		st.replies_suppressed += st.events_suppressed;
 		if (r.port_lo != 0 || r.port_hi != 65535)
 			snprintf(port, sizeof(port), r.port_lo == r.port_hi ? "%u" : "%u-%u",
 				 r.port_lo, r.port_hi);
@@ -153,30 +140,24 @@ static int list(const struct pinned *p)
  * (no such rule ever loaded): nothing. */
 static void list_proc(void)
 {
-	int state_fd = -1, rules_fd = -1, stats_fd = -1, ncpus = libbpf_num_possible_cpus();
+	int state_fd = -1, rules_fd = -1, stats_fd = -1;
 	struct vigil_pstate st = {};
 	__u32 zero = 0;
 	unsigned shown = 0;
 
-	if (ncpus <= 0 || open_pinned("vigil_pstate", &state_fd) || open_pinned("vigil_prules", &rules_fd) ||
+	if (open_pinned("vigil_pstate", &state_fd) || open_pinned("vigil_prules", &rules_fd) ||
 	    open_pinned("vigil_prule_stats", &stats_fd) || bpf_map_lookup_elem(state_fd, &zero, &st))
 		goto out;
 	for (__u32 i = 0; i < VIGIL_PRULES_MAX; i++) {
 		__u32 key = (st.gen & 1) * VIGIL_PRULES_MAX + i;
-		struct vigil_prule_stats per[ncpus], sum = {};
+		struct vigil_prule_stats sum;
 		struct vigil_prule r;
 		char action[24];
 
 		if (bpf_map_lookup_elem(rules_fd, &key, &r) || !(r.flags & VIGIL_PRULE_ACTIVE))
 			continue;
-		if (!bpf_map_lookup_elem(stats_fd, &key, per))
-			for (int c = 0; c < ncpus; c++) {
-				sum.hits += per[c].hits;
-				sum.kills += per[c].kills;
-				sum.signals += per[c].signals;
-				sum.would_kill += per[c].would_kill + per[c].would_signal;
-				sum.refused += per[c].refused;
-			}
+		vigil_percpu_sum(stats_fd, &key, &sum, sizeof(sum));
+		sum.would_kill += sum.would_signal;
 		if (!shown++)
 			printf("\n%-3s %-24s %-10s %8s %10s %8s %8s %8s %8s\n", "id", "name", "action", "mode",
 			       "hits", "kills", "signals", "would", "refused");

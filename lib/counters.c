@@ -5,6 +5,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "counters.h"
+#include "percpu.h"
 
 static const char *const names[VIGIL_CNT_MAX] = {
 	[VIGIL_CNT_RING_FULL] = "lost_ring_full",
@@ -51,22 +52,14 @@ const char *vigil_counter_name(unsigned slot)
 
 int vigil_counters_read(int fd, uint64_t out[VIGIL_CNT_MAX])
 {
-	int ncpu = libbpf_num_possible_cpus();
-	uint64_t *vals;
-
-	if (ncpu <= 0)
-		return ncpu;
-	vals = calloc(ncpu, sizeof(*vals));
-	if (!vals)
-		return -ENOMEM;
 	for (uint32_t k = 0; k < VIGIL_CNT_MAX; k++) {
-		out[k] = 0;
-		if (bpf_map_lookup_elem(fd, &k, vals))
-			continue;
-		for (int c = 0; c < ncpu; c++)
-			out[k] += vals[c];
+		/* A slot that cannot be read counts 0, as a map of an
+		 * older build without it. */
+		int err = vigil_percpu_sum(fd, &k, &out[k], sizeof(out[k]));
+
+		if (err == -ENOMEM)
+			return err;
 	}
-	free(vals);
 	return 0;
 }
 

@@ -17,6 +17,7 @@
 #include <bpf/libbpf.h>
 #include "core/loader.h"
 #include "log.h"
+#include "percpu.h"
 #include "enforce/proc_rules.h"
 #include "enforce/rule_maps.h"
 #include "enforce_proc.skel.h"
@@ -386,24 +387,7 @@ int vigil_proc_write(struct vigil_proc_rules *pr, const struct vigil_proc_compil
 
 static int slot_stats(struct vigil_proc_rules *pr, uint32_t key, struct vigil_prule_stats *sum)
 {
-	int ncpu = libbpf_num_possible_cpus();
-	struct vigil_prule_stats *v = calloc(ncpu > 0 ? ncpu : 1, sizeof(*v));
-	int err = 0;
-
-	memset(sum, 0, sizeof(*sum));
-	if (!v)
-		return -ENOMEM;
-	if (bpf_map_lookup_elem(pr->stats_fd, &key, v))
-		err = -errno;
-	for (int i = 0; i < ncpu && !err; i++) {
-		const uint64_t *a = (const uint64_t *)&v[i];
-		uint64_t *s = (uint64_t *)sum;
-
-		for (size_t j = 0; j < sizeof(*sum) / sizeof(uint64_t); j++)
-			s[j] += a[j];
-	}
-	free(v);
-	return err;
+	return vigil_percpu_sum(pr->stats_fd, &key, sum, sizeof(*sum));
 }
 
 static void stats_add(struct vigil_prule_stats *a, const struct vigil_prule_stats *b)
@@ -489,19 +473,9 @@ int vigil_proc_rule_stats(struct vigil_proc_rules *pr, unsigned pos, struct vigi
 
 int vigil_proc_outcomes(struct vigil_proc_rules *pr, uint64_t *counts)
 {
-	int ncpu = libbpf_num_possible_cpus();
-	uint64_t *v = calloc(ncpu > 0 ? ncpu : 1, sizeof(*v));
-
-	if (!v)
-		return -ENOMEM;
-	for (uint32_t o = 0; o < VIGIL_POUT_MAX; o++) {
-		counts[o] = 0;
-		if (bpf_map_lookup_elem(pr->outs_fd, &o, v))
-			continue;
-		for (int i = 0; i < ncpu; i++)
-			counts[o] += v[i];
-	}
-	free(v);
+	for (uint32_t o = 0; o < VIGIL_POUT_MAX; o++)
+		if (vigil_percpu_sum(pr->outs_fd, &o, &counts[o], sizeof(counts[o])) == -ENOMEM)
+			return -ENOMEM;
 	return 0;
 }
 

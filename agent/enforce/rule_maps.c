@@ -29,6 +29,7 @@
 #include "core/loader.h"
 #include "core/redact_maps.h"
 #include "log.h"
+#include "percpu.h"
 #include "core/netns.h"
 #include "enforce/rule_maps.h"
 #include "enforce/flow_reset.h"
@@ -306,29 +307,7 @@ static int zero_slot(struct vigil_policy_state *s, unsigned id)
 
 static int slot_stats(struct vigil_policy_state *s, unsigned id, struct vigil_rule_stats *sum)
 {
-	int ncpu = libbpf_num_possible_cpus();
-	struct vigil_rule_stats *v;
-	int err = 0;
-
-	memset(sum, 0, sizeof(*sum));
-	if (ncpu <= 0)
-		return -EINVAL;
-	v = calloc(ncpu, sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	if (bpf_map_lookup_elem(s->stats_fd, &id, v)) {
-		err = -errno;
-	} else {
-		for (int i = 0; i < ncpu; i++) {
-			sum->hits += v[i].hits;
-			sum->replies += v[i].replies;
-			sum->replies_suppressed += v[i].replies_suppressed;
-			sum->events += v[i].events;
-			sum->events_suppressed += v[i].events_suppressed;
-		}
-	}
-	free(v);
-	return err;
+	return vigil_percpu_sum(s->stats_fd, &id, sum, sizeof(*sum));
 }
 
 static void stats_add(struct vigil_rule_stats *a, const struct vigil_rule_stats *b)
