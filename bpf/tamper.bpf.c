@@ -56,14 +56,25 @@ struct tamper_call {
 };
 
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 1024);
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);	/* calls in flight at once: more are not recorded */
 	__type(key, __u64);	/* pid_tgid */
 	__type(value, struct tamper_call);
 } vigil_tamper_calls SEC(".maps");
 
+/* How many calls vigil_tamper_calls holds. The exits of unlink, rename
+ * and bpf() run for every call, and nearly always find none kept: a zero
+ * here spares them the hash lookup. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} vigil_tamper_waiting SEC(".maps");
+
 extern struct task_struct *bpf_task_from_pid(s32 pid) __ksym __weak;
 extern void bpf_task_release(struct task_struct *p) __ksym __weak;
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;	/* 6.2 on */
 
 #define USED_MAPS_MAX 16	/* a vigil program uses fewer; the ring comes early */
 #define CMD_MAP_UPDATE_ELEM 2
@@ -120,31 +131,50 @@ static __always_inline __u32 agent_other_than(struct task_struct *cur)
 static __always_inline void call_keep(__u32 what, __u32 arg, const char *name)
 {
 	struct tamper_call c = { .what = what, .arg = arg };
-	__u64 id = bpf_get_current_pid_tgid();
+	__u64 id = bpf_get_current_pid_tgid(), *n;
+	__u32 zero = 0;
 
 	if (name)
 		__builtin_memcpy(c.name, name, sizeof(c.name));
-	bpf_map_update_elem(&vigil_tamper_calls, &id, &c, BPF_ANY);
+	if (bpf_map_update_elem(&vigil_tamper_calls, &id, &c, BPF_NOEXIST)) {
+		bpf_map_update_elem(&vigil_tamper_calls, &id, &c, BPF_EXIST);	/* a stale one */
+		return;
+	}
+	n = bpf_map_lookup_elem(&vigil_tamper_waiting, &zero);
+	if (n)
+		__sync_fetch_and_add(n, 1);
+}
+
+static __always_inline void call_forget(__u64 id, __u64 *n)
+{
+	if (!bpf_map_delete_elem(&vigil_tamper_calls, &id))
+		__sync_fetch_and_add(n, -1);
 }
 
 /* At the exit: the record, with the result, of a call the entry kept
  * (one of whats, a bit mask: a thread's stale entry is not another call's). */
 static __always_inline void call_record(long ret, __u32 whats)
 {
-	struct task_struct *cur = bpf_get_current_task_btf();
-	__u64 id = bpf_get_current_pid_tgid();
-	struct tamper_call *c = bpf_map_lookup_elem(&vigil_tamper_calls, &id);
+	struct task_struct *cur;
+	struct tamper_call *c;
 	struct vigil_tamper *ev;
 	__u32 zero = 0, *agent;
+	__u64 id, *n;
 	bool pin;
 
+	n = bpf_map_lookup_elem(&vigil_tamper_waiting, &zero);
+	if (!n || !*n)
+		return;
+	id = bpf_get_current_pid_tgid();
+	c = bpf_map_lookup_elem(&vigil_tamper_calls, &id);
 	if (!c)
 		return;
 	agent = bpf_map_lookup_elem(&vigil_agent_tgid, &zero);
 	if (!agent || !(whats & (1u << (c->what & 31)))) {
-		bpf_map_delete_elem(&vigil_tamper_calls, &id);
+		call_forget(id, n);
 		return;
 	}
+	cur = bpf_get_current_task_btf();
 	pin = c->what == VIGIL_TAMPER_PIN_UNLINK || c->what == VIGIL_TAMPER_PIN_RENAME;
 	ev = pin ? tamper_begin(cur, *agent, c->what, VIGIL_EV_TAMPER_PIN,
 				sizeof(struct vigil_tamper_pin)) :
@@ -157,7 +187,7 @@ static __always_inline void call_record(long ret, __u32 whats)
 					 sizeof(c->name));
 		tamper_commit(ev);
 	}
-	bpf_map_delete_elem(&vigil_tamper_calls, &id);
+	call_forget(id, n);
 }
 
 /* The link behind fd in cur's file table, if its program uses this pin
@@ -413,11 +443,23 @@ int tamper_pidfd_getfd_exit(struct trace_event_raw_sys_exit *ctx)
 	return 0;
 }
 
+/* The magic of the superblock f is on. With bpf_rdonly_cast the three
+ * hops are direct loads, not helper calls: this runs at every open's exit. */
+static __always_inline __u64 file_sb_magic(struct file *f)
+{
+	if (bpf_rdonly_cast) {
+		struct file *t = bpf_rdonly_cast(f, bpf_core_type_id_kernel(struct file));
+
+		return t->f_inode->i_sb->s_magic;
+	}
+	return BPF_CORE_READ(f, f_inode, i_sb, s_magic);
+}
+
 /* An open, at its exit (the fd installed): of the agent's mem, maps or
  * environ under /proc (any proc mount, by task directory or by thread's)?
  * The target comes from the proc inode, not the path: exact, and cheaper
  * than building one. Every open passes here, so the order is by cost:
- * failed opens and the agent's own first, then three loads to the
+ * failed opens and the agent's own first, then the fd's file and its
  * superblock's magic; only proc files read further. */
 static __always_inline int tamper_proc(long ret)
 {
@@ -437,9 +479,9 @@ static __always_inline int tamper_proc(long ret)
 	agent = agent_other_than(cur);
 	if (!agent || !(f = vigil_fd_file(cur, ret)))
 		return 0;
-	ino = BPF_CORE_READ(f, f_inode);
-	if (BPF_CORE_READ(ino, i_sb, s_magic) != PROC_SUPER_MAGIC_)
+	if (file_sb_magic(f) != PROC_SUPER_MAGIC_)
 		return 0;
+	ino = BPF_CORE_READ(f, f_inode);
 	pi = container_of(ino, struct proc_inode, vfs_inode);
 	pid = BPF_CORE_READ(pi, pid);
 	if (!pid)

@@ -6,7 +6,7 @@
  * common spellings: repeated slashes and "." components. ".." and symlinks
  * are not followed (docs/threat-model.md). A relative path is joined to its
  * directory's path (path.bpf.h) only when that directory is on bpffs, so an
- * unlink anywhere else costs one string read and a few loads: unlink is a
+ * unlink anywhere else costs an 8-byte read and a few loads: unlink is a
  * hot path (rm -r, package managers, build trees).
  *
  * The folder is read-only data the agent sets at load: vigil_pin_dir, its
@@ -87,18 +87,58 @@ static long pin_step(__u32 n, struct pin_walk *w)
 	return 0;
 }
 
+/* The directory a relative path starts from: dfd's, or the cwd's. */
+static __always_inline bool pin_base(struct task_struct *cur, long dfd, struct path *dir)
+{
+	struct file *f;
+
+	if (dfd == AT_FDCWD_) {
+		*dir = cur->fs->pwd;	/* direct loads: this runs for every relative unlink */
+		return true;
+	}
+	f = vigil_fd_file(cur, dfd);
+	if (!f)
+		return false;
+	*dir = BPF_CORE_READ(f, f_path);
+	return true;
+}
+
+/* An absolute path's first 8 bytes (head) can begin the folder's: the
+ * first byte after its slashes is the folder's first name's first byte
+ * (or a '.', or not in head). Most unlinks end here. */
+static __always_inline bool pin_head_may_match(const char *head)
+{
+	for (int k = 1; k < 8; k++) {
+		if (head[k] == '/')
+			continue;
+		return head[k] == '.' || head[k] == vigil_pin_dir[1];
+	}
+	return true;
+}
+
 /* True when dfd and upath (the call's arguments; dfd AT_FDCWD for the
  * calls without one) name the pin folder or something in it; name gets
- * what follows the folder (VIGIL_TAMPER_PIN_MAX bytes, cut). */
+ * what follows the folder (VIGIL_TAMPER_PIN_MAX bytes, cut). Cheapest
+ * refusals first: the path's first 8 bytes, or for a relative path its
+ * directory's superblock; only then the whole string. */
 static __always_inline bool vigil_pin_path(struct task_struct *cur, long dfd, const char *upath,
 					   char *name)
 {
 	struct pin_walk w = {};
 	struct pin_scratch *s;
 	__u32 zero = 0, start;
+	struct path dir = {};
+	char head[8] = {};
+	bool head_read;
 	char *rel;
 
 	if (!vigil_pin_dir_len)
+		return false;
+	head_read = !bpf_probe_read_user(head, sizeof(head), upath);
+	if (head_read && head[0] == '/' && !pin_head_may_match(head))
+		return false;
+	if (head_read && head[0] != '/' &&
+	    (!pin_base(cur, dfd, &dir) || BPF_CORE_READ(dir.dentry, d_sb, s_magic) != BPF_FS_MAGIC_))
 		return false;
 	s = bpf_map_lookup_elem(&vigil_pin_scratch, &zero);
 	if (!s)
@@ -109,19 +149,12 @@ static __always_inline bool vigil_pin_path(struct task_struct *cur, long dfd, co
 	if (rel[0] == '/') {
 		start = VIGIL_PATH_BUF + 1;
 	} else {
-		struct path dir, root;
-		struct file *f;
+		struct path root;
 		bool cut;
 
-		if (dfd == AT_FDCWD_) {
-			dir = BPF_CORE_READ(cur, fs, pwd);
-		} else {
-			f = vigil_fd_file(cur, dfd);
-			if (!f)
-				return false;
-			dir = BPF_CORE_READ(f, f_path);
-		}
-		if (BPF_CORE_READ(dir.dentry, d_sb, s_magic) != BPF_FS_MAGIC_)
+		if (!head_read &&
+		    (!pin_base(cur, dfd, &dir) ||
+		     BPF_CORE_READ(dir.dentry, d_sb, s_magic) != BPF_FS_MAGIC_))
 			return false;
 		root = BPF_CORE_READ(cur, fs, root);
 		vigil_path_build(s->buf, &dir, &root, &start, &cut);
