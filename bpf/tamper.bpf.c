@@ -170,7 +170,9 @@ static __always_inline void call_record(long ret, __u32 whats)
 	if (!c)
 		return;
 	agent = bpf_map_lookup_elem(&vigil_agent_tgid, &zero);
-	if (!agent || !(whats & (1u << (c->what & 31)))) {
+	/* A caller that became the agent meanwhile is a restarting agent
+	 * claiming the folder (vigil_tamper_claim): its own write. */
+	if (!agent || !(whats & (1u << (c->what & 31))) || (__u32)(id >> 32) == *agent) {
 		call_forget(id, n);
 		return;
 	}

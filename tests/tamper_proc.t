@@ -15,9 +15,10 @@
 #     inner map into the map of maps (itself, so the rules stay)
 #   - the pattern tries are frozen: an update is refused, EPERM, and
 #     recorded; a policy reload (fresh tries, frozen, swapped in) works
+#   - neither the agent's own calls nor a restarted agent's are recorded
 . "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || skip_all "no python3"
-plan 26
+plan 27
 EV="$T_DIR/events.json"
 PEER="$T_DIR/tamper_peer.py"
 chmod 755 "$T_DIR"
@@ -172,4 +173,11 @@ read -r _ INNER2 < <(inner_of | grep -v " $INNER\$" | head -1)
 is "$(bpftool map show id "${INNER2:-0}" -j 2>/dev/null | jq -r .frozen)" 1 "the new tries are frozen too"
 n=$(jq -n --argjson a "$AGENT_PID" '[inputs | select(.vigil_tamper and .vigil_tamper.process.pid == $a)] | length' "$EV")
 is "$n" 0 "the agent's own writes, unlinks and reads are not recorded"
+# A restart: the new agent claims the folder first, so its own start
+# (map writes, pins) is not recorded as tampering either.
+stop_agent
+start_agent --no-procfs --poll-ms 20 -o "$EV.2" --policy "$T_DIR/watched.yaml" || exit 1
+sleep 1
+n=$(jq -n --argjson a "$AGENT_PID" '[inputs | select(.vigil_tamper and .vigil_tamper.process.pid == $a)] | length' "$EV.2")
+is "$n" 0 "a restarted agent's own start is not recorded"
 done_testing

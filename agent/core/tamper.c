@@ -12,6 +12,19 @@
 #include "core/tamper.h"
 #include "tamper.skel.h"
 
+int vigil_tamper_claim(const char *pin_dir)
+{
+	int fd = vigil_pinned_fd(pin_dir, "vigil_agent_tgid"), err = 0;
+	uint32_t zero = 0, me = (uint32_t)getpid();
+
+	if (fd < 0)
+		return errno == ENOENT ? 0 : vlog_err(-errno, "cannot open %s/vigil_agent_tgid", pin_dir);
+	if (bpf_map_update_elem(fd, &zero, &me, BPF_ANY))
+		err = vlog_err(-errno, "cannot record the agent's pid for the tamper records");
+	close(fd);
+	return err;
+}
+
 int vigil_tamper_start(const char *pin_dir, uint64_t ring_size)
 {
 	struct tamper_bpf *t = NULL;
