@@ -24,6 +24,7 @@
 #include "control/control_socket.h"
 #include "core/heartbeat.h"
 #include "core/tamper.h"
+#include "core/tamper_maps.h"
 #include "core/kernel_features.h"
 #include "core/loader.h"
 #include "core/loss.h"
@@ -262,6 +263,7 @@ static int start(struct vigild *d)
 		return err;
 	d->started = true;
 	release_unwanted(d);
+	vigil_tamper_maps_sync(d->o.pin_dir);	/* logged; the records then miss map writes */
 	vlog_info("%s, pinned at %s; ring %llu bytes", d->bpf.resumed ? "resumed" : "attached",
 		  d->o.pin_dir, (unsigned long long)d->pump.ring.size);
 	vigil_sd_notify("READY=1");	/* systemd (Type=notify): attached and enforcing */

@@ -4,13 +4,16 @@
  *   open: openat(AT_FDCWD, PATH, O_RDONLY) and close, PATH a file four
  *         folders below the benchmark's own (its path: 7 components)
  *   exec: fork, exec PATH (a tiny binary), wait for its exit 0
+ *   unlink: unlinkat(AT_FDCWD, PATH, 0) of a PATH that does not exist
+ *         (ENOENT after the walk: the smallest unlink, so the hooks'
+ *         share of it is the largest)
  * THREADS threads, each doing OPS of them, one after the other. Prints one
  * line: "ops wall_s cpu_s", cpu the process's own user+system time and its
  * waited-for children's (an exec's fork, exec and exit run in the child),
  * where the BPF programs on these hooks also run: CPU per operation is
  * what a hook adds, whatever else the machine's cores are doing.
  *
- *   proc_storm open|exec THREADS OPS PATH
+ *   proc_storm open|exec|unlink THREADS OPS PATH
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -25,7 +28,7 @@
 
 static const char *path;
 static long ops;
-static bool exec_mode;
+static bool exec_mode, unlink_mode;
 
 static double now(void)
 {
@@ -60,6 +63,9 @@ static void *run(void *arg)
 			}
 			if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
 				return "child failed";
+		} else if (unlink_mode) {
+			if (!unlinkat(AT_FDCWD, path, 0))
+				return "unlinkat (PATH exists)";
 		} else {
 			int fd = openat(AT_FDCWD, path, O_RDONLY);
 
@@ -78,13 +84,15 @@ int main(int argc, char **argv)
 	double t0, c0;
 	int rc = 0;
 
-	if (argc != 5 || (strcmp(argv[1], "open") && strcmp(argv[1], "exec")) ||
+	if (argc != 5 || (strcmp(argv[1], "open") && strcmp(argv[1], "exec") &&
+			  strcmp(argv[1], "unlink")) ||
 	    (threads = atol(argv[2])) < 1 || threads > 64 || (ops = atol(argv[3])) < 1 ||
 	    ops > 100000000) {
-		fprintf(stderr, "usage: proc_storm open|exec THREADS (1..64) OPS PATH\n");
+		fprintf(stderr, "usage: proc_storm open|exec|unlink THREADS (1..64) OPS PATH\n");
 		return 2;
 	}
 	exec_mode = !strcmp(argv[1], "exec");
+	unlink_mode = !strcmp(argv[1], "unlink");
 	path = argv[4];
 	t0 = now();
 	c0 = cpu(RUSAGE_SELF) + cpu(RUSAGE_CHILDREN);

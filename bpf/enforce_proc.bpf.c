@@ -16,6 +16,7 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 #include "lib/ring.bpf.h"
+#include "lib/fd.bpf.h"
 #include "lib/path.bpf.h"
 #include "lib/task.bpf.h"
 #include "lib/proc_match.bpf.h"
@@ -254,19 +255,6 @@ int BPF_PROG(proc_policy_exec, struct task_struct *p, pid_t old_pid, struct linu
 	return decide(p, &h);
 }
 
-/* The file the fd names in the current task's table. */
-static __always_inline struct file *fd_file(struct task_struct *t, long fd)
-{
-	struct fdtable *fdt = BPF_CORE_READ(t, files, fdt);
-	struct file **fds = BPF_CORE_READ(fdt, fd);
-	struct file *f = NULL;
-
-	if (fd < 0 || fd >= BPF_CORE_READ(fdt, max_fds))
-		return NULL;
-	bpf_probe_read_kernel(&f, sizeof(f), fds + fd);
-	return f;
-}
-
 /* What the open asked for and what took effect: flags as given (the
  * file's f_flags lose O_CREAT and O_TRUNC), the created bit from f_mode. */
 static __always_inline __u32 open_intent(__u32 flags, struct file *f)
@@ -312,7 +300,7 @@ static __always_inline int open_exit(long ret, __u8 verb)
 	}
 	}
 	h.open_flags = flags;
-	h.file = fd_file(t, ret);
+	h.file = vigil_fd_file(t, ret);
 	if (!h.file)
 		return 0;
 	h.intent = open_intent(flags, h.file);

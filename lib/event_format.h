@@ -68,7 +68,7 @@ vigil_event_format_fn vigil_format_exec, vigil_format_exit, vigil_format_fork,
 	vigil_format_throttle, vigil_format_loss, vigil_format_conn, vigil_format_close,
 	vigil_format_reset, vigil_format_report_proc, vigil_format_report_remote,
 	vigil_format_report_end, vigil_format_enforce, vigil_format_heartbeat,
-	vigil_format_blind, vigil_format_tamper;
+	vigil_format_blind, vigil_format_tamper, vigil_format_tamper_pin;
 /* The JSON line's closing fields. */
 void vigil_json_envelope_end(struct vigil_formatter *f, struct jw *w, const struct vigil_hdr *h);
 /* Appends text to a compact line with what could drive a terminal escaped:

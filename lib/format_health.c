@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The node's health records (vigil/health_events.h) as JSON and compact lines. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <vigil/events.h>
@@ -68,14 +69,40 @@ void vigil_format_blind(struct vigil_formatter *f, const void *rec, struct vigil
 			    secs, from, to);
 }
 
-void vigil_format_tamper(struct vigil_formatter *f, const void *rec, struct vigil_buf *json,
-			 struct vigil_buf *compact)
+/* Each enum vigil_tamper_what: its name, and the name of what its arg
+ * holds ("" for none). */
+static const struct {
+	const char *what, *arg;
+} tamper_whats[] = {
+	[VIGIL_TAMPER_SIGNAL] = { "signal", "signal" },
+	[VIGIL_TAMPER_LINK_DETACH] = { "link_detach", "link_id" },
+	[VIGIL_TAMPER_LINK_UPDATE] = { "link_update", "link_id" },
+	[VIGIL_TAMPER_PTRACE_ATTACH] = { "ptrace_attach", "target_pid" },
+	[VIGIL_TAMPER_PTRACE_SEIZE] = { "ptrace_seize", "target_pid" },
+	[VIGIL_TAMPER_VM_WRITEV] = { "process_vm_writev", "target_pid" },
+	[VIGIL_TAMPER_VM_READV] = { "process_vm_readv", "target_pid" },
+	[VIGIL_TAMPER_PIDFD_GETFD] = { "pidfd_getfd", "target_fd" },
+	[VIGIL_TAMPER_PROC_MEM] = { "proc_mem", "open_flags" },
+	[VIGIL_TAMPER_PROC_MAPS] = { "proc_maps", "open_flags" },
+	[VIGIL_TAMPER_PROC_ENVIRON] = { "proc_environ", "open_flags" },
+	[VIGIL_TAMPER_MAP_UPDATE] = { "map_update", "map_id" },
+	[VIGIL_TAMPER_MAP_DELETE] = { "map_delete", "map_id" },
+	[VIGIL_TAMPER_MAP_SWAP] = { "map_swap", "map_id" },
+	[VIGIL_TAMPER_PIN_UNLINK] = { "pin_unlink", "" },
+	[VIGIL_TAMPER_PIN_RENAME] = { "pin_rename", "" },
+};
+
+/* Both tamper kinds, as one JSON object vigil_tamper: pin is the name
+ * under the pin folder (vigil_tamper_pin), NULL for vigil_tamper. */
+static void format_tamper(struct vigil_formatter *f, const struct vigil_tamper *ev,
+			  const char *pin, size_t pin_len, struct vigil_buf *json,
+			  struct vigil_buf *compact)
 {
-	const struct vigil_tamper *ev = rec;
 	size_t clen = strnlen(ev->comm, sizeof(ev->comm));
-	const char *what = ev->what == VIGIL_TAMPER_SIGNAL ? "signal" :
-			   ev->what == VIGIL_TAMPER_LINK_DETACH ? "link_detach" :
-			   ev->what == VIGIL_TAMPER_LINK_UPDATE ? "link_update" : "unknown";
+	bool known = ev->what < sizeof(tamper_whats) / sizeof(tamper_whats[0]) &&
+		     tamper_whats[ev->what].what;
+	const char *what = known ? tamper_whats[ev->what].what : "unknown";
+	const char *arg = known ? tamper_whats[ev->what].arg : "arg";
 	struct jw w;
 
 	if (json) {
@@ -86,18 +113,41 @@ void vigil_format_tamper(struct vigil_formatter *f, const void *rec, struct vigi
 		jw_str(&w, "comm", ev->comm, clen);
 		jw_str(&w, "what", what, strlen(what));
 		jw_u64(&w, "agent_pid", ev->agent_pid);
-		if (ev->what == VIGIL_TAMPER_SIGNAL) {
-			jw_u64(&w, "signal", ev->arg);
+		if (arg[0])
+			jw_u64(&w, arg, ev->arg);
+		if (pin)
+			jw_str(&w, "pin", pin, pin_len);
+		if (ev->what == VIGIL_TAMPER_SIGNAL)
 			jw_u64(&w, "result", (uint32_t)ev->result);
-		} else {
-			jw_u64(&w, "link_id", ev->arg);
-		}
+		else
+			jw_i64(&w, "result", ev->result);
 		jw_end(&w);
 		vigil_json_envelope_end(f, &w, &ev->hdr);
 	}
 	if (compact) {
 		vbuf_printf(compact, "%-8s pid=%u comm=", "tamper", ev->proc.pid);
 		vigil_compact_text(compact, ev->comm, clen);
-		vbuf_printf(compact, " %s %u (agent pid %u)\n", what, ev->arg, ev->agent_pid);
+		vbuf_printf(compact, " %s", what);
+		if (arg[0])
+			vbuf_printf(compact, " %s=%u", arg, ev->arg);
+		if (pin) {
+			vbuf_printf(compact, " pin=");
+			vigil_compact_text(compact, pin, pin_len);
+		}
+		vbuf_printf(compact, " result=%d (agent pid %u)\n", ev->result, ev->agent_pid);
 	}
+}
+
+void vigil_format_tamper(struct vigil_formatter *f, const void *rec, struct vigil_buf *json,
+			 struct vigil_buf *compact)
+{
+	format_tamper(f, rec, NULL, 0, json, compact);
+}
+
+void vigil_format_tamper_pin(struct vigil_formatter *f, const void *rec, struct vigil_buf *json,
+			     struct vigil_buf *compact)
+{
+	const struct vigil_tamper_pin *ev = rec;
+
+	format_tamper(f, &ev->t, ev->name, strnlen(ev->name, sizeof(ev->name)), json, compact);
 }

@@ -18,6 +18,7 @@
 #include "pins.h"
 #include "log.h"
 #include "core/redact_maps.h"
+#include "core/tamper.h"
 #include "process.skel.h"
 #include "inject.skel.h"
 
@@ -265,6 +266,8 @@ int vigil_bpf_load(struct vigil_bpf *b, const struct vigil_loader_opts *o)
 	if ((err = vigil_pins_snapshot(o->pin_dir, &b->before)))
 		return vlog_err(err, "cannot list pin folder %s", o->pin_dir);
 	b->can_roll_back = true;
+	if ((err = vigil_tamper_claim(o->pin_dir)))
+		return err;
 	err = check_schema(o->pin_dir);
 	if (err)
 		return err;

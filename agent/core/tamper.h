@@ -12,5 +12,10 @@
 
 /* 0 or a negative errno, logged. */
 int vigil_tamper_start(const char *pin_dir, uint64_t ring_size);
+/* As soon as the pin folder is this agent's (locked): the running tamper
+ * programs, an earlier agent's, take this process for the agent, so
+ * that its own start (pins, map writes) is not recorded as tampering.
+ * Nothing to do in a folder without them. 0 or a negative errno, logged. */
+int vigil_tamper_claim(const char *pin_dir);
 
 #endif

@@ -266,6 +266,15 @@ static int make_trie(const struct vigil_proc_compiled *c, unsigned trie)
 			return err;
 		}
 	}
+	/* Filled: no write through bpf() changes it from here on (a reload
+	 * makes fresh tries), so another process's write is refused, EPERM,
+	 * and recorded (bpf/tamper.bpf.c). */
+	if (bpf_map_freeze(fd)) {
+		int err = vlog_err(-errno, "cannot freeze a pattern trie");
+
+		close(fd);
+		return err;
+	}
 	return fd;
 }
 

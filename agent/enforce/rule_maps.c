@@ -28,6 +28,7 @@
 #include <bpf/libbpf.h>
 #include "core/loader.h"
 #include "core/redact_maps.h"
+#include "core/tamper_maps.h"
 #include "log.h"
 #include "percpu.h"
 #include "core/netns.h"
@@ -670,6 +671,9 @@ int vigil_policy_apply(struct vigil_policy_state *s, char *const *files, unsigne
 	for (unsigned i = 0; i < s->in_force.n_rules && !s->carried_rescan; i++)
 		s->carried_rescan = s->in_force.rules[i].action == VIGIL_ACT_DENY;
 	vigil_deny_carried_landed(s);
+	/* The fresh pattern tries are vigil's maps now (logged when it fails:
+	 * then writes to them are refused, as frozen, but not recorded). */
+	vigil_tamper_maps_sync(s->pin_dir);
 	return 0;
 }
 

@@ -29,9 +29,10 @@
  *      (start, stop).
  * 3.1: 3.0 with policy_hit.
  * 3.2: heartbeat, blind and tamper (the node's health, from BPF); exec's
- *      flag REDACTED. */
+ *      flag REDACTED.
+ * 3.3: tamper_pin (the pin folder's unlinks and renames, from BPF). */
 #define VIGIL_SCHEMA_MAJOR 3
-#define VIGIL_SCHEMA_MINOR 2
+#define VIGIL_SCHEMA_MINOR 3
 #define VIGIL_SCHEMA_VERSION (VIGIL_SCHEMA_MAJOR | VIGIL_SCHEMA_MINOR << 16)
 #define VIGIL_SCHEMA_MAJOR_OF(v) ((v) & 0xffff)
 #define VIGIL_SCHEMA_MINOR_OF(v) ((v) >> 16)

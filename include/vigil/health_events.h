@@ -12,6 +12,7 @@ enum vigil_health_event_type {
 	VIGIL_EV_HEARTBEAT = VIGIL_EV_REPORT_FIRST + 8,	/* struct vigil_heartbeat */
 	VIGIL_EV_BLIND,					/* struct vigil_blind */
 	VIGIL_EV_TAMPER,				/* struct vigil_tamper */
+	VIGIL_EV_TAMPER_PIN,				/* struct vigil_tamper_pin */
 };
 
 /* Every --heartbeat-interval, from a timer in a pinned map. The ring's
@@ -56,11 +57,24 @@ struct vigil_hb_state {
 };
 
 /* What another process did to the agent, written from BPF so that it
- * outlives the agent (bpf/tamper.bpf.c). */
+ * outlives the agent (bpf/tamper.bpf.c). The comments say what arg holds. */
 enum vigil_tamper_what {
-	VIGIL_TAMPER_SIGNAL = 1,	/* a signal generated for the agent */
-	VIGIL_TAMPER_LINK_DETACH = 2,	/* bpf(BPF_LINK_DETACH) on a link of vigil's */
-	VIGIL_TAMPER_LINK_UPDATE = 3,	/* bpf(BPF_LINK_UPDATE): its program replaced */
+	VIGIL_TAMPER_SIGNAL = 1,	/* a signal generated for the agent: the signal */
+	VIGIL_TAMPER_LINK_DETACH = 2,	/* bpf(BPF_LINK_DETACH) on a link of vigil's: its id */
+	VIGIL_TAMPER_LINK_UPDATE = 3,	/* bpf(BPF_LINK_UPDATE): its program replaced: its id */
+	VIGIL_TAMPER_PTRACE_ATTACH = 4,	/* ptrace(PTRACE_ATTACH) of the agent: the pid given */
+	VIGIL_TAMPER_PTRACE_SEIZE = 5,	/* ptrace(PTRACE_SEIZE): the pid given */
+	VIGIL_TAMPER_VM_WRITEV = 6,	/* process_vm_writev into the agent: the pid given */
+	VIGIL_TAMPER_VM_READV = 7,	/* process_vm_readv from the agent: the pid given */
+	VIGIL_TAMPER_PIDFD_GETFD = 8,	/* pidfd_getfd on the agent's pidfd: its fd taken */
+	VIGIL_TAMPER_PROC_MEM = 9,	/* /proc/<agent>/mem opened: the open flags */
+	VIGIL_TAMPER_PROC_MAPS = 10,	/* /proc/<agent>/maps opened: the open flags */
+	VIGIL_TAMPER_PROC_ENVIRON = 11,	/* /proc/<agent>/environ opened: the open flags */
+	VIGIL_TAMPER_MAP_UPDATE = 12,	/* bpf() update of one of vigil's maps: its id */
+	VIGIL_TAMPER_MAP_DELETE = 13,	/* bpf() delete from one of vigil's maps: its id */
+	VIGIL_TAMPER_MAP_SWAP = 14,	/* bpf() update of vigil's map of maps: its id */
+	VIGIL_TAMPER_PIN_UNLINK = 15,	/* a pin removed (vigil_tamper_pin): 0 */
+	VIGIL_TAMPER_PIN_RENAME = 16,	/* a pin renamed away (vigil_tamper_pin): 0 */
 };
 
 struct vigil_tamper {
@@ -68,15 +82,26 @@ struct vigil_tamper {
 	struct vigil_proc proc;	/* who did it: the current task */
 	__u32 what;		/* enum vigil_tamper_what */
 	__u32 agent_pid;	/* the agent's tgid, as its last start wrote it */
-	__u32 arg;		/* SIGNAL: the signal; LINK_*: the link's id */
-	__s32 result;		/* SIGNAL: the kernel's TRACE_SIGNAL_* outcome; LINK_*: 0,
-				 * taken at the call's entry, before the kernel decides */
+	__u32 arg;		/* by what (enum vigil_tamper_what) */
+	__s32 result;		/* SIGNAL: the kernel's TRACE_SIGNAL_* outcome; PROC_*: the
+				 * fd (only opens that succeed are seen); the others: the
+				 * call's return value (-errno when refused) */
 	char comm[16];		/* the doer's comm */
 };
 
+/* Something under the pin folder was unlinked or renamed away by another
+ * process: a vigil_tamper with the name, as the call gave it, after the
+ * pin folder's path (cut at VIGIL_TAMPER_PIN_MAX - 1 bytes). */
+#define VIGIL_TAMPER_PIN_MAX 64
+struct vigil_tamper_pin {
+	struct vigil_tamper t;
+	char name[VIGIL_TAMPER_PIN_MAX];
+};
+
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_tamper) == 104, "vigil_tamper layout");
+VIGIL_STATIC_ASSERT(sizeof(struct vigil_tamper_pin) == 168, "vigil_tamper_pin layout");
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_heartbeat) == 88, "vigil_heartbeat layout");
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_blind) == 56, "vigil_blind layout");
-VIGIL_STATIC_ASSERT(VIGIL_EV_BLIND <= VIGIL_EV_REPORT_LAST, "health ids in range");
+VIGIL_STATIC_ASSERT(VIGIL_EV_TAMPER_PIN <= VIGIL_EV_REPORT_LAST, "health ids in range");
 
 #endif
