@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Events the agent itself has to tell (losses it learned of), written into
- * the ring by a syscall program that the agent runs with BPF_PROG_TEST_RUN:
- * they get a sequence number and a place in ring order like any other event,
- * so every consumer of the stream, local or remote, sees them.
+ * Events the agent itself has to tell (losses it learned of, the health
+ * ring's records), written into the ring by syscall programs that the
+ * agent runs with BPF_PROG_TEST_RUN: they get a sequence number and a place
+ * in ring order like any other event, so every consumer of the stream,
+ * local or remote, sees them.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include "lib/ring.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
+
+#define EINVAL 22
 
 SEC("syscall")
 int inject_loss(struct vigil_loss *in)
@@ -23,4 +26,35 @@ int inject_loss(struct vigil_loss *in)
 	ev->threads_exited = in->threads_exited;
 	vigil_submit(ev);
 	return 1;
+}
+
+/* The record is built in memory of the program's own: a ring output
+ * copies from a map value, not from the syscall's context. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct vigil_health_inject);
+} health_scratch SEC(".maps");
+
+/* A health ring record wrapped as a health event (vigil/health_events.h),
+ * copied into the main ring: 1 when written, 0 when the ring is full (the
+ * agent tries again, the health ring keeping the record). */
+SEC("syscall")
+int inject_health(struct vigil_health_inject *in)
+{
+	struct vigil_health_inject *s;
+	struct vigil_hdr *h;
+	__u32 zero = 0, len = in->len;
+
+	if (len < sizeof(struct vigil_health) + sizeof(struct vigil_hdr) ||
+	    len > sizeof(s->rec) || (len & 7))
+		return -EINVAL;
+	s = bpf_map_lookup_elem(&health_scratch, &zero);
+	if (!s || bpf_probe_read_kernel(s->rec, len, in->rec))
+		return -EINVAL;
+	h = (struct vigil_hdr *)s->rec;
+	h->type = VIGIL_EV_HEALTH;
+	h->ktime = bpf_ktime_get_ns();
+	return vigil_output(h, len) ? 0 : 1;
 }

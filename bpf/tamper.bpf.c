@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Tamper records, written from BPF so they reach the ring even when what
- * they record is the agent's death: every signal generated for the agent
- * by another process (kill, tgkill, pidfd_send_signal, the OOM killer's
- * SIGKILL: who sent which). The agent writes its tgid at each start
+ * Tamper records, written from BPF into the health ring
+ * (vigil_health_reserve, lib/health.bpf.h) so they reach the collector even
+ * when what they record is the agent's death and the main ring filled while
+ * it was gone: every signal generated for the agent by another process
+ * (kill, tgkill, pidfd_send_signal, the OOM killer's SIGKILL: who sent
+ * which). The agent writes its tgid at each start
  * (vigil_agent_tgid); the programs stay attached, by pinned links, while
  * it is gone. And bpf() calls by other processes that detach a link of
  * vigil's or replace its program: the link fd is resolved through the
@@ -15,7 +17,8 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
-#include "lib/ring.bpf.h"
+#include "lib/health.bpf.h"
+#include "lib/prog_runs.bpf.h"
 #include "lib/path.bpf.h"
 #include "lib/task.bpf.h"
 
@@ -36,7 +39,7 @@ struct {
 static __always_inline struct vigil_tamper *tamper_begin(struct task_struct *cur, __u32 agent,
 							 __u32 what)
 {
-	struct vigil_tamper *ev = vigil_reserve(VIGIL_EV_TAMPER, sizeof(*ev));
+	struct vigil_tamper *ev = vigil_health_reserve(VIGIL_EV_TAMPER, sizeof(*ev));
 
 	if (!ev)
 		return NULL;
@@ -91,6 +94,7 @@ int tamper_bpf(struct trace_event_raw_sys_enter *ctx)
 	long cmd = ctx->args[0];
 	struct vigil_tamper *ev;
 
+	vigil_prog_run(VIGIL_PROG_TAMPER_BPF);
 	if (cmd == CMD_LINK_DETACH)
 		what = VIGIL_TAMPER_LINK_DETACH;
 	else if (cmd == CMD_LINK_UPDATE)
@@ -110,7 +114,7 @@ int tamper_bpf(struct trace_event_raw_sys_enter *ctx)
 	if (!ev)
 		return 0;
 	ev->arg = id;
-	vigil_submit(ev);
+	vigil_health_submit(ev);
 	return 0;
 }
 
@@ -122,6 +126,7 @@ int BPF_PROG(tamper_signal, int sig, struct kernel_siginfo *info, struct task_st
 	struct vigil_tamper *ev;
 	__u32 zero = 0, *agent;
 
+	vigil_prog_run(VIGIL_PROG_TAMPER_SIGNAL);
 	agent = bpf_map_lookup_elem(&vigil_agent_tgid, &zero);
 	if (!agent || !*agent || task->tgid != *agent || cur->tgid == *agent)
 		return 0;
@@ -130,6 +135,6 @@ int BPF_PROG(tamper_signal, int sig, struct kernel_siginfo *info, struct task_st
 		return 0;
 	ev->arg = sig;
 	ev->result = result;
-	vigil_submit(ev);
+	vigil_health_submit(ev);
 	return 0;
 }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The node's health records (vigil/health_events.h) as JSON and compact lines. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <vigil/events.h>
@@ -100,4 +101,72 @@ void vigil_format_tamper(struct vigil_formatter *f, const void *rec, struct vigi
 		vigil_compact_text(compact, ev->comm, clen);
 		vbuf_printf(compact, " %s %u (agent pid %u)\n", what, ev->arg, ev->agent_pid);
 	}
+}
+
+static const char *const prog_names[VIGIL_PROG_SLOTS] = {
+#define PROG_NAME(slot, name) [slot] = #name,
+	VIGIL_PROG_SLOT_LIST(PROG_NAME)
+#undef PROG_NAME
+};
+
+void vigil_format_prog_runs(struct vigil_formatter *f, const void *rec, struct vigil_buf *json,
+			    struct vigil_buf *compact)
+{
+	const struct vigil_prog_runs *ev = rec;
+	unsigned idle = 0;
+	struct jw w;
+
+	if (json) {
+		jw_begin(&w, json);
+		jw_obj(&w, NULL);
+		jw_obj(&w, "vigil_prog_runs");
+		jw_u64(&w, "beat", ev->beat);
+		jw_u64(&w, "interval_ns", ev->interval_ns);
+		/* by name; a slot this build does not name (a newer agent's
+		 * program) by its number */
+		jw_obj(&w, "runs");
+		for (unsigned i = 0; i < VIGIL_PROG_SLOTS; i++) {
+			char name[16];
+
+			if (!prog_names[i] && !ev->runs[i])
+				continue;
+			if (!prog_names[i])
+				snprintf(name, sizeof(name), "slot_%u", i);
+			jw_u64(&w, prog_names[i] ? prog_names[i] : name, ev->runs[i]);
+		}
+		jw_end(&w);
+		jw_end(&w);
+		vigil_json_envelope_end(f, &w, &ev->hdr);
+	}
+	if (compact) {
+		for (unsigned i = 0; i < VIGIL_PROG_SLOTS_USED; i++)
+			idle += !ev->runs[i];
+		vbuf_printf(compact, "%-8s beat=%llu programs that did not run: %u of %u\n", "runs",
+			    (unsigned long long)ev->beat, idle, (unsigned)VIGIL_PROG_SLOTS_USED);
+	}
+}
+
+int vigil_check_health(const void *rec, uint32_t len, const char **why)
+{
+	const struct vigil_health *ev = rec;
+	const struct vigil_hdr *in = (const void *)ev->rec;
+	uint32_t n = len - sizeof(*ev);
+
+	if (n < sizeof(*in))
+		return *why = "health event without a record", -EINVAL;
+	if (in->type == VIGIL_EV_HEALTH)
+		return *why = "health event inside a health event", -EINVAL;
+	return vigil_event_check(in, n, why);
+}
+
+/* The record as its own kind writes it, with the health event's seq and
+ * its own as health_seq; its time is the record's, when BPF wrote it. */
+void vigil_format_health(struct vigil_formatter *f, const void *rec, struct vigil_buf *json,
+			 struct vigil_buf *compact)
+{
+	const struct vigil_health *ev = rec;
+
+	f->relay = &ev->hdr;
+	vigil_event_format_forms(f, ev->rec, json, NULL, compact);
+	f->relay = NULL;
 }
