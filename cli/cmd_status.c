@@ -99,6 +99,28 @@ static void heartbeat_lines(struct status_out *o)
 				((uint64_t)now.tv_sec * 1000000000ull + now.tv_nsec - st.last_to) / 1000000000ull);
 		put_u64(o, "blind_now_ms", st.since ? ((uint64_t)now.tv_sec * 1000000000ull +
 						       now.tv_nsec - st.since) / 1000000 : 0);
+		/* the fallback when the health ring was full too */
+		if (st.lost_since)
+			put_u64(o, "heartbeats_lost_since_s_ago",
+				((uint64_t)now.tv_sec * 1000000000ull + now.tv_nsec - st.lost_since) /
+				1000000000ull);
+	}
+	close(fd);
+}
+
+/* The health ring (bpf/lib/health.bpf.h): what waits there for the agent
+ * to copy into the main ring. */
+static void health_ring_lines(struct status_out *o)
+{
+	int fd = vigil_pinned_fd(cli_pin_dir, "vigil_health_ring");
+	struct vigil_ring r = {};
+
+	if (fd < 0)
+		return;
+	if (!vigil_ring_open(&r, fd)) {
+		put_u64(o, "health_ring_size", r.size);
+		put_u64(o, "health_ring_pending", vigil_ring_producer(&r) - vigil_ring_consumer(&r));
+		vigil_ring_close(&r);
 	}
 	close(fd);
 }
@@ -142,6 +164,7 @@ int do_status(int argc, char **argv)
 	}
 	put_u64(&o, "events_seq", seq);
 	heartbeat_lines(&o);
+	health_ring_lines(&o);
 	put_u64(&o, "recursion_misses", vigil_recursion_misses(cli_pin_dir));
 	/* Every counter slot a part uses, by name. */
 	for (unsigned i = 0; i < VIGIL_CNT_MAX; i++)
