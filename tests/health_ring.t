@@ -10,10 +10,10 @@
 # did not run, while the others did.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/stream_lib.sh"
-plan 13
+plan 16
 OUT="$T_DIR/out.json"
 STORM="$TOP/$BUILD/bench/proc_storm"
-start_collector c "" --listen tcp://127.0.0.1:0 -o "$OUT" || exit 1
+start_collector c "" --listen tcp://127.0.0.1:0 -o "$OUT" --status-file "$T_DIR/cstatus" || exit 1
 agent() {
 	start_agent --no-procfs --poll-ms 20 --heartbeat-interval 1 --ring-size 65536 \
 		--send "tcp://127.0.0.1:$COLL_PORT" "$@"
@@ -68,6 +68,14 @@ READ_AT=$(secs "$(grep -m1 -oE '^[^ ]* vigild: (attached|resumed)' "$T_DIR/agent
 awk -v t="$TO" -v r="$READ_AT" 'BEGIN { exit !(t >= r - 0.1 && t <= r + 1.1) }'
 ok $? "and ends within a tick of the restarted agent reading ($TO, reading at $READ_AT)"
 
+# The collector says the same from the stream, in its status file.
+BFROM=$(jq -r .from <<<"$BL"); BTO=$(jq -r .to <<<"$BL")
+wait_for 5 grep -q "user space blind [0-9]* times, last from $BFROM to $BTO" "$T_DIR/cstatus"
+ok $? "the collector's status names the blind stretch, $BFROM to $BTO" ||
+	sed 's/^/#   /' "$T_DIR/cstatus"
+grep -q "heartbeats [0-9]*, 0 missing, health records missing 0, last heartbeat [0-9] s ago;" "$T_DIR/cstatus"
+ok $? "and that no heartbeat or health record went missing" || sed 's/^/#   /' "$T_DIR/cstatus"
+
 # A program that stops running shows 0 runs in the next heartbeat's counts.
 runs() { jq -r --arg p "$1" 'select(.vigil_prog_runs) | .vigil_prog_runs.runs[$p]' "$OUT" | tail -1; }
 rm "$T_PIN/link_process_fork"	# the pin held the link: this detaches the program
@@ -78,4 +86,13 @@ wait_for 10 sh -c "[ \$(jq -c 'select(.vigil_prog_runs)' '$OUT' | wc -l) -gt $N0
 is "$(runs process_fork)" 0 "after its link was removed, process_fork ran 0 times"
 [ "$(runs process_exec)" -ge 50 ]
 ok $? "while process_exec ran for the 50 execs ($(runs process_exec))"
+
+# An agent that streams but whose heartbeat stopped (--heartbeat-interval 0
+# cancels the timer): the collector calls the node silent after 3 intervals.
+stop_agent
+mv "$T_DIR/agent.err" "$T_DIR/agent1.err"
+agent --heartbeat-interval 0 || exit 1
+wait_for 10 grep -q "connected from .*(silent: no heartbeat for 3 intervals of 1 s)" "$T_DIR/cstatus"
+ok $? "a connected agent without heartbeats is called silent by the collector" ||
+	sed 's/^/#   /' "$T_DIR/cstatus"
 done_testing
