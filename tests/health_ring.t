@@ -10,7 +10,7 @@
 # did not run, while the others did.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/stream_lib.sh"
-plan 16
+plan 17
 OUT="$T_DIR/out.json"
 STORM="$TOP/$BUILD/bench/proc_storm"
 start_collector c "" --listen tcp://127.0.0.1:0 -o "$OUT" --status-file "$T_DIR/cstatus" || exit 1
@@ -68,8 +68,14 @@ READ_AT=$(secs "$(grep -m1 -oE '^[^ ]* vigild: (attached|resumed)' "$T_DIR/agent
 awk -v t="$TO" -v r="$READ_AT" 'BEGIN { exit !(t >= r - 0.1 && t <= r + 1.1) }'
 ok $? "and ends within a tick of the restarted agent reading ($TO, reading at $READ_AT)"
 
-# The collector says the same from the stream, in its status file.
+# vigil status and the collector say the same, the collector from the
+# stream, in its status file.
 BFROM=$(jq -r .from <<<"$BL"); BTO=$(jq -r .to <<<"$BL")
+# (each turns the node's clock into wall time itself: the same to a ms)
+SFROM=$(status blind_last_from); STO=$(status blind_last_to)
+awk -v a="$(secs "$SFROM")" -v b="$FROM" -v c="$(secs "$STO")" -v d="$TO" \
+	'function abs(x) { return x < 0 ? -x : x } BEGIN { exit !(abs(a - b) < 0.001 && abs(c - d) < 0.001) }'
+ok $? "vigil status gives the blind stretch's from and to ($SFROM to $STO)"
 wait_for 5 grep -q "user space blind [0-9]* times, last from $BFROM to $BTO" "$T_DIR/cstatus"
 ok $? "the collector's status names the blind stretch, $BFROM to $BTO" ||
 	sed 's/^/#   /' "$T_DIR/cstatus"
