@@ -10,7 +10,7 @@
 # did not run, while the others did.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/stream_lib.sh"
-plan 17
+plan 19
 OUT="$T_DIR/out.json"
 STORM="$TOP/$BUILD/bench/proc_storm"
 start_collector c "" --listen tcp://127.0.0.1:0 -o "$OUT" --status-file "$T_DIR/cstatus" || exit 1
@@ -93,9 +93,18 @@ is "$(runs process_fork)" 0 "after its link was removed, process_fork ran 0 time
 [ "$(runs process_exec)" -ge 50 ]
 ok $? "while process_exec ran for the 50 execs ($(runs process_exec))"
 
+# vigil drain to JSON takes the health ring too (seq 0: no place in the
+# main stream), so that an unpin after it loses no heartbeat.
+stop_agent
+sleep 2.5
+"$VIGIL" --pin-dir "$T_PIN" drain --export-format vigil -o "$T_DIR/drained.json" >/dev/null 2>&1
+D=$(jq -c 'select(.vigil_heartbeat and .seq == 0 and .health_seq > 0)' "$T_DIR/drained.json" | wc -l)
+[ "$D" -ge 2 ]
+ok $? "vigil drain writes the heartbeats waiting in the health ring ($D)"
+is "$(status health_ring_pending)" 0 "and empties it"
+
 # An agent that streams but whose heartbeat stopped (--heartbeat-interval 0
 # cancels the timer): the collector calls the node silent after 3 intervals.
-stop_agent
 mv "$T_DIR/agent.err" "$T_DIR/agent1.err"
 agent --heartbeat-interval 0 || exit 1
 wait_for 10 grep -q "connected from .*(silent: no heartbeat for 3 intervals of 1 s)" "$T_DIR/cstatus"
