@@ -38,8 +38,13 @@ static int relay_one(void *ctx, const void *rec, uint32_t len, uint64_t pos)
 	int err;
 
 	(void)pos;
-	if (len > VIGIL_HEALTH_REC_MAX || (len & 7)) {
-		w->r->bad++;	/* not one of ours: BPF writes none such */
+	if (len > VIGIL_HEALTH_REC_MAX || (len & 7) || len < sizeof(struct vigil_hdr)) {
+		/* A writer that broke vigil_health_reserve's rule: said once,
+		 * counted, skipped (it would not fit the copy). */
+		if (!w->r->bad++)
+			vlog_info("skipping a health ring record of %u bytes (type %u): more than "
+				  "%u, or not a multiple of 8", len,
+				  len >= 2 ? *(const uint16_t *)rec : 0, VIGIL_HEALTH_REC_MAX);
 		return 0;
 	}
 	memset(&h->hdr, 0, sizeof(h->hdr));
