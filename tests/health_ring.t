@@ -2,8 +2,8 @@
 # The health ring: heartbeats, run counts and the blind record are written
 # to a small ring of their own, so that a main ring filled while vigild is
 # away does not take them. vigild is SIGKILLed by a test process, a capped
-# exec storm (one thread, 800 execs, at most 10 s) fills a 64 KiB main ring
-# meanwhile, and after the restart every heartbeat of the stretch reaches
+# exec storm (one thread, 8 bursts of 100 execs a quarter second apart,
+# 10 s at most) fills a 64 KiB main ring meanwhile, and after the restart every heartbeat of the stretch reaches
 # the collector (beats and health_seq without a gap), with a blind record
 # from the last tick before the kill to the first after the restart. Then
 # one of vigil's links is removed: the next run counts show its program
@@ -30,7 +30,7 @@ KILL_AT=$(date +%s.%N)
 "$T_DIR/vt-killer" -9 $AGENT_PID &
 wait $!
 wait $AGENT_PID 2>/dev/null
-timeout 10 "$STORM" exec 1 800 /bin/true >/dev/null
+timeout 10 sh -c "for i in 1 2 3 4 5 6 7 8; do '$STORM' exec 1 100 /bin/true; sleep 0.25; done" >/dev/null
 sleep 4
 FULL=$(status lost_ring_full)
 [ "${FULL:-0}" -gt 0 ]
@@ -97,11 +97,16 @@ ok $? "while process_exec ran for the 50 execs ($(runs process_exec))"
 # main stream), so that an unpin after it loses no heartbeat.
 stop_agent
 sleep 2.5
+B4=$(status health_ring_pending)
 "$VIGIL" --pin-dir "$T_PIN" drain --export-format vigil -o "$T_DIR/drained.json" >/dev/null 2>&1
 D=$(jq -c 'select(.vigil_heartbeat and .seq == 0 and .health_seq > 0)' "$T_DIR/drained.json" | wc -l)
 [ "$D" -ge 2 ]
 ok $? "vigil drain writes the heartbeats waiting in the health ring ($D)"
-is "$(status health_ring_pending)" 0 "and empties it"
+# (one tick may write again meanwhile: a heartbeat, a run count and, as
+# the drain moved the reader, a blind record: 464 bytes)
+AF=$(status health_ring_pending)
+[ "$B4" -ge 800 ] && [ "$AF" -le 464 ]
+ok $? "and empties it ($B4 bytes before, $AF after)"
 
 # An agent that streams but whose heartbeat stopped (--heartbeat-interval 0
 # cancels the timer): the collector calls the node silent after 3 intervals.
