@@ -117,7 +117,8 @@ static void heartbeat_lines(struct status_out *o)
 }
 
 /* The health ring (bpf/lib/health.bpf.h): what waits there for the agent
- * to copy into the main ring. */
+ * to copy into the main ring. Names that do not contain "ring_pending" or
+ * "ring_size": scripts match the main ring's lines by those. */
 static void health_ring_lines(struct status_out *o)
 {
 	int fd = vigil_pinned_fd(cli_pin_dir, "vigil_health_ring");
@@ -126,8 +127,8 @@ static void health_ring_lines(struct status_out *o)
 	if (fd < 0)
 		return;
 	if (!vigil_ring_open(&r, fd)) {
-		put_u64(o, "health_ring_size", r.size);
-		put_u64(o, "health_ring_pending", vigil_ring_producer(&r) - vigil_ring_consumer(&r));
+		put_u64(o, "health_size", r.size);
+		put_u64(o, "health_waiting_bytes", vigil_ring_producer(&r) - vigil_ring_consumer(&r));
 		vigil_ring_close(&r);
 	}
 	close(fd);

@@ -35,8 +35,8 @@ sleep 4
 FULL=$(status lost_ring_full)
 [ "${FULL:-0}" -gt 0 ]
 ok $? "the main ring filled while the agent was away ($FULL events lost)"
-[ "$(status health_ring_pending)" -gt 0 ]
-ok $? "the heartbeats wait in the health ring ($(status health_ring_pending) bytes)"
+[ "$(status health_waiting_bytes)" -gt 0 ]
+ok $? "the heartbeats wait in the health ring ($(status health_waiting_bytes) bytes)"
 mv "$T_DIR/agent.err" "$T_DIR/agent0.err"
 agent || exit 1
 wait_for 20 grep -q '"vigil_blind"' "$OUT"
@@ -97,14 +97,14 @@ ok $? "while process_exec ran for the 50 execs ($(runs process_exec))"
 # main stream), so that an unpin after it loses no heartbeat.
 stop_agent
 sleep 2.5
-B4=$(status health_ring_pending)
+B4=$(status health_waiting_bytes)
 "$VIGIL" --pin-dir "$T_PIN" drain --export-format vigil -o "$T_DIR/drained.json" >/dev/null 2>&1
 D=$(jq -c 'select(.vigil_heartbeat and .seq == 0 and .health_seq > 0)' "$T_DIR/drained.json" | wc -l)
 [ "$D" -ge 2 ]
 ok $? "vigil drain writes the heartbeats waiting in the health ring ($D)"
 # (one tick may write again meanwhile: a heartbeat, a run count and, as
 # the drain moved the reader, a blind record: 464 bytes)
-AF=$(status health_ring_pending)
+AF=$(status health_waiting_bytes)
 [ "$B4" -ge 800 ] && [ "$AF" -le 464 ]
 ok $? "and empties it ($B4 bytes before, $AF after)"
 
