@@ -131,20 +131,18 @@ static __always_inline void write_runs(struct vigil_hb_state *st, __u64 now, __u
 }
 
 /* A ring whose reader stood still since the last tick with records
- * waiting. */
-static __always_inline bool still(void *ring, __u64 last_cons, __u64 *cons)
+ * waiting; its positions now in *prod and *cons. */
+static __always_inline bool still(void *ring, __u64 last_cons, __u64 *prod, __u64 *cons)
 {
-	__u64 prod = bpf_ringbuf_query(ring, BPF_RB_PROD_POS);
-
+	*prod = bpf_ringbuf_query(ring, BPF_RB_PROD_POS);
 	*cons = bpf_ringbuf_query(ring, BPF_RB_CONS_POS);
-	return prod != *cons && *cons == last_cons;
+	return *prod != *cons && *cons == last_cons;
 }
 
 static int hb_tick(void *map, __u32 *key, struct hb_timer *t)
 {
 	__u64 now = bpf_ktime_get_ns();
-	__u64 prod = bpf_ringbuf_query(&vigil_ring, BPF_RB_PROD_POS);
-	__u64 cons, hcons, prev_tick;
+	__u64 prod, cons, hprod, hcons, prev_tick;
 	struct vigil_heartbeat *ev;
 	struct vigil_hb_state *st;
 	__u32 zero = 0;
@@ -153,8 +151,8 @@ static int hb_tick(void *map, __u32 *key, struct hb_timer *t)
 	st = bpf_map_lookup_elem(&vigil_hb_state, &zero);
 	if (!st)
 		return 0;
-	blind = still(&vigil_ring, st->last_cons, &cons);
-	blind |= still(&vigil_health_ring, st->last_health_cons, &hcons);
+	blind = still(&vigil_ring, st->last_cons, &prod, &cons);
+	blind |= still(&vigil_health_ring, st->last_health_cons, &hprod, &hcons);
 	if (blind) {
 		if (!st->since) {
 			st->since = st->last_tick;
