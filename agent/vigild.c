@@ -22,6 +22,7 @@
 #include "control/agent_metrics.h"
 #include "control/metrics_binary.h"
 #include "control/control_socket.h"
+#include "core/health_relay.h"
 #include "core/heartbeat.h"
 #include "core/tamper.h"
 #include "core/tamper_maps.h"
@@ -64,6 +65,7 @@ struct vigild {
 	struct vigil_sink_stream streams[VIGIL_MAX_SINKS - 1];
 	unsigned nstreams;
 	struct vigil_loss_monitor loss;
+	struct vigil_health_relay health;	/* the health ring into the main one */
 	bool started;	/* the policy is in force: from here on a stop keeps all */
 	struct vigil_http *http;	/* --metrics: /metrics, /livez, /readyz */
 	struct vigil_buf metrics, ready;
@@ -199,7 +201,8 @@ static int start_sinks(struct vigild *d)
 	const struct vigild_options *o = &d->o;
 	int err;
 
-	if ((err = vigil_pump_init(&d->pump, d->bpf.ring_fd, o->poll_ms)))
+	if ((err = vigil_pump_init(&d->pump, d->bpf.ring_fd, o->poll_ms)) ||
+	    (err = vigil_health_relay_open(&d->health, o->pin_dir)))
 		return err;
 	err = vigil_sink_local_init(&d->local, o->node_name,
 				    (o->json || o->export_file) ? &d->export : NULL,
@@ -306,6 +309,8 @@ static void run(struct vigild *d)
 		double t;
 
 		flowing = vigil_pump_once(&d->pump) > 0;
+		if (vigil_health_relay_run(&d->health, &d->bpf) > 0)
+			flowing = true;
 		vigil_http_alive(d->http);
 		t = now_s();
 		if (t - last_loss >= 1.0) {
@@ -330,6 +335,7 @@ static void run(struct vigild *d)
 		}
 		vigil_pump_wait(&d->pump, flowing);
 	}
+	vigil_health_relay_run(&d->health, &d->bpf);
 	vigil_pump_flush(&d->pump);
 	vigil_loss_final(&d->loss, &d->bpf);
 	vigil_pump_flush(&d->pump);
@@ -386,6 +392,7 @@ static void stop_all(struct vigild *d)
 		vigil_enforce_tc_rollback(d->policy.tc, 0);
 	}
 	vigil_pump_close(&d->pump);
+	vigil_health_relay_close(&d->health);
 	vigil_enforce_tc_close(d->enforce);
 	vigil_net_close(&d->net);
 	vigil_control_close(&d->control);
@@ -406,6 +413,7 @@ int main(int argc, char **argv)
 {
 	static struct vigild d = {
 		.export = { .fd = -1 }, .control = { .fd = -1 }, .pump = { .epfd = -1 },
+		.health = { .fd = -1 },
 	};
 	int err;
 

@@ -37,6 +37,7 @@
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_tracing.h>
 #include "lib/enforce.bpf.h"
+#include "lib/prog_runs.bpf.h"
 #include "lib/rule_walk.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -250,12 +251,14 @@ static __always_inline int carried_use(struct sock *sk)
 SEC("tp_btf/sock_send_length")
 int BPF_PROG(carried_send, struct sock *sk, int ret)
 {
+	vigil_prog_run(VIGIL_PROG_CARRIED_SEND);
 	return carried_use(sk);
 }
 
 SEC("tp_btf/sock_recv_length")
 int BPF_PROG(carried_recv, struct sock *sk, int ret)
 {
+	vigil_prog_run(VIGIL_PROG_CARRIED_RECV);
 	return carried_use(sk);
 }
 

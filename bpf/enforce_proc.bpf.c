@@ -17,6 +17,7 @@
 #include <bpf/bpf_tracing.h>
 #include "lib/ring.bpf.h"
 #include "lib/fd.bpf.h"
+#include "lib/prog_runs.bpf.h"
 #include "lib/path.bpf.h"
 #include "lib/task.bpf.h"
 #include "lib/proc_match.bpf.h"
@@ -252,6 +253,7 @@ int BPF_PROG(proc_policy_exec, struct task_struct *p, pid_t old_pid, struct linu
 {
 	struct hook h = { .verb = VIGIL_VERB_EXEC, .file = bprm->file };
 
+	vigil_prog_run(VIGIL_PROG_POLICY_EXEC);
 	return decide(p, &h);
 }
 
@@ -310,23 +312,27 @@ static __always_inline int open_exit(long ret, __u8 verb)
 SEC("tracepoint/syscalls/sys_exit_open")
 int proc_policy_open(struct trace_event_raw_sys_exit *ctx)
 {
+	vigil_prog_run(VIGIL_PROG_POLICY_OPEN);
 	return open_exit(ctx->ret, VIGIL_VERB_OPEN);
 }
 
 SEC("tracepoint/syscalls/sys_exit_openat")
 int proc_policy_openat(struct trace_event_raw_sys_exit *ctx)
 {
+	vigil_prog_run(VIGIL_PROG_POLICY_OPENAT);
 	return open_exit(ctx->ret, VIGIL_VERB_OPENAT);
 }
 
 SEC("tracepoint/syscalls/sys_exit_openat2")
 int proc_policy_openat2(struct trace_event_raw_sys_exit *ctx)
 {
+	vigil_prog_run(VIGIL_PROG_POLICY_OPENAT2);
 	return open_exit(ctx->ret, VIGIL_VERB_OPENAT2);
 }
 
 SEC("tracepoint/syscalls/sys_exit_creat")
 int proc_policy_creat(struct trace_event_raw_sys_exit *ctx)
 {
+	vigil_prog_run(VIGIL_PROG_POLICY_CREAT);
 	return open_exit(ctx->ret, VIGIL_VERB_CREAT);
 }

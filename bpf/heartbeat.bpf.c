@@ -2,18 +2,22 @@
 /*
  * The node says when it was blind. A bpf_timer in a pinned map ticks every
  * interval whether or not vigild runs (it holds its program; the agent only
- * arms or re-arms it, heartbeat_start) and writes a heartbeat into the ring
- * with the ring's producer and consumer positions. A live agent consumes
- * each heartbeat within an interval, so a tick that finds records waiting
- * and the consumer where the last tick left it marks user space blind,
- * from the last tick it was seen consuming. When the consumer moves again
- * a blind record says from when to when; the stall is kept in the pinned
- * state until the ring takes that record, so a ring still full of the
- * backlog delays it but does not lose it.
+ * arms or re-arms it, heartbeat_start) and writes a heartbeat into the
+ * health ring (lib/health.bpf.h) with the main ring's producer and
+ * consumer positions, then each program's runs since the tick before. A
+ * live agent empties the health ring at each poll, so a tick that finds
+ * records waiting in either ring and that ring's consumer where the last
+ * tick left it marks user space blind, from the last tick it was seen
+ * consuming. When the consumers move again a blind record says from when
+ * to when; the stall is kept in the pinned state until the health ring
+ * takes that record. Only a health ring full too loses heartbeats: then
+ * the state counts them (beats_lost), and the blind record says how many
+ * the stall lost.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
-#include "lib/ring.bpf.h"
+#include "lib/health.bpf.h"
+#include "lib/prog_runs.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -40,6 +44,20 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } vigil_hb_state SEC(".maps");
 
+/* Each program's runs at the last tick, summed over the CPUs. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct vigil_prog_counts);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} vigil_hb_runs SEC(".maps");
+
+/* The CPUs to sum over, set by the agent (libbpf_num_possible_cpus). */
+const volatile __u32 vigil_nr_cpus = 1;
+
+#define CPUS_MAX 1024
+
 static __always_inline __u64 last_seq(void)
 {
 	__u32 zero = 0;
@@ -50,7 +68,7 @@ static __always_inline __u64 last_seq(void)
 
 static __always_inline void report_blind(struct vigil_hb_state *st, __u64 now)
 {
-	struct vigil_blind *ev = vigil_reserve_at(VIGIL_EV_BLIND, sizeof(*ev), now);
+	struct vigil_blind *ev = vigil_health_reserve_at(VIGIL_EV_BLIND, sizeof(*ev), now);
 
 	if (!ev)
 		return;	/* the next tick tries again */
@@ -58,26 +76,84 @@ static __always_inline void report_blind(struct vigil_hb_state *st, __u64 now)
 	ev->to_ktime = now;
 	ev->ticks = st->ticks_blind;
 	ev->beats_lost = st->beats_lost - st->lost_at_since;
-	vigil_submit(ev);
+	vigil_health_submit(ev);
 	st->last_from = st->since;
 	st->last_to = now;
 	st->since = 0;
 	st->ticks_blind = 0;
 }
 
+struct sum_ctx {
+	struct vigil_prog_runs *ev;
+	struct vigil_prog_counts *last;
+};
+
+/* Adds CPU cpu's row into the record (bpf_loop callback). */
+static long sum_cpu(__u32 cpu, struct sum_ctx *c)
+{
+	__u32 zero = 0;
+	struct vigil_prog_counts *row = bpf_map_lookup_percpu_elem(&vigil_prog_runs, &zero, cpu);
+
+	if (!row)
+		return 0;
+	for (int i = 0; i < VIGIL_PROG_SLOTS_USED; i++)
+		c->ev->runs[i] += row->runs[i];
+	return 0;
+}
+
+/* Each program's runs since the last tick: the sum over the CPUs now,
+ * less the sum then, kept in vigil_hb_runs. */
+static __always_inline void write_runs(struct vigil_hb_state *st, __u64 now, __u64 since)
+{
+	struct vigil_prog_runs *ev;
+	struct sum_ctx c;
+	__u32 zero = 0;
+	__u64 total;
+
+	c.last = bpf_map_lookup_elem(&vigil_hb_runs, &zero);
+	if (!c.last)
+		return;
+	ev = vigil_health_reserve_at(VIGIL_EV_PROG_RUNS, sizeof(*ev), now);
+	if (!ev)
+		return;	/* the next record counts these runs too */
+	c.ev = ev;
+	ev->beat = st->beats;
+	ev->interval_ns = since ? now - since : 0;
+	for (int i = 0; i < VIGIL_PROG_SLOTS; i++)
+		ev->runs[i] = 0;
+	bpf_loop(vigil_nr_cpus < CPUS_MAX ? vigil_nr_cpus : CPUS_MAX, sum_cpu, &c, 0);
+	for (int i = 0; i < VIGIL_PROG_SLOTS_USED; i++) {
+		total = ev->runs[i];
+		ev->runs[i] = total - c.last->runs[i];
+		c.last->runs[i] = total;
+	}
+	vigil_health_submit(ev);
+}
+
+/* A ring whose reader stood still since the last tick with records
+ * waiting; its positions now in *prod and *cons. */
+static __always_inline bool still(void *ring, __u64 last_cons, __u64 *prod, __u64 *cons)
+{
+	*prod = bpf_ringbuf_query(ring, BPF_RB_PROD_POS);
+	*cons = bpf_ringbuf_query(ring, BPF_RB_CONS_POS);
+	return *prod != *cons && *cons == last_cons;
+}
+
 static int hb_tick(void *map, __u32 *key, struct hb_timer *t)
 {
 	__u64 now = bpf_ktime_get_ns();
-	__u64 prod = bpf_ringbuf_query(&vigil_ring, BPF_RB_PROD_POS);
-	__u64 cons = bpf_ringbuf_query(&vigil_ring, BPF_RB_CONS_POS);
+	__u64 prod, cons, hprod, hcons, prev_tick;
 	struct vigil_heartbeat *ev;
 	struct vigil_hb_state *st;
 	__u32 zero = 0;
+	bool blind;
 
 	st = bpf_map_lookup_elem(&vigil_hb_state, &zero);
 	if (!st)
 		return 0;
-	if (prod != cons && cons == st->last_cons) {
+	blind = still(&vigil_ring, st->last_cons, &prod, &cons);
+	blind |= still(&vigil_health_ring, st->last_health_cons, &hprod, &hcons);
+	if (blind) {
 		if (!st->since) {
 			st->since = st->last_tick;
 			st->lost_at_since = st->beats_lost;
@@ -87,7 +163,7 @@ static int hb_tick(void *map, __u32 *key, struct hb_timer *t)
 		report_blind(st, now);
 	}
 	st->beats++;
-	ev = vigil_reserve_at(VIGIL_EV_HEARTBEAT, sizeof(*ev), now);
+	ev = vigil_health_reserve_at(VIGIL_EV_HEARTBEAT, sizeof(*ev), now);
 	if (ev) {
 		ev->producer_pos = prod;
 		ev->consumer_pos = cons;
@@ -97,12 +173,21 @@ static int hb_tick(void *map, __u32 *key, struct hb_timer *t)
 		ev->consumer_since = st->since;
 		ev->interval_ns = st->interval_ns;
 		ev->ticks_blind = st->ticks_blind;
-		vigil_submit(ev);
+		vigil_health_submit(ev);
+		st->lost_since = 0;
 	} else {
+		/* the fallback when even the health ring is full */
+		if (!st->lost_since)
+			st->lost_since = now;
 		st->beats_lost++;
 	}
+	prev_tick = st->last_tick;
+	write_runs(st, now, prev_tick);
 	st->last_tick = now;
 	st->last_cons = cons;
+	/* the health ring's position before this tick's records: a reader
+	 * that reads takes them before the next tick */
+	st->last_health_cons = hcons;
 	if (st->interval_ns)
 		bpf_timer_start(&t->timer, st->interval_ns, 0);
 	return 0;

@@ -19,6 +19,7 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 #include "lib/ring.bpf.h"
+#include "lib/prog_runs.bpf.h"
 #include "lib/path.bpf.h"
 #include "lib/task.bpf.h"
 #include "lib/sock.bpf.h"
@@ -255,6 +256,7 @@ int BPF_PROG(net_state, const struct sock *sk, int oldstate, int newstate)
 	struct vigil_sk *s;
 	__u16 family;
 
+	vigil_prog_run(VIGIL_PROG_NET_STATE);
 	if (sk->sk_protocol != IPPROTO_TCP)
 		return 0;
 	family = sk->__sk_common.skc_family;
@@ -366,6 +368,7 @@ int BPF_PROG(net_rst_in, struct sock *sk)
 	struct vigil_tuple t = {};
 	struct vigil_sk *s;
 
+	vigil_prog_run(VIGIL_PROG_NET_RST_IN);
 	if (!sk)
 		return 0;
 	s = vigil_sk_get(sk);
@@ -415,6 +418,7 @@ static __always_inline int rst_out(const struct sock *sk, const struct sk_buff *
 SEC("tp_btf/tcp_send_reset")
 int BPF_PROG(net_rst_out, const struct sock *sk, const struct sk_buff *skb, int reason)
 {
+	vigil_prog_run(VIGIL_PROG_NET_RST_OUT);
 	return rst_out(sk, skb, reason);
 }
 
@@ -423,12 +427,14 @@ int BPF_PROG(net_rst_out, const struct sock *sk, const struct sk_buff *skb, int 
 SEC("tp_btf/tcp_send_reset")
 int BPF_PROG(net_rst_out_noreason, const struct sock *sk, const struct sk_buff *skb)
 {
+	vigil_prog_run(VIGIL_PROG_NET_RST_OUT);
 	return rst_out(sk, skb, 0);
 }
 
 SEC("tp_btf/tcp_retransmit_skb")
 int BPF_PROG(net_retrans)
 {
+	vigil_prog_run(VIGIL_PROG_NET_RETRANS);
 	vigil_count(VIGIL_CNT_NET_RETRANS);
 	return 0;
 }
@@ -517,6 +523,7 @@ static __always_inline void refine(struct sock *sk)
 SEC("tp_btf/sock_send_length")
 int BPF_PROG(net_send, struct sock *sk, int ret)
 {
+	vigil_prog_run(VIGIL_PROG_NET_SEND);
 	if (ret > 0)
 		refine(sk);
 	return 0;
@@ -525,6 +532,7 @@ int BPF_PROG(net_send, struct sock *sk, int ret)
 SEC("tp_btf/sock_recv_length")
 int BPF_PROG(net_recv, struct sock *sk, int ret)
 {
+	vigil_prog_run(VIGIL_PROG_NET_RECV);
 	if (ret > 0)
 		refine(sk);
 	return 0;
@@ -609,12 +617,14 @@ static __always_inline int accepted_by_caller(__s64 fd)
 SEC("tp/syscalls/sys_exit_accept4")
 int net_accept4(struct vigil_sys_exit *ctx)
 {
+	vigil_prog_run(VIGIL_PROG_NET_ACCEPT4);
 	return accepted_by_caller(ctx->ret);
 }
 
 SEC("tp/syscalls/sys_exit_accept")
 int net_accept(struct vigil_sys_exit *ctx)
 {
+	vigil_prog_run(VIGIL_PROG_NET_ACCEPT);
 	return accepted_by_caller(ctx->ret);
 }
 

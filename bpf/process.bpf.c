@@ -14,6 +14,7 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 #include "lib/ring.bpf.h"
+#include "lib/prog_runs.bpf.h"
 #include "lib/path.bpf.h"
 #include "lib/task.bpf.h"
 #include "lib/proc_budget.bpf.h"
@@ -256,11 +257,11 @@ int BPF_PROG(process_exec, struct task_struct *p, pid_t old_pid, struct linux_bi
 {
 	__u32 zero = 0;
 	struct exec_scratch *s = bpf_map_lookup_elem(&exec_scratch, &zero);
-
 	__u32 tgid = p->tgid, flags = 0;
 	__u64 now = bpf_ktime_get_ns();
 	__u64 *key;
 
+	vigil_prog_run(VIGIL_PROG_PROCESS_EXEC);
 	if (!vigil_proc_budget_ok(p->cgroups->dfl_cgrp->kn->id, p->real_cred->uid.val, now)) {
 		/* Unseen, but its children still name it exactly. */
 		bpf_map_update_elem(&vigil_execs, &tgid, &now, BPF_ANY);
@@ -284,6 +285,7 @@ int BPF_PROG(process_fork, struct task_struct *parent, struct task_struct *child
 {
 	struct vigil_fork *ev;
 
+	vigil_prog_run(VIGIL_PROG_PROCESS_FORK);
 	if (child->pid != child->tgid || (child->flags & PF_KTHREAD))
 		return 0;	/* a thread, or a kernel thread */
 	if (!vigil_proc_budget_ok(child->cgroups->dfl_cgrp->kn->id, child->real_cred->uid.val,
@@ -331,6 +333,7 @@ static __always_inline int exit_of(struct task_struct *p, bool group_dead)
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(process_exit, struct task_struct *p, bool group_dead)
 {
+	vigil_prog_run(VIGIL_PROG_PROCESS_EXIT);
 	return exit_of(p, group_dead);
 }
 
@@ -351,6 +354,7 @@ int BPF_PROG(process_exit_nogd, struct task_struct *p)
 {
 	__u32 *said;
 
+	vigil_prog_run(VIGIL_PROG_PROCESS_EXIT);
 	if (p->signal->live.counter)
 		return exit_of(p, false);
 	said = bpf_task_storage_get(&exit_said, p->group_leader, 0,

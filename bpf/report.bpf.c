@@ -16,6 +16,7 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 #include "lib/ring.bpf.h"
+#include "lib/prog_runs.bpf.h"
 #include "lib/path.bpf.h"
 #include "lib/task.bpf.h"
 #include "lib/report_pairs.bpf.h"
@@ -196,6 +197,7 @@ int BPF_PROG(report_exec, struct task_struct *p)
 	struct vigil_report_counts *c;
 	struct vigil_proc pp;
 
+	vigil_prog_run(VIGIL_PROG_REPORT_EXEC);
 	vigil_proc_fill_btf(&pp, parent,
 			    vigil_exec_key_get(parent->tgid, parent->group_leader->start_time));
 	c = vigil_report_proc(&pp, vigil_report_slot());

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Tamper records, written from BPF so they reach the ring even when what
- * they record is the agent's death, by processes other than the agent:
+ * Tamper records, written from BPF into the health ring
+ * (vigil_health_reserve, lib/health.bpf.h) so they reach the collector even
+ * when what they record is the agent's death and the main ring filled while
+ * it was gone; of what processes other than the agent do:
  * - every signal generated for the agent (kill, tgkill, pidfd_send_signal,
  *   the OOM killer's SIGKILL: who sent which);
  * - bpf() calls that detach a link of vigil's or replace its program (the
@@ -23,7 +25,8 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
-#include "lib/ring.bpf.h"
+#include "lib/health.bpf.h"
+#include "lib/prog_runs.bpf.h"
 #include "lib/fd.bpf.h"
 #include "lib/path.bpf.h"
 #include "lib/pin_path.bpf.h"
@@ -98,7 +101,7 @@ extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;	/* 6.
 static __always_inline struct vigil_tamper *tamper_begin(struct task_struct *cur, __u32 agent,
 							 __u32 what, __u16 type, __u32 size)
 {
-	struct vigil_tamper *ev = vigil_reserve(type, size);
+	struct vigil_tamper *ev = vigil_health_reserve(type, size);
 
 	if (!ev)
 		return NULL;
@@ -113,7 +116,7 @@ static __always_inline struct vigil_tamper *tamper_begin(struct task_struct *cur
 
 static __always_inline void tamper_commit(struct vigil_tamper *ev)
 {
-	vigil_submit(ev);
+	vigil_health_submit(ev);
 }
 
 /* The agent's tgid, or 0 when cur is the agent or none started yet: the
@@ -249,6 +252,7 @@ int tamper_bpf(struct trace_event_raw_sys_enter *ctx)
 	__u32 fd, id, what, off = 0;
 	bool outer = false;
 
+	vigil_prog_run(VIGIL_PROG_TAMPER_BPF);
 	switch (cmd) {
 	case CMD_LINK_DETACH: what = VIGIL_TAMPER_LINK_DETACH; break;
 	case CMD_LINK_UPDATE: what = VIGIL_TAMPER_LINK_UPDATE; break;
@@ -298,6 +302,7 @@ int BPF_PROG(tamper_signal, int sig, struct kernel_siginfo *info, struct task_st
 	struct vigil_tamper *ev;
 	__u32 agent = agent_other_than(cur);
 
+	vigil_prog_run(VIGIL_PROG_TAMPER_SIGNAL);
 	if (!agent || task->tgid != agent)
 		return 0;
 	ev = tamper_begin(cur, agent, VIGIL_TAMPER_SIGNAL, VIGIL_EV_TAMPER, sizeof(*ev));
@@ -350,6 +355,7 @@ int tamper_ptrace(struct trace_event_raw_sys_enter *ctx)
 	__s32 pid = ctx->args[1];
 	__u32 agent;
 
+	vigil_prog_run(VIGIL_PROG_TAMPER_PTRACE);
 	if (req != PTRACE_ATTACH_ && req != PTRACE_SEIZE_)
 		return 0;
 	agent = agent_other_than(cur);
@@ -517,6 +523,7 @@ static __always_inline int tamper_proc(long ret)
 SEC("tracepoint/syscalls/sys_exit_openat")
 int tamper_openat(struct trace_event_raw_sys_exit *ctx)
 {
+	vigil_prog_run(VIGIL_PROG_TAMPER_OPENAT);
 	return tamper_proc(ctx->ret);
 }
 
@@ -556,6 +563,7 @@ int tamper_unlink(struct trace_event_raw_sys_enter *ctx)
 SEC("tracepoint/syscalls/sys_enter_unlinkat")
 int tamper_unlinkat(struct trace_event_raw_sys_enter *ctx)
 {
+	vigil_prog_run(VIGIL_PROG_TAMPER_UNLINKAT);
 	return pin_enter((int)ctx->args[0], (const char *)ctx->args[1], VIGIL_TAMPER_PIN_UNLINK);
 }
 

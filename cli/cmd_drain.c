@@ -98,10 +98,32 @@ static int take_json(void *ctx, const void *rec, uint32_t len, uint64_t pos)
 	return d->out.len > (1u << 20);
 }
 
+/* A record of the health ring as the agent would have copied it into the
+ * main ring (a health record), but with seq 0: it has no place in the main
+ * stream; its health_seq is its own. */
+static int take_health_json(void *ctx, const void *rec, uint32_t len, uint64_t pos)
+{
+	static union {
+		uint64_t align;
+		struct vigil_health h;
+		uint8_t b[sizeof(struct vigil_health) + VIGIL_HEALTH_REC_MAX];
+	} w;
+
+	if (len > VIGIL_HEALTH_REC_MAX || len < sizeof(struct vigil_hdr))
+		return take_json(ctx, rec, len, pos);	/* refused there, with why */
+	memset(&w.h, 0, sizeof(w.h));
+	w.h.hdr.type = VIGIL_EV_HEALTH;
+	w.h.hdr.size = sizeof(w.h) + len;
+	w.h.hdr.ktime = ((const struct vigil_hdr *)rec)->ktime;
+	memcpy(w.h.rec, rec, len);
+	return take_json(ctx, &w, sizeof(w.h) + len, pos);
+}
+
 /* The waiting records as JSON lines, a bounded batch at a time; each batch
- * is released once written. */
-static int drain_json(int fd, struct vigil_ring *r, const struct vigil_format_opts *opts,
-		      uint64_t *records)
+ * is released once written. Then those of the health ring (health, when
+ * pinned), which the next vigild would have copied into the main ring. */
+static int drain_json(int fd, struct vigil_ring *r, struct vigil_ring *health,
+		      const struct vigil_format_opts *opts, uint64_t *records)
 {
 	struct drain_json d = {};
 	char host[256] = "?";
@@ -120,6 +142,19 @@ static int drain_json(int fd, struct vigil_ring *r, const struct vigil_format_op
 			break;
 		d.out.len = 0;
 		vigil_ring_release(r, next);
+	}
+	if (health && !err) {
+		pos = vigil_ring_consumer(health);
+		end = vigil_ring_producer(health);
+		for (; pos < end; pos = next) {
+			next = vigil_ring_walk(health, pos, end, take_health_json, &d);
+			if (next == pos)
+				break;
+			if ((err = write_all(fd, d.out.p, d.out.len)))
+				break;
+			d.out.len = 0;
+			vigil_ring_release(health, next);
+		}
 	}
 	*records = d.records;
 	vigil_formatter_free(&d.fmt);
@@ -141,9 +176,9 @@ int do_drain(int argc, char **argv)
 	struct vigil_buf hello = {};
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info), key = 0, schema = 0;
-	struct vigil_ring r = {};
+	struct vigil_ring r = {}, health = {};
 	uint64_t pos, end, records = 0;
-	int c, fd = -1, ring_fd, schema_fd, lock_fd, err = 0;
+	int c, fd = -1, ring_fd, health_fd = -1, schema_fd, lock_fd, err = 0;
 
 	optind = 1;
 	opterr = 0;	/* the usage line below says it */
@@ -200,8 +235,13 @@ int do_drain(int argc, char **argv)
 		err = vlog_err(-errno, "cannot create %s (it must not exist)", out);
 		goto out;
 	}
+	health_fd = vigil_pinned_fd(cli_pin_dir, "vigil_health_ring");
+	if (health_fd >= 0 && vigil_ring_open(&health, health_fd)) {
+		close(health_fd);
+		health_fd = -1;
+	}
 	if (json) {
-		err = drain_json(fd, &r, &fmt, &records);
+		err = drain_json(fd, &r, health_fd >= 0 ? &health : NULL, &fmt, &records);
 		if (!err && fsync(fd))
 			err = -errno;
 		goto out_write;
@@ -232,6 +272,14 @@ int do_drain(int argc, char **argv)
 	}
 	if (fsync(fd))
 		err = -errno;
+	/* The stream format has one ring's offsets: the health ring's records
+	 * cannot go with them. */
+	if (health_fd >= 0 && vigil_ring_producer(&health) != vigil_ring_consumer(&health))
+		vlog_info("%llu bytes of heartbeats and tamper records stay in the health ring: "
+			  "the next vigild sends them; drain with --export-format to keep them "
+			  "before an unpin",
+			  (unsigned long long)(vigil_ring_producer(&health) -
+					       vigil_ring_consumer(&health)));
 out_write:
 	if (err)
 		vlog_err(err, "cannot write %s", out);
@@ -243,6 +291,9 @@ out:
 	if (fd >= 0)
 		close(fd);
 	vigil_ring_close(&r);
+	vigil_ring_close(&health);
+	if (health_fd >= 0)
+		close(health_fd);
 	vbuf_free(&hello);
 	close(ring_fd);
 	if (lock_fd >= 0)

@@ -9,6 +9,7 @@
 #include <bpf/bpf.h>
 #include "cmd.h"
 #include "counters.h"
+#include "ids.h"
 #include "buf.h"
 #include "json.h"
 #include "log.h"
@@ -84,6 +85,7 @@ static void heartbeat_lines(struct status_out *o)
 {
 	int fd = vigil_pinned_fd(cli_pin_dir, "vigil_hb_state");
 	struct vigil_hb_state st = {};
+	char t[VIGIL_TIME_MAX];
 	struct timespec now;
 	uint32_t key = 0;
 
@@ -94,11 +96,40 @@ static void heartbeat_lines(struct status_out *o)
 		put_u64(o, "heartbeats", st.beats);
 		put_u64(o, "heartbeats_lost", st.beats_lost);
 		put_u64(o, "blind_last_ms", (st.last_to - st.last_from) / 1000000);
-		if (st.last_to)
+		if (st.last_to) {
 			put_u64(o, "blind_last_ended_s_ago",
 				((uint64_t)now.tv_sec * 1000000000ull + now.tv_nsec - st.last_to) / 1000000000ull);
+			/* the same times the blind record and the collector give */
+			vigil_rfc3339(t, sizeof(t), st.last_from, vigil_realtime_offset());
+			put_str(o, "blind_last_from", t);
+			vigil_rfc3339(t, sizeof(t), st.last_to, vigil_realtime_offset());
+			put_str(o, "blind_last_to", t);
+		}
 		put_u64(o, "blind_now_ms", st.since ? ((uint64_t)now.tv_sec * 1000000000ull +
 						       now.tv_nsec - st.since) / 1000000 : 0);
+		/* the fallback when the health ring was full too */
+		if (st.lost_since)
+			put_u64(o, "heartbeats_lost_since_s_ago",
+				((uint64_t)now.tv_sec * 1000000000ull + now.tv_nsec - st.lost_since) /
+				1000000000ull);
+	}
+	close(fd);
+}
+
+/* The health ring (bpf/lib/health.bpf.h): what waits there for the agent
+ * to copy into the main ring. Names that do not contain "ring_pending" or
+ * "ring_size": scripts match the main ring's lines by those. */
+static void health_ring_lines(struct status_out *o)
+{
+	int fd = vigil_pinned_fd(cli_pin_dir, "vigil_health_ring");
+	struct vigil_ring r = {};
+
+	if (fd < 0)
+		return;
+	if (!vigil_ring_open(&r, fd)) {
+		put_u64(o, "health_size", r.size);
+		put_u64(o, "health_waiting_bytes", vigil_ring_producer(&r) - vigil_ring_consumer(&r));
+		vigil_ring_close(&r);
 	}
 	close(fd);
 }
@@ -142,6 +173,7 @@ int do_status(int argc, char **argv)
 	}
 	put_u64(&o, "events_seq", seq);
 	heartbeat_lines(&o);
+	health_ring_lines(&o);
 	put_u64(&o, "recursion_misses", vigil_recursion_misses(cli_pin_dir));
 	/* Every counter slot a part uses, by name. */
 	for (unsigned i = 0; i < VIGIL_CNT_MAX; i++)

@@ -234,6 +234,7 @@ void collector_agent_record(struct collector *c, struct agent *a, const void *ev
 		return;
 	}
 	a->records++;
+	agent_health_note(&a->health, event, vigil_stream_now());
 	from = c->batch.len;
 	vigil_event_format(&a->fmt, event, &c->batch, NULL);
 	vigil_pub_line(c->pub, &c->batch, from, a->fmt.node_name, a->boot_str, a->ring_id, offset,

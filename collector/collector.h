@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include "agent_health.h"
 #include "buf.h"
 #include "commit.h"
 #include "conn_tls.h"
@@ -73,6 +74,7 @@ struct agent {
 	uint64_t udp_refused;		/* datagrams refused: not from that host,
 					 * or the stream is TCP's */
 	double last_seen;
+	struct agent_health health;	/* what its health records say */
 };
 
 enum { EP_LISTEN_TCP = 1, EP_LISTEN_UDP, EP_CONN };

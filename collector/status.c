@@ -36,13 +36,15 @@ static void agent_line(struct vigil_buf *b, const struct agent *a, double now)
 			    a->cert);
 	vbuf_printf(b, "; written to offset %llu; %llu records, %llu duplicates, %llu re-sent, "
 		    "%llu missing in sequence, %llu bytes lost on its side; process cache %zu "
-		    "processes (%zu KiB), %llu not cached (full), %llu lookups found none\n",
+		    "processes (%zu KiB), %llu not cached (full), %llu lookups found none",
 		    (unsigned long long)a->written, (unsigned long long)a->records,
 		    (unsigned long long)a->win.dups, (unsigned long long)a->resent,
 		    (unsigned long long)a->win.gaps, (unsigned long long)a->lost_bytes,
 		    a->fmt.cache.count, a->fmt.cache.bytes >> 10,
 		    (unsigned long long)a->fmt.cache.misses,
 		    (unsigned long long)a->fmt.cache.lookups_missed);
+	agent_health_text(&a->health, &a->fmt, now, a->conn || a->udp, b);
+	vbuf_putc(b, '\n');
 }
 
 int collector_status_write(const struct collector *c, const struct listener *ls, int nls,

@@ -161,7 +161,12 @@ void vigil_json_envelope_end(struct vigil_formatter *f, struct jw *w, const stru
 	jw_cstr(w, "node_name", f->node_name);
 	vigil_rfc3339(t, sizeof(t), h->ktime, f->realtime_offset_ns);
 	jw_cstr(w, "time", t);
-	jw_u64(w, "seq", h->seq);
+	if (f->relay) {
+		jw_u64(w, "seq", f->relay->seq);
+		jw_u64(w, "health_seq", h->seq);
+	} else {
+		jw_u64(w, "seq", h->seq);
+	}
 	jw_end(w);
 	vbuf_putc(w->b, '\n');
 }

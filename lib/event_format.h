@@ -33,6 +33,9 @@ struct vigil_formatter {
 		char name[VIGIL_CGROUP_MAX];
 	} throttle_names[16];
 	unsigned throttle_next;
+	/* While a health event's record is formatted: the health event's
+	 * header, whose seq is the line's (the record's own is health_seq). */
+	const struct vigil_hdr *relay;
 };
 
 int vigil_formatter_init(struct vigil_formatter *f, const char *node_name, size_t cache_max);
@@ -63,12 +66,13 @@ typedef int vigil_event_check_fn(const void *rec, uint32_t len, const char **why
 typedef void vigil_event_format_fn(struct vigil_formatter *f, const void *rec,
 				   struct vigil_buf *json, struct vigil_buf *compact);
 vigil_event_check_fn vigil_check_exec, vigil_check_conn, vigil_check_report_remote,
-	vigil_check_enforce;
+	vigil_check_enforce, vigil_check_health;
 vigil_event_format_fn vigil_format_exec, vigil_format_exit, vigil_format_fork,
 	vigil_format_throttle, vigil_format_loss, vigil_format_conn, vigil_format_close,
 	vigil_format_reset, vigil_format_report_proc, vigil_format_report_remote,
 	vigil_format_report_end, vigil_format_enforce, vigil_format_heartbeat,
-	vigil_format_blind, vigil_format_tamper, vigil_format_tamper_pin;
+	vigil_format_blind, vigil_format_tamper, vigil_format_tamper_pin, vigil_format_prog_runs,
+	vigil_format_health;
 /* The JSON line's closing fields. */
 void vigil_json_envelope_end(struct vigil_formatter *f, struct jw *w, const struct vigil_hdr *h);
 /* Appends text to a compact line with what could drive a terminal escaped:

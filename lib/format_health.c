@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The node's health records (vigil/health_events.h) as JSON and compact lines. */
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -150,4 +151,79 @@ void vigil_format_tamper_pin(struct vigil_formatter *f, const void *rec, struct 
 	const struct vigil_tamper_pin *ev = rec;
 
 	format_tamper(f, &ev->t, ev->name, strnlen(ev->name, sizeof(ev->name)), json, compact);
+}
+
+static const char *const prog_names[VIGIL_PROG_SLOTS] = {
+#define PROG_NAME(slot, name) [slot] = #name,
+	VIGIL_PROG_SLOT_LIST(PROG_NAME)
+#undef PROG_NAME
+};
+
+void vigil_format_prog_runs(struct vigil_formatter *f, const void *rec, struct vigil_buf *json,
+			    struct vigil_buf *compact)
+{
+	const struct vigil_prog_runs *ev = rec;
+	unsigned idle = 0;
+	struct jw w;
+
+	if (json) {
+		jw_begin(&w, json);
+		jw_obj(&w, NULL);
+		jw_obj(&w, "vigil_prog_runs");
+		jw_u64(&w, "beat", ev->beat);
+		jw_u64(&w, "interval_ns", ev->interval_ns);
+		/* by name; a slot this build does not name (a newer agent's
+		 * program) by its number */
+		jw_obj(&w, "runs");
+		for (unsigned i = 0; i < VIGIL_PROG_SLOTS; i++) {
+			char name[16];
+
+			if (!prog_names[i] && !ev->runs[i])
+				continue;
+			if (!prog_names[i])
+				snprintf(name, sizeof(name), "slot_%u", i);
+			jw_u64(&w, prog_names[i] ? prog_names[i] : name, ev->runs[i]);
+		}
+		jw_end(&w);
+		jw_end(&w);
+		vigil_json_envelope_end(f, &w, &ev->hdr);
+	}
+	if (compact) {
+		for (unsigned i = 0; i < VIGIL_PROG_SLOTS_USED; i++)
+			idle += !ev->runs[i];
+		vbuf_printf(compact, "%-8s beat=%llu programs that did not run: %u of %u\n", "runs",
+			    (unsigned long long)ev->beat, idle, (unsigned)VIGIL_PROG_SLOTS_USED);
+	}
+}
+
+int vigil_check_health(const void *rec, uint32_t len, const char **why)
+{
+	const struct vigil_health *ev = rec;
+	const struct vigil_hdr *in = (const void *)ev->rec;
+	uint32_t n = len - sizeof(*ev);
+
+	if (n < sizeof(*in))
+		return *why = "health event without a record", -EINVAL;
+	if (in->type == VIGIL_EV_HEALTH)
+		return *why = "health event inside a health event", -EINVAL;
+	/* A kind a newer minor version added (a new tamper record): checked
+	 * as far as its header goes, and skipped when formatted, as the
+	 * stream skips the kinds it does not know. */
+	if (!vigil_event_kind_name(in->type))
+		return in->size == n ? 0 : (*why = "health record size disagrees", -EINVAL);
+	return vigil_event_check(in, n, why);
+}
+
+/* The record as its own kind writes it, with the health event's seq and
+ * its own as health_seq; its time is the record's, when BPF wrote it. */
+void vigil_format_health(struct vigil_formatter *f, const void *rec, struct vigil_buf *json,
+			 struct vigil_buf *compact)
+{
+	const struct vigil_health *ev = rec;
+
+	if (!vigil_event_kind_name(((const struct vigil_hdr *)ev->rec)->type))
+		return;	/* a kind this build does not know: vigil_check_health */
+	f->relay = &ev->hdr;
+	vigil_event_format_forms(f, ev->rec, json, NULL, compact);
+	f->relay = NULL;
 }

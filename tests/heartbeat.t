@@ -8,7 +8,7 @@
 . "$(dirname "$0")/stream_lib.sh"
 plan 11
 OUT="$T_DIR/out.json"
-start_collector c "" --listen tcp://127.0.0.1:0 -o "$OUT" || exit 1
+start_collector c "" --listen tcp://127.0.0.1:0 -o "$OUT" --export-file-max-size-mb 0 || exit 1
 agent() { start_agent --no-procfs --poll-ms 20 --heartbeat-interval 1 --send "tcp://127.0.0.1:$COLL_PORT" "$@"; }
 # A heartbeat that finds the reader keeping up.
 reading() { jq -e -n '[inputs | select(.vigil_heartbeat and (.vigil_heartbeat.reader_still_since == null))] | length > 0' "$OUT" >/dev/null 2>&1; }

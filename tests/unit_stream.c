@@ -394,6 +394,56 @@ static void event_cases(void)
 	}
 }
 
+/* A health record (vigil/health_events.h) wraps another record: the inner
+ * one passes its own kind's checks, one of a kind this build does not
+ * know passes on its size alone (a later minor's tamper kind), and a
+ * health record inside another is refused. */
+static void health_cases(void)
+{
+	static const struct {
+		const char *what;
+		uint16_t inner_type;
+		uint32_t inner_len;	/* 0: no inner record */
+		int size_off;		/* added to the inner header's size */
+		const char *why;
+	} cases[] = {
+		{ "health: a heartbeat", VIGIL_EV_HEARTBEAT, sizeof(struct vigil_heartbeat), 0, NULL },
+		{ "health: a tamper record", VIGIL_EV_TAMPER, sizeof(struct vigil_tamper), 0, NULL },
+		{ "health: no record inside", 0, 0, 0, "health event without a record" },
+		{ "health: inside a health record", VIGIL_EV_HEALTH, sizeof(struct vigil_health) + 24,
+		  0, "health event inside a health event" },
+		{ "health: a heartbeat of another size", VIGIL_EV_HEARTBEAT,
+		  sizeof(struct vigil_heartbeat) + 8, 0, "event size does not match its type" },
+		{ "health: inner size disagrees", VIGIL_EV_HEARTBEAT, sizeof(struct vigil_heartbeat), 8,
+		  "event size disagrees with the record length" },
+		{ "health: a kind unknown here", VIGIL_EV_REPORT_LAST, 64, 0, NULL },
+		{ "health: a kind unknown here, size disagrees", VIGIL_EV_REPORT_LAST, 64, 8,
+		  "health record size disagrees" },
+	};
+	static union {
+		uint64_t align;
+		struct vigil_health h;
+		uint8_t b[sizeof(struct vigil_health) + VIGIL_HEALTH_REC_MAX];
+	} e;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		struct vigil_hdr *in = (struct vigil_hdr *)e.h.rec;
+		uint32_t len = sizeof(e.h) + cases[i].inner_len;
+		const char *why = NULL;
+		int r;
+
+		memset(&e, 0, sizeof(e));
+		e.h.hdr.type = VIGIL_EV_HEALTH;
+		e.h.hdr.size = len;
+		if (cases[i].inner_len) {
+			in->type = cases[i].inner_type;
+			in->size = cases[i].inner_len + cases[i].size_off;
+		}
+		r = vigil_event_check(&e, len, &why);
+		expect(cases[i].what, r, why, cases[i].why ? -EINVAL : 0, cases[i].why);
+	}
+}
+
 int main(void)
 {
 	struct vigil_buf b = { 0 };
@@ -410,6 +460,7 @@ int main(void)
 	hello_cases();
 	record_cases();
 	event_cases();
+	health_cases();
 	printf("1..%d\n", n);
 	return failed;
 }

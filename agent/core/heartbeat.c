@@ -14,8 +14,10 @@ int vigil_heartbeat_start(const char *pin_dir, uint64_t ring_size, uint64_t inte
 		    .ctx_size_in = sizeof(interval_ns));
 	int err;
 
-	if ((err = vigil_skel_open(heartbeat, &hb, pin_dir, ring_size)) ||
-	    (err = vigil_skel_load(hb->skeleton)))
+	if ((err = vigil_skel_open(heartbeat, &hb, pin_dir, ring_size)))
+		goto out;
+	hb->rodata->vigil_nr_cpus = libbpf_num_possible_cpus();
+	if ((err = vigil_skel_load(hb->skeleton)))
 		goto out;
 	if (bpf_prog_test_run_opts(bpf_program__fd(hb->progs.heartbeat_start), &opts))
 		err = vlog_err(-errno, "cannot run heartbeat_start");

@@ -347,6 +347,16 @@ int vigil_bpf_inject_loss(struct vigil_bpf *b, uint64_t ring_full, uint64_t recu
 	return err ? -errno : (opts.retval ? 0 : -ENOSPC);
 }
 
+int vigil_bpf_inject_health(struct vigil_bpf *b, struct vigil_health_inject *in)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = in, .ctx_size_in = sizeof(*in));
+	int err = bpf_prog_test_run_opts(bpf_program__fd(b->inject->progs.inject_health), &opts);
+
+	if (err)
+		return -errno;
+	return opts.retval == 1 ? 0 : opts.retval == 0 ? -ENOSPC : (int)opts.retval;
+}
+
 int vigil_bpf_detach_unwanted(struct vigil_bpf *b)
 {
 	return vigil_obj_detach_unwanted(b->process->obj, b->pin_dir);

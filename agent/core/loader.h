@@ -95,6 +95,9 @@ int vigil_bpf_detach_unwanted(struct vigil_bpf *b);
 int vigil_bpf_scan_procfs(struct vigil_bpf *b, bool new_only);
 int vigil_bpf_inject_loss(struct vigil_bpf *b, uint64_t ring_full, uint64_t recursion_misses,
 			  uint64_t threads_exited);
+/* Writes a health ring record, wrapped (in->rec: struct vigil_health and
+ * the record), into the main ring: 0, -ENOSPC when the ring is full. */
+int vigil_bpf_inject_health(struct vigil_bpf *b, struct vigil_health_inject *in);
 /* Frees what was loaded; with unpin, also removes every pin (detaching). */
 void vigil_bpf_close(struct vigil_bpf *b, bool unpin);
 

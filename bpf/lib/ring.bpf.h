@@ -8,6 +8,9 @@
  * Rules for writers: filter before taking a sequence number; take the number
  * right before reserving, so a failed reserve is a gap in seq and one count
  * in VIGIL_CNT_RING_FULL (the two always agree); never reserve then discard.
+ * The one exception is inject_health (bpf/inject.bpf.c): its record is not
+ * lost when the ring is full (it waits in the health ring), so it reserves
+ * first and takes a number only once it has the room.
  */
 #ifndef VIGIL_RING_BPF_H
 #define VIGIL_RING_BPF_H

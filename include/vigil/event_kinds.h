@@ -51,6 +51,8 @@
 	X(VIGIL_EV_HEARTBEAT, heartbeat, vigil_heartbeat, 0, NULL, vigil_format_heartbeat, NULL)	\
 	X(VIGIL_EV_BLIND, blind, vigil_blind, 0, NULL, vigil_format_blind, NULL)		\
 	X(VIGIL_EV_TAMPER, tamper, vigil_tamper, 0, NULL, vigil_format_tamper, NULL)		\
+	X(VIGIL_EV_PROG_RUNS, prog_runs, vigil_prog_runs, 0, NULL, vigil_format_prog_runs, NULL)	\
+	X(VIGIL_EV_HEALTH, health, vigil_health, 1, vigil_check_health, vigil_format_health, NULL)	\
 	X(VIGIL_EV_TAMPER_PIN, tamper_pin, vigil_tamper_pin, 0, NULL, vigil_format_tamper_pin,	\
 	  NULL)											\
 	X(VIGIL_EV_ENFORCE, enforce, vigil_enforce, 0, vigil_check_enforce, vigil_format_enforce,\

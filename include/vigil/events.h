@@ -30,7 +30,9 @@
  * 3.1: 3.0 with policy_hit.
  * 3.2: heartbeat, blind and tamper (the node's health, from BPF); exec's
  *      flag REDACTED.
- * 3.3: tamper_pin (the pin folder's unlinks and renames, from BPF). */
+ * 3.3: prog_runs (each program's runs, by the heartbeat's tick), health
+ *      (a health ring record, copied into the main ring by the agent) and
+ *      tamper_pin (the pin folder's unlinks and renames, from BPF). */
 #define VIGIL_SCHEMA_MAJOR 3
 #define VIGIL_SCHEMA_MINOR 3
 #define VIGIL_SCHEMA_VERSION (VIGIL_SCHEMA_MAJOR | VIGIL_SCHEMA_MINOR << 16)
@@ -243,6 +245,7 @@ enum vigil_counter {
 	VIGIL_CNT_THREAD_EXIT,
 	VIGIL_CNT_OUTPUT_LOST,	/* user space: records the local output dropped */
 	VIGIL_CNT_PROC_THROTTLED,	/* process events over a cgroup's budget */
+	VIGIL_CNT_HEALTH_FULL,	/* health records the health ring refused */
 	VIGIL_CNT_NET_FIRST = 16,
 	VIGIL_CNT_ENFORCE_FIRST = 32,
 	VIGIL_CNT_MAX = 64,

@@ -8,12 +8,24 @@
 #ifndef VIGIL_HEALTH_EVENTS_H
 #define VIGIL_HEALTH_EVENTS_H
 
+#include <vigil/prog_slots.h>
+
 enum vigil_health_event_type {
 	VIGIL_EV_HEARTBEAT = VIGIL_EV_REPORT_FIRST + 8,	/* struct vigil_heartbeat */
 	VIGIL_EV_BLIND,					/* struct vigil_blind */
 	VIGIL_EV_TAMPER,				/* struct vigil_tamper */
+	VIGIL_EV_PROG_RUNS,				/* struct vigil_prog_runs */
+	VIGIL_EV_HEALTH,				/* struct vigil_health */
 	VIGIL_EV_TAMPER_PIN,				/* struct vigil_tamper_pin */
 };
+
+/* Bytes of the health ring (vigil_health_ring, bpf/lib/health.bpf.h): the
+ * records above, written there and not into the main ring, so that a main
+ * ring filled while vigild is away does not take them. At 5 s a tick, a
+ * heartbeat and a run count take about 400 bytes: some 50 minutes. */
+#define VIGIL_HEALTH_RING_SIZE (256 * 1024)
+/* The largest record the health ring takes: what the relay copies. */
+#define VIGIL_HEALTH_REC_MAX 512
 
 /* Every --heartbeat-interval, from a timer in a pinned map. The ring's
  * producer and consumer positions (bytes, all time) are the kernel's at
@@ -54,6 +66,10 @@ struct vigil_hb_state {
 	__u64 lost_at_since;	/* beats_lost when the stall began */
 	__u64 last_from, last_to;	/* the last stall reported */
 	__u64 interval_ns;
+	__u64 last_health_cons;	/* the health ring's consumer position then */
+	/* ktime of the first heartbeat lost (the health ring full) since the
+	 * last one written; 0: the last one was written */
+	__u64 lost_since;
 };
 
 /* What another process did to the agent, written from BPF so that it
@@ -98,10 +114,49 @@ struct vigil_tamper_pin {
 	char name[VIGIL_TAMPER_PIN_MAX];
 };
 
+/* Each vigil program's runs (vigil/prog_slots.h) since the last tick,
+ * written by the tick right after its heartbeat (beat: that heartbeat's
+ * number). A program whose link was detached shows 0 from then on; the
+ * slots past VIGIL_PROG_SLOTS_USED are 0. Runs are counted in BPF at each
+ * program's entry: a program the kernel skipped (recursion) is not
+ * counted. */
+struct vigil_prog_runs {
+	struct vigil_hdr hdr;
+	__u64 beat;
+	__u64 interval_ns;	/* since the tick before: the runs' time span */
+	__u64 runs[VIGIL_PROG_SLOTS];
+};
+
+/* A record of the health ring, copied by the agent into the main ring so
+ * that it reaches every reader of the stream in ring order: hdr has the
+ * main ring's sequence number and the time of the copy; rec (the rest) is
+ * the health ring's record unchanged, its own header holding its kind, its
+ * number in the health ring's own sequence (vigil_health_seq: a gap there
+ * is a health record lost, counted in health_lost) and its time. */
+struct vigil_health {
+	struct vigil_hdr hdr;
+	__u64 health_lost;	/* health records the health ring refused (all time) */
+	__u8 rec[];		/* a record of another kind, header first */
+};
+
+/* What the agent hands inject_health (bpf/inject.bpf.c): the main ring's
+ * record, len bytes of rec, its header's type, size and seq for BPF to
+ * fill. Not on the wire. */
+struct vigil_health_inject {
+	__u32 len;
+	__u32 pad;
+	__u8 rec[sizeof(struct vigil_health) + VIGIL_HEALTH_REC_MAX];
+};
+
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_tamper) == 104, "vigil_tamper layout");
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_tamper_pin) == 168, "vigil_tamper_pin layout");
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_heartbeat) == 88, "vigil_heartbeat layout");
 VIGIL_STATIC_ASSERT(sizeof(struct vigil_blind) == 56, "vigil_blind layout");
+VIGIL_STATIC_ASSERT(sizeof(struct vigil_prog_runs) == 296, "vigil_prog_runs layout");
+VIGIL_STATIC_ASSERT(sizeof(struct vigil_health) == 32, "vigil_health layout");
+VIGIL_STATIC_ASSERT(sizeof(struct vigil_prog_runs) <= VIGIL_HEALTH_REC_MAX &&
+		    sizeof(struct vigil_tamper_pin) <= VIGIL_HEALTH_REC_MAX, "health records fit the relay");
+VIGIL_STATIC_ASSERT(VIGIL_PROG_SLOTS_USED <= VIGIL_PROG_SLOTS, "program slots");
 VIGIL_STATIC_ASSERT(VIGIL_EV_TAMPER_PIN <= VIGIL_EV_REPORT_LAST, "health ids in range");
 
 #endif

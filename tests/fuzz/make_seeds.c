@@ -77,6 +77,40 @@ static void tuple(struct vigil_tuple *t, int v6)
 }
 
 /* Appends one event of each kind to evs (records, one after the other). */
+/* A health ring record (its kind already in its header) as the agent
+ * copies it into the main ring: wrapped in a health record. */
+static void health(struct vigil_buf *evs, const void *rec, uint16_t len)
+{
+	union {
+		struct vigil_health h;
+		char raw[sizeof(struct vigil_health) + VIGIL_HEALTH_REC_MAX];
+	} w = { 0 };
+
+	w.h.health_lost = 1;
+	memcpy(w.h.rec, rec, len);
+	hdr(&w, VIGIL_EV_HEALTH, sizeof(w.h) + len);
+	vbuf_put(evs, &w, sizeof(w.h) + len);
+}
+
+/* The health ring's kinds, each wrapped; health seq numbers of their own. */
+static void health_events(struct vigil_buf *evs)
+{
+	struct vigil_heartbeat hb = { .producer_pos = 8192, .consumer_pos = 4096, .last_seq = 1000,
+				      .beats = 3, .interval_ns = 1000000000,
+				      .consumer_since = 5000000000ull, .ticks_blind = 2 };
+	struct vigil_blind bl = { .from_ktime = 5000000000ull, .to_ktime = 9000000000ull,
+				  .ticks = 4 };
+	struct vigil_prog_runs pr = { .beat = 3, .interval_ns = 1000000000, .runs = { 5, 6, 7 } };
+	struct vigil_tamper tm = { .proc = proc, .what = VIGIL_TAMPER_SIGNAL, .agent_pid = 77,
+				   .arg = 9, .comm = "kill" };
+
+	pr.runs[VIGIL_PROG_SLOTS - 1] = 1;	/* a slot this build does not name */
+	hdr(&hb, VIGIL_EV_HEARTBEAT, sizeof(hb)), health(evs, &hb, sizeof(hb));
+	hdr(&pr, VIGIL_EV_PROG_RUNS, sizeof(pr)), health(evs, &pr, sizeof(pr));
+	hdr(&bl, VIGIL_EV_BLIND, sizeof(bl)), health(evs, &bl, sizeof(bl));
+	hdr(&tm, VIGIL_EV_TAMPER, sizeof(tm)), health(evs, &tm, sizeof(tm));
+}
+
 static void events(struct vigil_buf *evs, int v6)
 {
 	static const char strs[] = "/usr/bin/curl" "curl\0-s\0https://example.org/\xc3\xa9"
@@ -140,6 +174,7 @@ static void events(struct vigil_buf *evs, int v6)
 	hdr(&re, VIGIL_EV_REPORT_END, sizeof(re)), vbuf_put(evs, &re, sizeof(re));
 	hdr(&loss, VIGIL_EV_LOSS, sizeof(loss)), vbuf_put(evs, &loss, sizeof(loss));
 	hdr(&exit_, VIGIL_EV_EXIT, sizeof(exit_)), vbuf_put(evs, &exit_, sizeof(exit_));
+	health_events(evs);
 }
 
 /* Frames events as ring records: {u32 len; u32 pg_off} event, padding. */
