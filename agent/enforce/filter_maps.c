@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "buf.h"
 #include "log.h"
 #include "core/loader.h"
 #include "core/iter_drain.h"
@@ -337,6 +338,24 @@ uint64_t vigil_filter_total(struct vigil_filter_maps *m)
 
 	vigil_filter_counts(m, add, &sum);
 	return sum;
+}
+
+static void describe_one(const char *name, uint64_t n, void *arg)
+{
+	vbuf_printf(arg, " %s=%llu", name, (unsigned long long)n);
+}
+
+void vigil_filter_describe(struct vigil_filter_maps *m, struct vigil_buf *out)
+{
+	size_t at = out->len;
+
+	vbuf_printf(out, "filtered:");
+	vigil_filter_counts(m, describe_one, out);
+	if (m && m->gone)
+		vbuf_printf(out, " (filters since removed)=%llu", (unsigned long long)m->gone);
+	if (out->len == at + strlen("filtered:"))
+		vbuf_printf(out, " (no filters)");
+	vbuf_printf(out, "\n");
 }
 
 int vigil_filter_open(struct vigil_filter_maps **out, const char *pin_dir, uint64_t ring_size)

@@ -39,5 +39,9 @@ void vigil_filter_counts(struct vigil_filter_maps *m,
 			 void (*each)(const char *name, uint64_t n, void *arg), void *arg);
 /* The sum over every filter, in force or gone: the stop line's. */
 uint64_t vigil_filter_total(struct vigil_filter_maps *m);
+/* One line for `vigil status` and the stop line: "filtered: NAME=N ..."
+ * (the CLI reads it back for --json), or "filtered: (no filters)". */
+struct vigil_buf;
+void vigil_filter_describe(struct vigil_filter_maps *m, struct vigil_buf *out);
 
 #endif
