@@ -54,17 +54,14 @@ static __always_inline __u64 net_since(__u64 then, __u64 now)
 }
 
 /* Export filters (filter.bpf.h) ask of a network event its socket's
- * owner, as recorded (these hooks often run in softirq, where current is
- * not the subject), and the socket's namespace. */
+ * recorded owner and the socket's namespace. */
 static __always_inline bool net_filtered(__u32 kind, const struct vigil_proc *owner,
 					 const struct sock *sk)
 {
-	struct vigil_filter_subject sub;
-
 	if (!vigil_filter_on(kind))
 		return false;
-	vigil_filter_subject_of(&sub, owner, sk);
-	return vigil_filtered(kind, &sub);
+	return vigil_filtered_owner(kind, owner,
+				    sk ? BPF_CORE_READ(sk, __sk_common.skc_net.net, ns.inum) : 0);
 }
 
 /* now: net_clock(), which also stamps the event. The cookie is made (the

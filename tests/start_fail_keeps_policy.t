@@ -107,7 +107,7 @@ state() {
 	for p in "$T_PIN"/vigil_rules "$T_PIN"/vigil_rule_cgroup "$T_PIN"/vigil_pol4 "$T_PIN"/vigil_pol6 \
 		"$T_PIN"/vigil_prules "$T_PIN"/vigil_pconf "$T_PIN"/vigil_pstate "$T_PIN"/vigil_pstr \
 		"$T_PIN"/vigil_redact_conf "$T_PIN"/vigil_redact_keys "$T_PIN"/vigil_filter_conf \
-		"$T_PIN"/vigil_filters "$T_PIN"/vigil_filter_bin; do
+		"$T_PIN"/vigil_filter_keys "$T_PIN"/vigil_filter_bin; do
 		[ -e "$p" ] || continue
 		echo "$(basename "$p") $(bpftool map show pinned "$p" -j | jq .id)"
 		bpftool map dump pinned "$p" -j | jq -c 'sort_by(.key | tostring)'

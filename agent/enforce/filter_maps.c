@@ -25,18 +25,24 @@ struct bin_entry {
 	bool is_prefix, is_exact;
 };
 
+struct key_entry {
+	uint32_t what;	/* enum vigil_filter_what */
+	uint64_t value;
+	uint32_t bits;
+};
+
 struct vigil_filter_compiled {
-	unsigned n;
-	struct vigil_filter f[VIGIL_FILTERS_MAX];
+	struct vigil_filter_set set;
 	char names[VIGIL_FILTERS_MAX][NAME_MAX_];
-	uint32_t kinds, allow_kinds, binary;
 	struct bin_entry *bins;
 	unsigned nbins;
+	struct key_entry *keys;	/* uids, namespaces and cgroups, with the filters naming each */
+	unsigned nkeys, nuids;
 };
 
 struct vigil_filter_maps {
 	struct filter_scan_bpf *skel;
-	int conf_fd, filters_fd, bin_fd, hits_fd;
+	int conf_fd, keys_fd, bin_fd, hits_fd;
 	unsigned n;		/* filters in force, by our last write */
 	bool allow;		/* one of them is an allow filter */
 	char names[VIGIL_FILTER_SLOTS][NAME_MAX_];
@@ -72,19 +78,50 @@ static int add_bin(struct vigil_filter_compiled *c, const char *s, unsigned id, 
 	return 0;
 }
 
-static int resolve(const struct vigil_filter_spec *s, struct vigil_filter *f, char *why,
-		   size_t len)
+static int add_key(struct vigil_filter_compiled *c, uint32_t what, uint64_t value, unsigned id)
+{
+	struct key_entry *k;
+
+	for (unsigned i = 0; i < c->nkeys; i++)
+		if (c->keys[i].what == what && c->keys[i].value == value) {
+			c->keys[i].bits |= 1u << id;
+			return 0;
+		}
+	if (what == VIGIL_FILTER_BY_UID && c->nuids++ >= VIGIL_FILTER_UIDS_MAX)
+		return -E2BIG;
+	if (!(k = realloc(c->keys, (c->nkeys + 1) * sizeof(*k))))
+		return -ENOMEM;
+	c->keys = k;
+	c->keys[c->nkeys++] = (struct key_entry){ what, value, 1u << id };
+	return 0;
+}
+
+/* s's uids, cgroup and namespace as keys of filter id. */
+static int resolve(struct vigil_filter_compiled *c, const struct vigil_filter_spec *s,
+		   unsigned id, char *why, size_t len)
 {
 	int ret;
 
+	if (s->has_uid) {
+		if ((uint64_t)s->uid_hi - s->uid_lo >= VIGIL_FILTER_UIDS_MAX) {
+			snprintf(why, len, "a uid range of at most %d uids", VIGIL_FILTER_UIDS_MAX);
+			return -E2BIG;
+		}
+		for (uint64_t u = s->uid_lo; u <= s->uid_hi; u++)
+			if ((ret = add_key(c, VIGIL_FILTER_BY_UID, u, id))) {
+				snprintf(why, len, "at most %d uids in all filters",
+					 VIGIL_FILTER_UIDS_MAX);
+				return ret;
+			}
+		c->set.uid |= 1u << id;
+	}
 	if (s->cgroup) {
 		struct vigil_cgroup_ref ref;
 
-		if ((ret = vigil_cgroup_resolve(s->cgroup, &ref, why, len)))
+		if ((ret = vigil_cgroup_resolve(s->cgroup, &ref, why, len)) ||
+		    (ret = add_key(c, VIGIL_FILTER_BY_CGROUP, ref.id, id)))
 			return ret;
-		f->flags |= VIGIL_FILTER_CGROUP;
-		f->cgroup_id = ref.id;
-		f->cgroup_level = ref.level;
+		c->set.cgroup |= 1u << id;
 	}
 	if (s->netns) {
 		char path[300];
@@ -99,8 +136,9 @@ static int resolve(const struct vigil_filter_spec *s, struct vigil_filter *f, ch
 			snprintf(why, len, "network namespace %.200s: %s", path, strerror(errno));
 			return ret;
 		}
-		f->flags |= VIGIL_FILTER_NETNS;
-		f->netns_ino = st.st_ino;
+		if ((ret = add_key(c, VIGIL_FILTER_BY_NETNS, st.st_ino, id)))
+			return ret;
+		c->set.netns |= 1u << id;
 	}
 	return 0;
 }
@@ -116,13 +154,13 @@ int vigil_filter_compile(const struct vigil_policy *p, struct vigil_filter_compi
 		return -ENOMEM;
 	for (unsigned i = 0; i < p->n_filters && !ret; i++) {
 		const struct vigil_filter_spec *s = &p->filters[i];
-		struct vigil_filter *f = &c->f[i];
 
-		f->kinds = s->kinds;
-		f->flags = (s->allow ? VIGIL_FILTER_ALLOW : 0) | (s->has_uid ? VIGIL_FILTER_UID : 0);
-		f->uid_lo = s->uid_lo;
-		f->uid_hi = s->uid_hi;
-		if ((ret = resolve(s, f, why, sizeof(why)))) {
+		for (unsigned k = 0; k < VIGIL_FK_NUM; k++)
+			if (s->kinds & (1u << k))
+				c->set.by_kind[k] |= 1u << i;
+		if (s->allow)
+			c->set.allow |= 1u << i;
+		if ((ret = resolve(c, s, i, why, sizeof(why)))) {
 			snprintf(err, errlen, "%s:%u: filter '%s': %s", s->file, s->line, s->name, why);
 			break;
 		}
@@ -136,15 +174,13 @@ int vigil_filter_compile(const struct vigil_policy *p, struct vigil_filter_compi
 				 VIGIL_FILTER_BIN_ENTRIES / 2);
 			break;
 		}
-		if (s->n_binary || s->n_binary_prefix) {
-			f->flags |= VIGIL_FILTER_BINARY;
-			c->binary |= 1u << i;
-		}
-		c->kinds |= f->kinds;
+		if (s->n_binary || s->n_binary_prefix)
+			c->set.binary |= 1u << i;
+		c->set.kinds |= s->kinds;
 		if (s->allow)
-			c->allow_kinds |= f->kinds;
+			c->set.allow_kinds |= s->kinds;
 		snprintf(c->names[i], NAME_MAX_, "%s", s->name);
-		c->n = i + 1;
+		c->set.n = i + 1;
 	}
 	if (ret) {
 		vigil_filter_compiled_free(c);
@@ -159,6 +195,7 @@ void vigil_filter_compiled_free(struct vigil_filter_compiled *c)
 	if (!c)
 		return;
 	free(c->bins);
+	free(c->keys);
 	free(c);
 }
 
@@ -189,6 +226,23 @@ static void drop_gen(int bin_fd, uint32_t gen)
 	}
 }
 
+/* Removes every selector key of generation gen. */
+static void drop_keys(int keys_fd, uint32_t gen)
+{
+	struct vigil_filter_key k, next;
+	void *prev = NULL;
+
+	while (!bpf_map_get_next_key(keys_fd, prev, &next)) {
+		if (next.gen == gen) {
+			bpf_map_delete_elem(keys_fd, &next);
+			prev = NULL;
+			continue;
+		}
+		k = next;
+		prev = &k;
+	}
+}
+
 /* A value per CPU: the counters' sum at slot, or zeroed. */
 static uint64_t hits_at(int fd, uint32_t slot, bool zero)
 {
@@ -211,15 +265,14 @@ static int write_gen(struct vigil_filter_maps *m, const struct vigil_filter_comp
 		     uint32_t gen)
 {
 	struct vigil_filter_bin_key k;
-	struct vigil_filter none = {};
 
 	drop_gen(m->bin_fd, gen);	/* left by an agent that died mid-write */
-	for (uint32_t i = 0; i < VIGIL_FILTERS_MAX; i++) {
-		uint32_t key = gen * VIGIL_FILTERS_MAX + i;
+	drop_keys(m->keys_fd, gen);
+	for (unsigned i = 0; c && i < c->nkeys; i++) {
+		struct vigil_filter_key k = { gen, c->keys[i].what, c->keys[i].value };
 
-		if (bpf_map_update_elem(m->filters_fd, &key, c && i < c->n ? &c->f[i] : &none,
-					BPF_ANY))
-			return vlog_err(-errno, "cannot write filter %u", i);
+		if (bpf_map_update_elem(m->keys_fd, &k, &c->keys[i].bits, BPF_ANY))
+			return vlog_err(-errno, "cannot write a filter's selector");
 	}
 	for (unsigned i = 0; c && i < c->nbins; i++) {
 		const struct bin_entry *b = &c->bins[i];
@@ -255,11 +308,12 @@ int vigil_filter_write(struct vigil_filter_maps *m, const struct vigil_filter_co
 		return err;
 	/* The running processes' bits for the new set, before it is in
 	 * force; execs from here on decide theirs at exec. */
-	if (c && c->binary) {
+	if (c && c->set.binary) {
 		struct vigil_filter_conf pre = conf;
 
 		/* Execs meanwhile must fill the new generation's bits too. */
-		pre.binary[gen] = c->binary;
+		memset(&pre.set[gen], 0, sizeof(pre.set[gen]));
+		pre.set[gen].binary = c->set.binary;
 		if (bpf_map_update_elem(m->conf_fd, &zero, &pre, BPF_ANY))
 			return vlog_err(-errno, "cannot write the filter settings");
 		m->skel->bss->scan_gen = gen;
@@ -267,10 +321,9 @@ int vigil_filter_write(struct vigil_filter_maps *m, const struct vigil_filter_co
 			return vlog_err(err, "cannot run the filter scan");
 	}
 	conf.gen = gen;
-	conf.n[gen] = c ? c->n : 0;
-	conf.kinds[gen] = c ? c->kinds : 0;
-	conf.allow_kinds[gen] = c ? c->allow_kinds : 0;
-	conf.binary[gen] = c ? c->binary : 0;
+	memset(&conf.set[gen], 0, sizeof(conf.set[gen]));
+	if (c)
+		conf.set[gen] = c->set;
 	if (bpf_map_update_elem(m->conf_fd, &zero, &conf, BPF_ANY))
 		return vlog_err(-errno, "cannot switch the filters");
 	/* The old generation is out of force: what it counted is carried to
@@ -285,8 +338,8 @@ int vigil_filter_write(struct vigil_filter_maps *m, const struct vigil_filter_co
 	memcpy(old_names, m->names, sizeof(old_names));
 	memset(m->base, 0, sizeof(m->base));
 	memset(m->names, 0, sizeof(m->names));
-	m->n = c ? c->n : 0;
-	m->allow = c && c->allow_kinds;
+	m->n = c ? c->set.n : 0;
+	m->allow = c && c->set.allow_kinds;
 	for (unsigned i = 0; i < m->n; i++)
 		snprintf(m->names[i], NAME_MAX_, "%s", c->names[i]);
 	snprintf(m->names[VIGIL_FILTER_NOT_ALLOWED], NAME_MAX_, "not_allowed");
@@ -306,6 +359,7 @@ int vigil_filter_write(struct vigil_filter_maps *m, const struct vigil_filter_co
 			m->gone += total[i];
 	}
 	drop_gen(m->bin_fd, old);
+	drop_keys(m->keys_fd, old);
 	return 0;
 }
 
@@ -370,7 +424,7 @@ int vigil_filter_open(struct vigil_filter_maps **out, const char *pin_dir, uint6
 	    (err = vigil_skel_load(m->skel->skeleton)))
 		return err;
 	m->conf_fd = bpf_map__fd(m->skel->maps.vigil_filter_conf);
-	m->filters_fd = bpf_map__fd(m->skel->maps.vigil_filters);
+	m->keys_fd = bpf_map__fd(m->skel->maps.vigil_filter_keys);
 	m->bin_fd = bpf_map__fd(m->skel->maps.vigil_filter_bin);
 	m->hits_fd = bpf_map__fd(m->skel->maps.vigil_filter_hits);
 	/* Counts are this agent's: an earlier agent's set stays in force,

@@ -13,11 +13,14 @@
  * new.
  *
  *   vigil_filter_conf   array[1]: struct vigil_filter_conf
- *   vigil_filters       array[2 * VIGIL_FILTERS_MAX]: struct vigil_filter
  *   vigil_filter_bin    LPM trie: struct vigil_filter_bin_key -> struct vigil_filter_bin
+ *   vigil_filter_keys   hash: struct vigil_filter_key (a uid, network namespace
+ *                       or cgroup) -> __u32 bits: the filters naming it
  *   vigil_filter_procs  hash: tgid -> struct vigil_filter_proc
  *   vigil_filter_hits   per-CPU array[2 * VIGIL_FILTER_SLOTS]: __u64
  *
+ * An event is matched against every filter at once, as bitmasks (a bit
+ * per filter): one lookup per selector, no loop over filters.
  * Binaries are matched once per process, at exec (and by the scan for the
  * processes already running), never per event: the result is a bit per
  * filter kept in vigil_filter_procs, inherited at fork.
@@ -50,30 +53,41 @@ enum vigil_filter_kind {
 	VIGIL_FK_NUM,
 };
 
-enum vigil_filter_flags {
-	VIGIL_FILTER_ALLOW = 1 << 0,	/* an allow list's entry; else deny */
-	VIGIL_FILTER_UID = 1 << 1,	/* uid_lo..uid_hi */
-	VIGIL_FILTER_BINARY = 1 << 2,	/* the process's bit in vigil_filter_procs */
-	VIGIL_FILTER_CGROUP = 1 << 3,	/* cgroup_id at cgroup_level, or below it */
-	VIGIL_FILTER_NETNS = 1 << 4,	/* the subject's network namespace is netns_ino */
+#define VIGIL_FILTER_UIDS_MAX 4096	/* uids all filters name, ranges counted out */
+#define VIGIL_FILTER_KEYS (2 * (VIGIL_FILTER_UIDS_MAX + 2 * VIGIL_FILTERS_MAX))
+#define VIGIL_FILTER_CGROUP_DEPTH 16	/* cgroup levels walked for "or below" */
+
+enum vigil_filter_what {
+	VIGIL_FILTER_BY_UID = 1,
+	VIGIL_FILTER_BY_NETNS = 2,	/* the namespace's inode */
+	VIGIL_FILTER_BY_CGROUP = 3,	/* the cgroup's id */
 };
 
-struct vigil_filter {
-	__u32 kinds;		/* bits (1 << enum vigil_filter_kind) */
-	__u32 flags;		/* enum vigil_filter_flags */
-	__u32 uid_lo, uid_hi;
-	__u64 cgroup_id;
-	__u32 cgroup_level;
-	__u32 netns_ino;
+struct vigil_filter_key {
+	__u32 gen;
+	__u32 what;	/* enum vigil_filter_what */
+	__u64 value;
+};
+
+/* One generation, as bits over its filters (bit i: filter i). A filter
+ * matches when it names the event's kind and each selector it has holds;
+ * a filter without a selector passes it. */
+struct vigil_filter_set {
+	__u32 n;		/* filters: ids 0..n-1 */
+	__u32 kinds;		/* kinds some filter names (1 << enum vigil_filter_kind) */
+	__u32 allow_kinds;	/* kinds some allow filter names: the rest of them is dropped */
+	__u32 allow;		/* the allow filters; the others deny */
+	__u32 by_kind[VIGIL_FK_NUM];	/* the filters naming each kind */
+	__u32 binary;		/* filters with a binary selector */
+	__u32 uid;		/* with a uid selector */
+	__u32 netns;		/* with a netns selector */
+	__u32 cgroup;		/* with a cgroup selector */
 };
 
 struct vigil_filter_conf {
 	__u32 gen;		/* the generation in force */
 	__u32 pad;
-	__u32 n[2];		/* filters per generation: ids 0..n-1 */
-	__u32 kinds[2];		/* kinds some filter of the generation names */
-	__u32 allow_kinds[2];	/* kinds some allow filter names: the rest of them is dropped */
-	__u32 binary[2];	/* filters of the generation with a binary selector (bits) */
+	struct vigil_filter_set set[2];
 };
 
 /* The generation leads the key (an 8-bit prefix every entry has), so one
@@ -99,8 +113,9 @@ struct vigil_filter_proc {
 };
 
 #ifndef __VMLINUX_H__
-_Static_assert(sizeof(struct vigil_filter) == 32, "vigil_filter layout");
-_Static_assert(sizeof(struct vigil_filter_conf) == 40, "vigil_filter_conf layout");
+_Static_assert(sizeof(struct vigil_filter_key) == 16, "vigil_filter_key layout");
+_Static_assert(sizeof(struct vigil_filter_set) == 64, "vigil_filter_set layout");
+_Static_assert(sizeof(struct vigil_filter_conf) == 136, "vigil_filter_conf layout");
 _Static_assert(sizeof(struct vigil_filter_bin_key) == 260, "vigil_filter_bin_key layout");
 #endif
 
