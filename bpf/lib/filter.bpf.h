@@ -112,18 +112,18 @@ static __always_inline __u32 vigil_filter_bin_bits(const char *path, __u32 len, 
 
 /* Decides, at exec, which filters the binary at path matches, for both
  * generations that have binary selectors, and keeps it for the process's
- * later events. Only when some filter names a binary: otherwise nothing is
- * kept (and nothing looked up). */
+ * later events. */
 static __always_inline void vigil_filter_exec(__u32 tgid, const char *path, __u32 len, __u32 slot)
 {
 	__u32 zero = 0;
 	struct vigil_filter_conf *c = bpf_map_lookup_elem(&vigil_filter_conf, &zero);
 	struct vigil_filter_proc fp = {};
 
-	if (!c || !(c->set[0].binary | c->set[1].binary)) {
-		bpf_map_delete_elem(&vigil_filter_procs, &tgid);
+	/* No binary filter: nothing kept, nothing cleared (bits left from
+	 * an earlier set are not read, and the scan rewrites them all before
+	 * a set with binaries is put in force). One lookup per exec. */
+	if (!c || !(c->set[0].binary | c->set[1].binary))
 		return;
-	}
 	if (c->set[0].binary)
 		fp.bits[0] = vigil_filter_bin_bits(path, len, 0, slot);
 	if (c->set[1].binary)
