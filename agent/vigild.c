@@ -33,6 +33,7 @@
 #include "enforce/enforce_carried.h"
 #include "enforce/enforce_tc.h"
 #include "enforce/rule_maps.h"
+#include "enforce/filter_maps.h"
 #include "observe/net.h"
 #include "sinks/sink_local.h"
 #include "sinks/subscribers.h"
@@ -110,6 +111,7 @@ static void describe_agent(void *ctx, struct vigil_buf *out)
 	vbuf_printf(out, "records by kind: ");
 	vigil_event_counts_text(&d->local.fmt, out);
 	vbuf_putc(out, '\n');
+	vigil_filter_describe(d->policy.filters, out);
 	vigil_subscribers_describe(&d->subs, out);
 	vigil_kernel_describe(out);
 }
@@ -357,6 +359,12 @@ static int summarise(struct vigild *d)
 		  (unsigned long long)d->loss.recursion_misses);
 	vigil_event_counts_text(&l->fmt, &kinds);
 	vlog_info("records by kind: %.*s", (int)kinds.len, kinds.p);
+	/* Filtered events were never records: apart from loss, by filter. */
+	kinds.len = 0;
+	vigil_filter_describe(d->policy.filters, &kinds);
+	vlog_info("filtered before the ring (not lost): %llu;%.*s",
+		  (unsigned long long)vigil_filter_total(d->policy.filters),
+		  (int)(kinds.len - 1 - strlen("filtered:")), kinds.p + strlen("filtered:"));
 	vbuf_free(&kinds);
 	if (!d->o.unpin_on_exit)
 		vlog_info("the programs stay attached and the ring at %s keeps filling until the "

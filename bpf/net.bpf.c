@@ -24,6 +24,7 @@
 #include "lib/task.bpf.h"
 #include "lib/sock.bpf.h"
 #include "lib/report_pairs.bpf.h"
+#include "lib/filter.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -53,6 +54,17 @@ static __always_inline __u64 net_since(__u64 then, __u64 now)
 	return then && now ? now - then : 0;
 }
 
+/* Export filters (filter.bpf.h) ask of a network event its socket's
+ * recorded owner and the socket's namespace. */
+static __always_inline bool net_filtered(__u32 kind, const struct vigil_proc *owner,
+					 const struct sock *sk)
+{
+	if (!vigil_filter_on(kind))
+		return false;
+	return vigil_filtered_owner(kind, owner,
+				    sk ? BPF_CORE_READ(sk, __sk_common.skc_net.net, ns.inum) : 0);
+}
+
 /* now: net_clock(), which also stamps the event. The cookie is made (the
  * kernel's, at its first request) only for a socket with an event: users
  * pair a connection's events by it, as Tetragon's sock_arg.cookie. A
@@ -64,7 +76,8 @@ static __always_inline void emit_conn(__u16 type, const struct sock *sk, __u64 c
 {
 	struct vigil_conn *ev;
 
-	if (!vigil_net_wanted(t, s->dir))
+	if (!vigil_net_wanted(t, s->dir) ||
+	    net_filtered(VIGIL_FK_CONNECT + (type - VIGIL_EV_CONNECT), &s->owner, sk))
 		return;
 	ev = vigil_reserve_at(type, sizeof(*ev), now);
 	if (!ev)
@@ -190,7 +203,7 @@ static __always_inline bool on_close(const struct sock *sk, struct vigil_sk *s, 
 	received = vigil_tcp_data_received(tp);
 	if (oldstate != TCP_LISTEN)
 		count_bytes(s, &t, sent, received);
-	if (!vigil_net_wanted(&t, s->dir))
+	if (!vigil_net_wanted(&t, s->dir) || net_filtered(VIGIL_FK_CLOSE, &s->owner, sk))
 		return rst_follows;
 	ev = vigil_reserve_at(VIGIL_EV_CLOSE, sizeof(*ev), now);
 	if (!ev)
@@ -342,7 +355,8 @@ static __always_inline void emit_reset(const struct sock *sk, const struct vigil
 		else
 			vigil_report_add(c->resets_received, 1);
 	}
-	if (!vigil_net_wanted(t, s ? s->dir : VIGIL_CONN_UNKNOWN))
+	if (!vigil_net_wanted(t, s ? s->dir : VIGIL_CONN_UNKNOWN) ||
+	    net_filtered(VIGIL_FK_RESET, s ? &s->owner : &nobody, sk))
 		return;
 	ev = vigil_reserve(VIGIL_EV_RESET, sizeof(*ev));
 	if (!ev)

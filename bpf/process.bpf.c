@@ -20,6 +20,7 @@
 #include "lib/proc_budget.bpf.h"
 #include "lib/creds.bpf.h"
 #include "lib/redact.bpf.h"
+#include "lib/filter.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -189,6 +190,19 @@ static __always_inline int emit_exec(struct exec_scratch *s, struct task_struct 
 	len &= VIGIL_PATH_MASK;
 	ev->binary_len = len;
 	off += len;
+	/* The binary's filter bits, decided once here for the process's
+	 * later events (the start snapshot's processes get theirs from the
+	 * agent's filter scan: a sleepable program may not look up a trie);
+	 * then this exec's own fate, before any more work. */
+	if (!sleepable)
+		vigil_filter_exec(ev->proc.pid, s->ev.data, len, 0);
+	if (vigil_filter_on(VIGIL_FK_EXEC)) {
+		struct vigil_filter_subject sub;
+
+		vigil_filter_subject_task(&sub, t);
+		if (vigil_filtered(VIGIL_FK_EXEC, &sub))
+			return 0;
+	}
 
 	mm = BPF_CORE_READ(t, mm);
 	arg_start = BPF_CORE_READ(mm, arg_start);
@@ -288,6 +302,19 @@ int BPF_PROG(process_fork, struct task_struct *parent, struct task_struct *child
 	vigil_prog_run(VIGIL_PROG_PROCESS_FORK);
 	if (child->pid != child->tgid || (child->flags & PF_KTHREAD))
 		return 0;	/* a thread, or a kernel thread */
+	vigil_filter_fork(parent->tgid, child->tgid);
+	if (vigil_filter_on(VIGIL_FK_FORK)) {
+		struct vigil_filter_subject sub;
+		__u32 tgid = child->tgid;
+		__u64 key = child->start_time;
+
+		vigil_filter_subject_task(&sub, child);
+		if (vigil_filtered(VIGIL_FK_FORK, &sub)) {
+			/* Unseen, but its children still name it exactly. */
+			bpf_map_update_elem(&vigil_execs, &tgid, &key, BPF_ANY);
+			return 0;
+		}
+	}
 	if (!vigil_proc_budget_ok(child->cgroups->dfl_cgrp->kn->id, child->real_cred->uid.val,
 				  bpf_ktime_get_ns())) {
 		__u32 tgid = child->tgid;
@@ -317,6 +344,13 @@ static __always_inline int exit_of(struct task_struct *p, bool group_dead)
 		return 0;
 	}
 	ev = NULL;
+	if (vigil_filter_on(VIGIL_FK_EXIT)) {
+		struct vigil_filter_subject sub;
+
+		vigil_filter_subject_task(&sub, p);
+		if (vigil_filtered(VIGIL_FK_EXIT, &sub))
+			goto out;
+	}
 	if (vigil_proc_budget_ok(p->cgroups->dfl_cgrp->kn->id, p->real_cred->uid.val,
 				 bpf_ktime_get_ns()))
 		ev = vigil_reserve(VIGIL_EV_EXIT, sizeof(*ev));
@@ -326,6 +360,8 @@ static __always_inline int exit_of(struct task_struct *p, bool group_dead)
 		ev->pad = 0;
 		vigil_submit(ev);
 	}
+out:
+	vigil_filter_exit(tgid);
 	bpf_map_delete_elem(&vigil_execs, &tgid);
 	return 0;
 }

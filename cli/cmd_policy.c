@@ -69,13 +69,16 @@ static int policy_check(int argc, char **argv)
 	if (argc < 1 || argv[0][0] == '-')
 		return vlog_usage("usage: vigil policy check [--send URL]... FILE...");
 	for (int i = 0; i < argc && !ret; i++) {
-		unsigned before = p.n_rules + p.n_prules;
+		unsigned before = p.n_rules + p.n_prules, fbefore = p.n_filters;
 
 		ret = vigil_policy_add_file(&p, argv[i], err, sizeof(err));
 		if (ret)
 			fprintf(stderr, "%s\n", err);
-		else
+		else if (p.n_filters == fbefore)
 			printf("%s: %u rules\n", argv[i], p.n_rules + p.n_prules - before);
+		else
+			printf("%s: %u rules, %u filters\n", argv[i], p.n_rules + p.n_prules - before,
+			       p.n_filters - fbefore);
 	}
 	if (!ret) {
 		warn_unreachable(&p);

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -46,6 +47,27 @@ static void put_str(struct status_out *o, const char *name, const char *v)
 		printf("%-26s %s\n", name, v);
 }
 
+/* The agent's "filtered: NAME=N ..." line (agent/enforce/filter_maps.h)
+ * as an object of counts by filter; a name may hold '=': the last one
+ * splits. */
+static void filtered_json(struct status_out *o, const char *line, size_t n)
+{
+	char buf[4096], *tok, *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%.*s", (int)n, line);
+	jw_obj(&o->w, "filtered");
+	for (tok = strtok_r(buf + strlen("filtered:"), " ", &save); tok;
+	     tok = strtok_r(NULL, " ", &save)) {
+		char *eq = strrchr(tok, '=');
+
+		if (!eq || eq == tok)
+			continue;	/* "(no filters)" */
+		*eq = 0;
+		jw_u64(&o->w, tok, strtoull(eq + 1, NULL, 10));
+	}
+	jw_end(&o->w);
+}
+
 /* The running agent's own lines (its streams, records by kind, what the
  * kernel lacks): false when no agent answers on these pins. */
 static bool agent_lines(struct status_out *o)
@@ -73,6 +95,14 @@ static bool agent_lines(struct status_out *o)
 			at += n + 1;
 		}
 		jw_arr_end(&o->w);
+		for (size_t at = 0; up && at < reply.len;) {
+			const char *nl = memchr(reply.p + at, '\n', reply.len - at);
+			size_t n = nl ? (size_t)(nl - reply.p - at) : reply.len - at;
+
+			if (n > strlen("filtered:") && !memcmp(reply.p + at, "filtered:", 9))
+				filtered_json(o, reply.p + at, n);
+			at += n + 1;
+		}
 	}
 	vbuf_free(&req);
 	vbuf_free(&reply);

@@ -564,6 +564,8 @@ struct scratch {
 	struct vigil_prule_spec *prules;
 	unsigned np, proom;
 	struct vigil_redact_policy *redact;
+	struct vigil_filter_spec *filters;
+	unsigned nf;
 };
 
 /* Is name taken, by a rule in force or one read before it here? Names are
@@ -649,6 +651,13 @@ static int parse_doc(struct pctx *c, const struct vigil_policy *p, struct scratc
 				return fail(c, k, "'redact' given twice (one file of a policy has it)");
 			if ((err = parse_redact(c, v, &s->redact)))
 				return err;
+		} else if (k->type == YAML_SCALAR_NODE && !strcmp(scalar(k), "filters")) {
+			if (s->filters)
+				return fail(c, k, "'filters' given twice");
+			if ((err = parse_filters(c, v, &s->filters, &s->nf,
+						 VIGIL_FILTERS_MAX - p->n_filters, p->filters,
+						 p->n_filters)))
+				return err;
 		} else if (k->type == YAML_SCALAR_NODE && !strcmp(scalar(k), "mode")) {
 			if (mode)
 				return fail(c, k, "'mode' given twice");
@@ -656,9 +665,12 @@ static int parse_doc(struct pctx *c, const struct vigil_policy *p, struct scratc
 			if ((err = parse_mode(c, v)))
 				return err;
 		} else {
-			return fail(c, k, "unknown key at the top (known: version, mode, redact, rules)");
+			return fail(c, k, "unknown key at the top (known: version, mode, redact, "
+				    "filters, rules)");
 		}
 	}
+	if (!list && s->filters)
+		return 0;	/* a file of filters only */
 	if (!list)
 		return fail(c, root, "no 'rules:' list");
 	if (list->type != YAML_SEQUENCE_NODE)
@@ -904,6 +916,7 @@ int vigil_policy_add_text(struct vigil_policy *p, const char *path, const unsign
 	};
 	struct vigil_rule *merged;
 	struct vigil_prule_spec *pmerged;
+	struct vigil_filter_spec *fmerged;
 	char **files, *name = NULL;
 	int ret;
 
@@ -935,6 +948,15 @@ int vigil_policy_add_text(struct vigil_policy *p, const char *path, const unsign
 	if (!pmerged)
 		goto out;
 	p->prules = pmerged;
+	fmerged = realloc(p->filters, (p->n_filters + s.nf + 1) * sizeof(*fmerged));
+	if (!fmerged)
+		goto out;
+	p->filters = fmerged;
+	for (unsigned i = 0; i < s.nf; i++) {
+		s.filters[i].file = name;
+		p->filters[p->n_filters++] = s.filters[i];
+	}
+	s.nf = 0;
 	for (unsigned i = 0; i < s.n; i++) {
 		s.rules[i].file = name;
 		p->rules[p->n_rules++] = s.rules[i];
@@ -959,6 +981,9 @@ out:
 	free(s.rules);
 	free(s.prules);
 	vigil_redact_policy_free(s.redact);
+	for (unsigned i = 0; i < s.nf; i++)
+		filter_spec_free(&s.filters[i]);
+	free(s.filters);
 	free(name);
 	return ret;
 }
@@ -1035,5 +1060,8 @@ void vigil_policy_free(struct vigil_policy *p)
 	free(p->rules);
 	free(p->files);
 	vigil_redact_policy_free(p->redact);
+	for (unsigned i = 0; i < p->n_filters; i++)
+		filter_spec_free(&p->filters[i]);
+	free(p->filters);
 	memset(p, 0, sizeof(*p));
 }

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <vigil/events.h>
 #include <vigil/proc_policy.h>
+#include <vigil/filter.h>
 #include "redact.h"
 
 /* Actions and directions are the BPF side's (enum vigil_action, enum
@@ -69,6 +70,24 @@ struct vigil_prule_spec {
 	unsigned line;
 };
 
+/* An export filter (docs/policy.md, "Filters"): the events of its kinds
+ * whose subject matches every selector given (each list: any of its
+ * values) are dropped (deny), or are the only ones of those kinds kept
+ * (allow). */
+struct vigil_filter_spec {
+	char name[VIGIL_RULE_NAME_MAX];	/* given, or "<file>:<line>" */
+	bool allow;
+	uint32_t kinds;		/* bits (1 << enum vigil_filter_kind) */
+	bool has_uid;
+	uint32_t uid_lo, uid_hi;
+	char **binary, **binary_prefix;	/* paths as the process sees them */
+	unsigned n_binary, n_binary_prefix;
+	char *cgroup;		/* cgroup v2 path: that cgroup and below */
+	char *netns;		/* a name under /run/netns, or a path */
+	const char *file;
+	unsigned line;
+};
+
 struct vigil_policy {
 	struct vigil_rule *rules;
 	unsigned n_rules;
@@ -77,6 +96,8 @@ struct vigil_policy {
 	char **files;		/* every file the rules came from, in load order */
 	unsigned n_files;
 	struct vigil_redact_policy *redact;	/* a file's `redact:`; NULL: the defaults */
+	struct vigil_filter_spec *filters;	/* every file's `filters:`, in load order */
+	unsigned n_filters;
 };
 
 /* Reads path and appends its rules to p. On any error p is left as it was
@@ -102,7 +123,8 @@ bool vigil_rule_covers_peer(const struct vigil_rule *r, const struct sockaddr_st
 			    int socktype);
 
 const char *vigil_policy_action_name(unsigned action);
-const char *vigil_verb_name(unsigned verb);	/* "exec", "openat", ... */
+const char *vigil_verb_name(unsigned verb);
+const char *vigil_filter_kind_name(unsigned kind);	/* enum vigil_filter_kind */	/* "exec", "openat", ... */
 const char *vigil_policy_dir_name(unsigned dir);
 const char *vigil_policy_proto_name(unsigned proto);
 /* "10.0.0.0/8", "2001:db8::/32" */

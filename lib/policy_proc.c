@@ -146,8 +146,7 @@ static unsigned u32_of(const char *s, const char **end, bool *ok)
 }
 
 /* "1000" or "1000-1999". */
-static int parse_id_range(struct pctx *c, yaml_node_t *n, const char *key, uint32_t *lo,
-			  uint32_t *hi)
+int parse_id_range(struct pctx *c, yaml_node_t *n, const char *key, uint32_t *lo, uint32_t *hi)
 {
 	const char *end;
 	bool ok;

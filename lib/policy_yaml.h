@@ -52,11 +52,19 @@ bool has_control(const char *s);
 int parse_cgroup(struct pctx *c, yaml_node_t *n, char **out);
 int check_rule_name(struct pctx *c, yaml_node_t *n, char *name);
 
+/* lib/policy_proc.c: "1000" or "1000-1999" into [lo, hi]. */
+int parse_id_range(struct pctx *c, yaml_node_t *n, const char *key, uint32_t *lo, uint32_t *hi);
 /* lib/policy_proc.c: a rule with 'on:' (an exec or file rule) into r. */
 int parse_proc_rule(struct pctx *c, yaml_node_t *n, struct vigil_prule_spec *r);
 void proc_rule_free(struct vigil_prule_spec *r);
 
 /* lib/policy_redact.c: the `redact:` section into *out. */
 int parse_redact(struct pctx *c, yaml_node_t *n, struct vigil_redact_policy **out);
+
+/* lib/policy_filter.c: the `filters:` list, appended to *arr (*n of them,
+ * at most room more); the names must differ from those in taken[ntaken]. */
+int parse_filters(struct pctx *c, yaml_node_t *n, struct vigil_filter_spec **arr, unsigned *count,
+		  unsigned room, const struct vigil_filter_spec *taken, unsigned ntaken);
+void filter_spec_free(struct vigil_filter_spec *f);
 
 #endif

@@ -19,7 +19,8 @@ ip -n "$NS_B" addr add 10.98.0.2/24 dev "$VB"; ip -n "$NS_B" link set "$VB" up
 
 # Every rule kind there is: a cgroup deny and reject, a packet reject on an
 # interface, a reset with a namespace, an exec rule (scoped by the test's
-# cgroup and a binary in its folder); and secret words (`redact:`).
+# cgroup and a binary in its folder); secret words (`redact:`) and export
+# filters (`filters:`).
 cat >"$T_DIR/policy.yaml" <<POL
 rules:
   - name: cg-deny
@@ -52,9 +53,20 @@ rules:
 redact:
   urls: false
   words: [vt-secret-word]
+filters:
+  - name: quiet-killme
+    action: deny
+    kinds: [exit]
+    binary: $T_DIR/killme
+    cgroup: $CG
+  - name: only-ns
+    action: allow
+    kinds: [listen]
+    netns: $NS
 POL
 cp /bin/true "$T_DIR/killme"
 printf 'rules:\n  - name: bad\n    action: deny\n    port: 99999\n' >"$T_DIR/bad.yaml"
+printf 'filters:\n  - name: bad\n    action: deny\n    cgroup: /vigil-no-such-cgroup-%s\n' $$ >"$T_DIR/bad-filter.yaml"
 
 # The rows: a name, then vigild's arguments that make that step fail.
 # A collector that accepts, so that --send gets as far as the spool.
@@ -72,6 +84,7 @@ declare -a ROWS=(
 	"namespace|--enforce-on vt-no-such-ns-$$/lo"
 	"policy file that is bad|--policy $T_DIR/bad.yaml"
 	"policy file that is not there|--policy $T_DIR/none.yaml"
+	"filter whose cgroup is not there|--policy $T_DIR/bad-filter.yaml"
 	"collector name|--send tcp://no-such-host.invalid:9"
 	"TC objects, for --enforce-on|--enforce-on $NS_B/lo"
 	"TC objects, for the policy's interfaces|--policy $T_DIR/policy.yaml"
@@ -93,7 +106,8 @@ state() {
 	local p
 	for p in "$T_PIN"/vigil_rules "$T_PIN"/vigil_rule_cgroup "$T_PIN"/vigil_pol4 "$T_PIN"/vigil_pol6 \
 		"$T_PIN"/vigil_prules "$T_PIN"/vigil_pconf "$T_PIN"/vigil_pstate "$T_PIN"/vigil_pstr \
-		"$T_PIN"/vigil_redact_conf "$T_PIN"/vigil_redact_keys; do
+		"$T_PIN"/vigil_redact_conf "$T_PIN"/vigil_redact_keys "$T_PIN"/vigil_filter_conf \
+		"$T_PIN"/vigil_filter_keys "$T_PIN"/vigil_filter_bin; do
 		[ -e "$p" ] || continue
 		echo "$(basename "$p") $(bpftool map show pinned "$p" -j | jq .id)"
 		bpftool map dump pinned "$p" -j | jq -c 'sort_by(.key | tostring)'

@@ -12,6 +12,7 @@
 #include "core/loss.h"
 #include "core/pump.h"
 #include "enforce/rule_maps.h"
+#include "enforce/filter_maps.h"
 #include "observe/net.h"
 #include "sinks/sink_local.h"
 #include "stream/sink_stream.h"
@@ -235,6 +236,20 @@ static void rules(struct vigil_buf *b, const struct vigil_agent_view *v)
 	}
 }
 
+static void filtered_one(const char *name, uint64_t n, void *b)
+{
+	vigil_prom_sample(b, "vigil_events_filtered_total", n, "filter", name, NULL);
+}
+
+/* Apart from loss: a filtered event was dropped on purpose. */
+static void filtered(struct vigil_buf *b, const struct vigil_agent_view *v)
+{
+	vigil_prom_family(b, "vigil_events_filtered_total", "counter",
+			  "Events the policy's export filters dropped before the ring, by filter "
+			  "(not lost: filtered); not_allowed: those no allow filter matched");
+	vigil_filter_counts(v->policy->filters, filtered_one, b);
+}
+
 static void features(struct vigil_buf *b)
 {
 	const char *feature;
@@ -311,6 +326,7 @@ void vigil_agent_metrics(struct vigil_buf *out, const struct vigil_agent_view *v
 	socket_table(out, v, c);
 	sinks(out, v);
 	rules(out, v);
+	filtered(out, v);
 	features(out);
 	prog_stats(out, v);
 }

@@ -29,6 +29,7 @@
 #include "core/loader.h"
 #include "core/redact_maps.h"
 #include "core/tamper_maps.h"
+#include "enforce/filter_maps.h"
 #include "log.h"
 #include "percpu.h"
 #include "core/netns.h"
@@ -490,7 +491,8 @@ static void moved_stats(struct vigil_policy_state *s, const struct vigil_policy 
  * (exec and file rules), resolving every cgroup and namespace they name;
  * nothing in the kernel changes. */
 static int prepare(char *const *files, unsigned n, struct vigil_policy *np, struct compiled *c,
-		   struct vigil_proc_compiled **pc, char *err, size_t errlen)
+		   struct vigil_proc_compiled **pc, struct vigil_filter_compiled **fc, char *err,
+		   size_t errlen)
 {
 	uint8_t ident[VIGIL_RULES_MAX];
 	int ret = 0;
@@ -507,6 +509,8 @@ static int prepare(char *const *files, unsigned n, struct vigil_policy *np, stru
 		ret = compile(np, ident, c, err, errlen);
 	if (!ret)
 		ret = vigil_proc_compile(np, pc, err, errlen);
+	if (!ret)
+		ret = vigil_filter_compile(np, fc, err, errlen);
 	return ret;
 }
 
@@ -515,10 +519,12 @@ int vigil_policy_check(char *const *files, unsigned n, char *err, size_t errlen)
 	struct vigil_policy np = {};
 	struct compiled c = {};
 	struct vigil_proc_compiled *pc = NULL;
-	int ret = prepare(files, n, &np, &c, &pc, err, errlen);
+	struct vigil_filter_compiled *fc = NULL;
+	int ret = prepare(files, n, &np, &c, &pc, &fc, err, errlen);
 
 	vigil_policy_free(&np);
 	vigil_proc_compiled_free(pc);
+	vigil_filter_compiled_free(fc);
 	free(c.lpm);
 	return ret;
 }
@@ -577,8 +583,9 @@ int vigil_policy_apply(struct vigil_policy_state *s, char *const *files, unsigne
 	bool keep[VIGIL_RULES_MAX] = {};
 	struct vigil_policy_tc_mark tc_mark;
 	struct vigil_proc_compiled *pc = NULL;
+	struct vigil_filter_compiled *fc = NULL;
 	uint64_t used = 0, fresh = 0;
-	int ret = prepare(files, n, &np, &c, &pc, err, errlen);
+	int ret = prepare(files, n, &np, &c, &pc, &fc, err, errlen);
 
 	for (unsigned i = 0; i < n && !ret; i++)
 		if (!(names[i] = strdup(files[i])))
@@ -621,6 +628,10 @@ int vigil_policy_apply(struct vigil_policy_state *s, char *const *files, unsigne
 	if (!ret && (ret = vigil_redact_write(s->redact_conf_fd, s->redact_keys_fd,
 					      np.redact ? &np.redact->set : &vigil_redact_defaults)))
 		snprintf(err, errlen, "cannot write the secret words (see vigild's log)");
+	/* The export filters with them: their own flip. */
+	if (!ret && (ret = vigil_filter_write(s->filters, fc)))
+		snprintf(err, errlen, "cannot write the export filters (see vigild's log)");
+	vigil_filter_compiled_free(fc);
 	if (ret) {
 		vigil_policy_tc_rollback(s, &tc_mark);
 		vigil_policy_free(&np);
@@ -658,6 +669,8 @@ int vigil_policy_apply(struct vigil_policy_state *s, char *const *files, unsigne
 		vlog_info("policy: %u network and %u exec and file rules from %u files in force%s",
 			  np.n_rules, np.n_prules, n,
 			  how == SWAP ? "" : how == IN_PLACE ? " (slots rewritten in place)" : " (unchanged)");
+	if (np.n_filters)
+		vlog_info("policy: %u export filters in force", np.n_filters);
 	/* Live sockets that a new reset rule covers go now; flows through
 	 * this host that it covers are reset by the idle-flow watchers. */
 	for (unsigned i = 0; i < s->in_force.n_rules; i++)
@@ -749,6 +762,7 @@ int vigil_policy_init(struct vigil_policy_state *s, const char *pin_dir, uint64_
 	s->stats_fd = bpf_map__fd(s->cg->maps.vigil_rule_stats);
 	s->cgroup_fd = bpf_map__fd(s->cg->maps.vigil_rule_cgroup);
 	if ((err = open_redact_maps(s)) ||
+	    (err = vigil_filter_open(&s->filters, pin_dir, ring_size)) ||
 	    (err = vigil_sock_destroy_init(s, ring_size)) ||
 	    (err = vigil_proc_rules_open(&s->proc, pin_dir, ring_size)))
 		return err;
@@ -762,6 +776,8 @@ void vigil_policy_close(struct vigil_policy_state *s)
 	vigil_deny_carried_close(s);
 	vigil_proc_rules_close(s->proc);
 	s->proc = NULL;
+	vigil_filter_close(s->filters);
+	s->filters = NULL;
 	enforce_cgroup_bpf__destroy(s->cg);
 	s->cg = NULL;
 	if (s->redact_conf_fd > 0)

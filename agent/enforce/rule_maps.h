@@ -21,6 +21,7 @@ struct enforce_sockdestroy_bpf;
 struct enforce_carried_bpf;
 struct vigil_enforce_tc;
 struct vigil_proc_rules;
+struct vigil_filter_maps;
 
 #define VIGIL_POLICY_FILES_MAX 32
 #define VIGIL_POLICY_TC_MAX 32	/* interfaces the policy has attached */
@@ -41,6 +42,7 @@ struct vigil_policy_state {
 	uint32_t carried_found;	/* the send and receive hooks' finds, as last handled */
 	int rules_fd, pol4_fd, pol6_fd, stats_fd, cgroup_fd;
 	int redact_conf_fd, redact_keys_fd;	/* the exec programs' (core/redact_maps.h) */
+	struct vigil_filter_maps *filters;	/* export filters: enforce/filter_maps.h */
 	struct vigil_policy in_force;
 	uint8_t slot[VIGIL_RULES_MAX];	/* rule i of in_force is rule id slot[i] */
 	struct vigil_rule_stats base[VIGIL_RULES_MAX];	/* counted in slots it left */
