@@ -120,7 +120,9 @@ is "$(count f-bin) $(count f-prefix) $(count f-uid) $(count f-cgroup) $(count f-
 	"$((2 * N)) $((2 * N)) $((2 * N)) $N 1" "vigil status --json counts each filter exactly"
 "$VIGIL" --pin-dir "$T_PIN" status | grep -q "^filtered: f-bin=$((2 * N)) f-prefix=$((2 * N)) f-uid=$((2 * N)) f-cgroup=$N f-netns=1$"
 ok $? "vigil status says the same"
-curl -s --max-time 5 "http://$MET/metrics" | grep -q "^vigil_events_filtered_total{filter=\"f-uid\"} $((2 * N))$"
+# (the page is rendered once a second: a scrape may come before the next)
+metric_is() { curl -s --max-time 5 "http://$MET/metrics" | grep -q "^vigil_events_filtered_total{filter=\"$1\"} $2\$"; }
+wait_for $((5 * T_SLOW)) metric_is f-uid $((2 * N))
 ok $? "the metric vigil_events_filtered_total{filter} counts them"
 
 # 3. A reload swaps the filters whole; a process running since before it
