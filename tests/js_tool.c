@@ -4,8 +4,9 @@
  *   js_tool read URL STREAM SUBJECTS [IDLE_S]
  *     prints every message of a stream, from its first, as one JSON object
  *     a line, {"subject":"...","id":"<Nats-Msg-Id>","data":<the message>},
- *     until none came for IDLE_S seconds (default 1): what the collector
- *     published, as a consumer reads it;
+ *     up to the last the stream held when it was sent, or until none came
+ *     for IDLE_S seconds (default 1): what the collector published, as a
+ *     consumer reads it;
  *   js_tool lines URL STREAM SUBJECTS [IDLE_S]
  *     the same as a consumer of both layouts (docs/stream.md) reads it:
  *     every event's JSON line, one a line, a batch message split at its
@@ -128,6 +129,9 @@ int main(int argc, char **argv)
 		natsMsg *m = NULL;
 		const char *id = "";
 
+		jsMsgMetaData *meta = NULL;
+		bool last;
+
 		s = natsSubscription_NextMsg(&m, sub, idle_ms);
 		if (s == NATS_TIMEOUT) {
 			s = NATS_OK;
@@ -135,17 +139,21 @@ int main(int argc, char **argv)
 		}
 		if (s != NATS_OK)
 			break;
+		/* The stream's last message when it was sent: done, also on a
+		 * busy host whose agents never let the stream go idle. */
+		last = natsMsg_GetMetaData(&meta, m) == NATS_OK && meta->NumPending == 0;
+		jsMsgMetaData_Destroy(meta);
 		if (lines) {
 			print_lines(m);
-			natsMsg_Destroy(m);
-			n++;
-			continue;
+		} else {
+			natsMsgHeader_Get(m, "Nats-Msg-Id", &id);
+			printf("{\"subject\":\"%s\",\"id\":\"%s\",\"data\":%.*s}\n",
+			       natsMsg_GetSubject(m), id, natsMsg_GetDataLength(m), natsMsg_GetData(m));
 		}
-		natsMsgHeader_Get(m, "Nats-Msg-Id", &id);
-		printf("{\"subject\":\"%s\",\"id\":\"%s\",\"data\":%.*s}\n", natsMsg_GetSubject(m), id,
-		       natsMsg_GetDataLength(m), natsMsg_GetData(m));
 		natsMsg_Destroy(m);
 		n++;
+		if (last)
+			break;
 	}
 	if (s != NATS_OK)
 		fprintf(stderr, "js_tool: %s: %s\n", natsStatus_GetText(s), nats_GetLastError(NULL));
