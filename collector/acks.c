@@ -40,11 +40,14 @@ int collector_conn_ack(struct collector *c, struct conn *k, uint64_t upto)
 	if (k->tls) {
 		if ((err = conn_tls_ack(k, &ack, sizeof(ack))) < 0)
 			return collector_conn_close(c, k, "cannot send an ack"), -EPIPE;
-		if (err)
+		if (err) {
 			k->acked = upto;
-		else
+		} else {
 			vlog_debug("%s: ack %llu waits for the socket to take it (EPOLLOUT)",
 				   k->peer, (unsigned long long)upto);
+			collector_conn_tls_events(c, k);	/* also when not sent from
+								 * its own read */
+		}
 		return 0;
 	}
 	n = send(k->fd, &ack, sizeof(ack), MSG_DONTWAIT | MSG_NOSIGNAL);

@@ -237,6 +237,9 @@ int collector_batch_out(struct collector *c, uint64_t *ticket);
 void collector_ack_later(struct collector *c, struct agent *a, uint64_t ticket, uint64_t upto);
 /* Records and sends the acks whose tickets JetStream has acknowledged. */
 void collector_acks(struct collector *c);
+/* On tls://, has epoll watch k for what TLS waits for (EPOLLOUT only while
+ * a write, such as an ack, is blocked). */
+void collector_conn_tls_events(struct collector *c, struct conn *k);
 /* Sends k an ack up to upto (k may be closed when it cannot take it). */
 int collector_conn_ack(struct collector *c, struct conn *k, uint64_t upto);
 void collector_agents_free(struct collector *c);

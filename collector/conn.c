@@ -342,7 +342,7 @@ static ssize_t conn_recv(struct conn *k, const char **why)
 
 /* On tls://, epoll watches for what TLS waits for: EPOLLOUT only while a
  * write is blocked (level-triggered, it would wake the loop for nothing). */
-static void tls_events(struct collector *c, struct conn *k)
+void collector_conn_tls_events(struct collector *c, struct conn *k)
 {
 	struct epoll_event ev = { .data.ptr = k };
 
@@ -365,7 +365,7 @@ static int tls_handshake(struct collector *c, struct conn *k)
 		return -EPROTO;
 	}
 	if (!r)
-		tls_events(c, k);
+		collector_conn_tls_events(c, k);
 	return r ? 0 : -EAGAIN;
 }
 
@@ -400,7 +400,7 @@ void collector_conn_readable(struct collector *c, struct conn *k)
 			return;
 	}
 	if (!flush(c, k) && k->tls)
-		tls_events(c, k);
+		collector_conn_tls_events(c, k);
 }
 
 void collector_conn_postpone(struct collector *c, double secs)
