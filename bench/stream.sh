@@ -139,33 +139,59 @@ print('collector, %s: %d exit events (%s acked) in %.2f s, %.2f s of its CPU: '
 PY
 	kill -TERM $CP; wait $CP
 }
-r=$(collector_speed "to a file" tcp -o /dev/null); echo "$r"
+# The machine is shared: each collector row is run BEST_OF times, and the
+# run of most events/s is its figure (the others were slowed by neighbours).
+BEST_OF=${BEST_OF:-3}
+# best LINES: the line of most eps.
+best() { awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^eps=/) { v = substr($i, 5) + 0; if (v > m) { m = v; l = $0 } } } END { print l }'; }
+r=$(for _ in $(seq "$BEST_OF"); do collector_speed "to a file" tcp -o /dev/null; done | tee /dev/stderr | best) 2>&1
+echo "$r (best of $BEST_OF)"
 FILE_EPS=$(val eps "$r"); FILE_CPU=$(val cpu_eps "$r")
 r=$(collector_speed "to a file, over tls://" tls -o /dev/null); echo "$r"
 echo "# tls:// over tcp:// into the collector: events/s $(ratio "$(val eps "$r")" "$FILE_EPS")," \
 	"events per CPU second of the collector $(ratio "$(val cpu_eps "$r")" "$FILE_CPU")"
-if command -v nats-server >/dev/null; then
+# A private nats-server on loopback, file storage in a temporary folder,
+# max_payload $1 bytes (the largest message; NATS's default is 1 MB): sets
+# JS, NP and NPORT.
+nats_start() {
 	JS=$(mktemp -d /tmp/vigil-bench-js.XXXX)
-	nats-server -a 127.0.0.1 -p -1 -js -sd "$JS" -l "$JS/nats.log" & NP=$!
+	printf 'max_payload: %s\n' "$1" >"$JS/nats.conf"
+	nats-server -c "$JS/nats.conf" -a 127.0.0.1 -p -1 -js -sd "$JS" -l "$JS/nats.log" & NP=$!
 	for _ in $(seq 50); do grep -qs "Listening for client" "$JS/nats.log" && break; sleep 0.1; done
 	NPORT=$(grep -o 'client connections on [0-9.]*:[0-9]*' "$JS/nats.log" | sed 's/.*://')
+}
+cpu_of() { awk '{ print ($14 + $15) / 100 }' "/proc/$1/stat"; }
+if command -v nats-server >/dev/null; then
 	# The two layouts (docs/stream.md): one message per event, then
-	# consecutive events of one agent ring per message. Each run checks
+	# consecutive events of one agent ring per message, against a server
+	# of the default max_payload (1 MB) and of 8 MB. Each run checks
 	# that every event was acknowledged (after JetStream) and that the
-	# stream holds each once (js_tool lines, sequence numbers 1..N).
-	for layout in event batch; do
-		r=$(collector_speed "to a file and JetStream, $layout layout" tcp -o /dev/null \
-			--publish "nats://127.0.0.1:$NPORT" --publish-subject "b$layout" \
-			--publish-stream "B$layout" --publish-layout $layout); echo "$r"
-		got=$("$BUILD/tests/js_tool" lines "nats://127.0.0.1:$NPORT" "B$layout" "b$layout.>" 2 |
-			jq -r .seq | sort -n | uniq | awk -v n="$N" '$1 == NR { k++ } END { print k + 0 }')
-		lines=$("$BUILD/tests/js_tool" lines "nats://127.0.0.1:$NPORT" "B$layout" "b$layout.>" 2 | wc -l)
-		echo "# $layout layout: JetStream holds $lines lines, sequence numbers 1..$got" \
-			"($([ "$lines" = "$N" ] && [ "$got" = "$N" ] && echo "lossless, each once" || echo "NOT each once"));" \
+	# stream holds each once (js_tool lines, sequence numbers 1..N); the
+	# server's CPU is counted beside the collector's.
+	for row in "event 1048576" "batch 1048576" "batch 8388608"; do
+		set -- $row
+		layout=$1 payload=$2 r="" check=""
+		for _ in $(seq "$BEST_OF"); do	# a new server and stream each time
+			nats_start "$payload"
+			s0=$(cpu_of $NP)
+			one=$(collector_speed "to a file and JetStream, $layout layout, max_payload $payload" \
+				tcp -o /dev/null --publish "nats://127.0.0.1:$NPORT" --publish-subject "b$layout" \
+				--publish-stream "B$layout" --publish-layout $layout)
+			scpu=$(awk -v a="$s0" -v b="$(cpu_of $NP)" 'BEGIN { printf "%.2f", b - a }')
+			echo "$one; nats-server CPU $scpu s"
+			got=$("$BUILD/tests/js_tool" lines "nats://127.0.0.1:$NPORT" "B$layout" "b$layout.>" 2 |
+				jq -r .seq | sort -n | uniq | awk -v n="$N" '$1 == NR { k++ } END { print k + 0 }')
+			lines=$("$BUILD/tests/js_tool" lines "nats://127.0.0.1:$NPORT" "B$layout" "b$layout.>" 2 | wc -l)
+			[ "$lines" = "$N" ] && [ "$got" = "$N" ] || check="$check NOT each once: $lines lines, 1..$got;"
+			kill -TERM $NP; wait $NP; rm -rf "$JS"
+			r=$(printf '%s\n%s\n' "$r" "$one; nats-server CPU $scpu s" | best)
+		done
+		echo "# $layout layout, max_payload $payload (best of $BEST_OF): JetStream held $N lines," \
+			"sequence numbers 1..$N, each run (${check:-lossless, each once});" \
 			"over file only: events/s $(ratio "$(val eps "$r")" "$FILE_EPS")," \
 			"events per CPU second of the collector $(ratio "$(val cpu_eps "$r")" "$FILE_CPU");" \
 			"collector CPU per event $(awk -v c="$(val cpu_eps "$r")" 'BEGIN { printf "%.2f", c ? 1e6 / c : 0 }') us" \
-			"(file only: $(awk -v c="$FILE_CPU" 'BEGIN { printf "%.2f", c ? 1e6 / c : 0 }') us)"
+			"(file only: $(awk -v c="$FILE_CPU" 'BEGIN { printf "%.2f", c ? 1e6 / c : 0 }') us);" \
+			"nats-server CPU $(sed 's/.*nats-server CPU //' <<<"$r")"
 	done
-	kill -TERM $NP; wait $NP; rm -rf "$JS"
 fi

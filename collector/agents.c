@@ -91,7 +91,7 @@ struct agent *collector_agent_get(struct collector *c, const struct vigil_stream
 	vigil_boot_id_str(a->boot_id, a->boot_str);
 	e = vigil_commit_find(&c->commit, a->boot_id, a->ring_id);
 	a->written = e ? e->offset : p->start_offset;
-	a->out = a->written;
+	a->out = a->done = a->written;
 	/* Nothing below the first hello's offset was written here: a later
 	 * hello below it proves this one false, as a jump would. A collector
 	 * restarted keeps the last hole it recorded. */
@@ -106,7 +106,7 @@ struct agent *collector_agent_get(struct collector *c, const struct vigil_stream
 
 int collector_agent_commit(struct collector *c, const struct agent *a)
 {
-	struct vigil_commit_entry e = { .ring_id = a->ring_id, .offset = a->written };
+	struct vigil_commit_entry e = { .ring_id = a->ring_id, .offset = a->done };
 
 	memcpy(e.boot_id, a->boot_id, 16);
 	memcpy(e.cert_sha256, a->cert_sha256, 32);

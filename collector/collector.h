@@ -24,6 +24,8 @@
 
 #define CONN_BUF (256u << 10)	/* per connection: holds any whole record */
 #define AGENT_HOLES 4		/* offset jumps remembered per agent */
+#define AGENT_ACKS 16		/* acks waiting for JetStream per agent (more:
+				 * the last one moves on, acks get coarser) */
 #define ADDR_MAX 48		/* an IPv6 address as text, no port */
 /* Bytes each agent's process cache may hold by default (--proc-cache-mb;
  * docs/stream.md, "Memory"): as many processes as fit, up to the agent's
@@ -45,7 +47,18 @@ struct agent {
 	struct vigil_seq_window win;
 	uint64_t written;		/* stream offset taken into the batch */
 	uint64_t out;			/* stream offset whose lines went out (file,
-					 * JetStream): what a failed batch rewinds to */
+					 * JetStream's pipeline): what a failed batch
+					 * rewinds to */
+	uint64_t done;			/* stream offset whose lines are out and in
+					 * JetStream: what the state file records */
+	/* Acks waiting for their JetStream ticket (acks.c), oldest first:
+	 * the agent is acknowledged up to upto, and done moves to written,
+	 * once vigil_pub_done reaches ticket. */
+	struct agent_ack {
+		uint64_t ticket, upto, written;
+	} acks[AGENT_ACKS];
+	unsigned nacks;
+	uint64_t ack_now;		/* acks.c: taken, to send once recorded */
 	struct conn *conn;		/* live connection, if any */
 	char owner[ADDR_MAX];		/* address that proved the identity last */
 	/* Certificate name (first DNS SAN) that proved the identity over TLS
@@ -77,7 +90,7 @@ struct agent {
 	struct agent_health health;	/* what its health records say */
 };
 
-enum { EP_LISTEN_TCP = 1, EP_LISTEN_UDP, EP_CONN };
+enum { EP_LISTEN_TCP = 1, EP_LISTEN_UDP, EP_CONN, EP_PUB };
 
 struct conn {
 	int kind;			/* EP_CONN: first, as in every epoll item */
@@ -105,6 +118,9 @@ struct collector {
 	struct vigil_export_file out;	/* fd -1: none (--publish without -o) */
 	struct vigil_commit commit;
 	struct vigil_pub *pub;		/* NULL: no --publish */
+	int pub_kind;			/* EP_PUB: epoll's item for vigil_pub_fd */
+	unsigned acking;		/* agents with acks waiting (a bound: may
+					 * count some that have none left) */
 	struct vigil_format_opts format;	/* each agent's formatter's */
 	struct vigil_buf batch;		/* JSON lines of one read */
 	struct agent *agents;
@@ -219,9 +235,19 @@ int collector_agent_bind(struct collector *c, struct agent *a, const char *name)
 /* Moves every connection's deadlines (hello, unfinished frame) later by
  * secs: the collector held that long and read nobody meanwhile. */
 void collector_conn_postpone(struct collector *c, double secs);
-/* Writes c->batch out and publishes it (see publish.h), then empties it;
- * 0 when every line is out. */
-int collector_batch_out(struct collector *c);
+/* Writes c->batch out and publishes it (see publish.h) as *ticket, then
+ * empties it; 0 when every line is out (to JetStream's pipeline). */
+int collector_batch_out(struct collector *c, uint64_t *ticket);
+/* a's connection k has its lines up to upto out as ticket (acks.c): it is
+ * acknowledged up to there once JetStream has them all. */
+void collector_ack_later(struct collector *c, struct agent *a, uint64_t ticket, uint64_t upto);
+/* Records and sends the acks whose tickets JetStream has acknowledged. */
+void collector_acks(struct collector *c);
+/* On tls://, has epoll watch k for what TLS waits for (EPOLLOUT only while
+ * a write, such as an ack, is blocked). */
+void collector_conn_tls_events(struct collector *c, struct conn *k);
+/* Sends k an ack up to upto (k may be closed when it cannot take it). */
+int collector_conn_ack(struct collector *c, struct conn *k, uint64_t upto);
 void collector_agents_free(struct collector *c);
 
 #endif

@@ -320,17 +320,15 @@ static int take(struct collector *c, struct conn *k)
 	return 0;
 }
 
-/* Writes the batch out (and has JetStream acknowledge it), records that it
- * was, then acknowledges. */
+/* Writes the batch out and hands it to JetStream; k is acknowledged up to
+ * there once JetStream has it (acks.c). */
 static int flush(struct collector *c, struct conn *k)
 {
-	struct vigil_stream_ack ack;
 	struct agent *a = k->agent;
-	uint64_t upto;
-	ssize_t n;
+	uint64_t ticket, upto;
 	int err;
 
-	if ((err = collector_batch_out(c))) {
+	if ((err = collector_batch_out(c, &ticket))) {
 		if (a)
 			collector_agent_rewind(a);	/* nothing of it is acknowledged */
 		collector_conn_close(c, k, "output failed");
@@ -340,30 +338,10 @@ static int flush(struct collector *c, struct conn *k)
 		return 0;
 	a->out = a->written;
 	upto = a->written < k->offset ? a->written : k->offset;
-	if (upto == k->acked)
-		return 0;
-	/* Also with no state file: the table in memory keeps the bindings. */
-	if ((err = collector_agent_commit(c, a)) ||
-	    (err = vigil_commit_write(&c->commit, c->out.size)) ||
-	    (c->out.sync && fdatasync(c->commit.fd) && (err = -errno)))
-		return collector_conn_close(c, k, "cannot record progress"), err;
-	vigil_stream_ack_build(&ack, upto);
-	if (k->tls) {
-		if ((err = conn_tls_ack(k, &ack, sizeof(ack))) < 0)
-			return collector_conn_close(c, k, "cannot send an ack"), -EPIPE;
-		if (err)
-			k->acked = upto;
-		else
-			vlog_debug("%s: ack %llu waits for the socket to take it (EPOLLOUT)",
-				   k->peer, (unsigned long long)upto);
-		return 0;
-	}
-	n = send(k->fd, &ack, sizeof(ack), MSG_DONTWAIT | MSG_NOSIGNAL);
-	if (n == (ssize_t)sizeof(ack))
-		k->acked = upto;
-	else if (n > 0 || (errno != EAGAIN && errno != EINTR))
-		return collector_conn_close(c, k, "cannot send an ack"), -EPIPE;
-	return 0;
+	if (upto > (a->nacks ? a->acks[a->nacks - 1].upto : k->acked))
+		collector_ack_later(c, a, ticket, upto);
+	collector_acks(c);
+	return k->fd < 0 ? -EPIPE : 0;	/* closed: cannot record, or send */
 }
 
 /* recv(), or SSL_read() on tls://. */
@@ -376,7 +354,7 @@ static ssize_t conn_recv(struct conn *k, const char **why)
 
 /* On tls://, epoll watches for what TLS waits for: EPOLLOUT only while a
  * write is blocked (level-triggered, it would wake the loop for nothing). */
-static void tls_events(struct collector *c, struct conn *k)
+void collector_conn_tls_events(struct collector *c, struct conn *k)
 {
 	struct epoll_event ev = { .data.ptr = k };
 
@@ -399,7 +377,7 @@ static int tls_handshake(struct collector *c, struct conn *k)
 		return -EPROTO;
 	}
 	if (!r)
-		tls_events(c, k);
+		collector_conn_tls_events(c, k);
 	return r ? 0 : -EAGAIN;
 }
 
@@ -434,7 +412,7 @@ void collector_conn_readable(struct collector *c, struct conn *k)
 			return;
 	}
 	if (!flush(c, k) && k->tls)
-		tls_events(c, k);
+		collector_conn_tls_events(c, k);
 }
 
 void collector_conn_postpone(struct collector *c, double secs)

@@ -6,6 +6,7 @@
  * (publish.h), and acknowledges what it has written.
  */
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,8 +77,9 @@ static void publish_health(const struct collector *c, struct vigil_http *http)
 		vigil_http_publish(http, metrics.p, metrics.len, ok, ready.p);
 }
 
-/* While JetStream holds the agents, the loop waits in vigil_pub_send:
- * health goes on from there (live, not ready), once a second. */
+/* While JetStream holds the agents (one message per event), or the batch
+ * layout's pipeline is full, the loop waits in vigil_pub_send: health goes
+ * on from there (live, not ready), once a second. */
 struct hold_ctx {
 	const struct collector *c;
 	struct vigil_http *http;
@@ -93,6 +95,26 @@ static void on_hold(void *ctx)
 	if (now - h->last >= 1) {
 		h->last = now;
 		publish_health(h->c, h->http);
+	}
+}
+
+/* Stopping: the lines in JetStream's pipeline get up to --publish-wait for
+ * their acks, so that their agents are acknowledged and do not send them
+ * again to the next collector. */
+static void drain(struct collector *c, double wait)
+{
+	double end = vigil_stream_now() + wait;
+	struct vigil_pub_counts n;
+
+	if (vigil_pub_fd(c->pub) < 0)
+		return;
+	for (;;) {
+		vigil_pub_pump(c->pub);
+		collector_acks(c);
+		vigil_pub_counts(c->pub, &n);
+		if (!n.pending || n.holding || vigil_stream_now() >= end)
+			break;
+		poll(&(struct pollfd){ .fd = vigil_pub_fd(c->pub), .events = POLLIN }, 1, 50);
 	}
 }
 
@@ -113,7 +135,10 @@ static void run(struct collector *c, struct listener *ls, int nls, const struct 
 		for (int i = 0; i < n && !stop; i++) {	/* stopping: no new batch */
 			int kind = *(int *)evs[i].data.ptr;
 
-			if (kind == EP_LISTEN_TCP) {
+			if (kind == EP_PUB) {
+				vigil_pub_pump(c->pub);
+				collector_acks(c);
+			} else if (kind == EP_LISTEN_TCP) {
 				collector_accept(c, evs[i].data.ptr);
 			} else if (kind == EP_LISTEN_UDP) {
 				collector_udp_readable(c, ((struct listener *)evs[i].data.ptr)->fd);
@@ -124,6 +149,8 @@ static void run(struct collector *c, struct listener *ls, int nls, const struct 
 					collector_conn_readable(c, k);
 			}
 		}
+		vigil_pub_pump(c->pub);	/* retries after a backoff */
+		collector_acks(c);
 		collector_conn_reap(c);
 		vigil_http_alive(http);
 		now = vigil_stream_now();
@@ -213,6 +240,11 @@ static int start(struct collector *c, const struct options *o, struct listener *
 		return err;
 	c->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (c->epfd < 0)
+		return vlog_err(-errno, "epoll");
+	c->pub_kind = EP_PUB;
+	if (vigil_pub_fd(c->pub) >= 0 &&
+	    epoll_ctl(c->epfd, EPOLL_CTL_ADD, vigil_pub_fd(c->pub),
+		      &(struct epoll_event){ .events = EPOLLIN, .data.ptr = &c->pub_kind }))
 		return vlog_err(-errno, "epoll");
 	for (unsigned i = 0; i < o->nlisten; i++)
 		if ((err = collector_listen(c, o->listen[i], tls, &ls[i])))
@@ -305,6 +337,7 @@ int main(int argc, char **argv)
 	if (!err) {
 		vigil_sd_notify("READY=1");	/* systemd (Type=notify): listening */
 		run(&c, listeners, o.nlisten, &o, &tls, http);
+		drain(&c, o.pub.wait);
 		vigil_sd_notify("STOPPING=1");
 		summarise(&c, listeners, o.nlisten);
 	}

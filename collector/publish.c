@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /* See publish.h. */
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
 #include "log.h"
 #include "publish_int.h"
 #include "stream.h"
@@ -121,8 +124,6 @@ static natsStatus attempt(struct vigil_pub *p, const struct vigil_buf *batch)
 	 * buffer with another copy of the batch at each retry. */
 	if (natsConnection_Status(p->nc) != NATS_CONN_STATUS_CONNECTED)
 		return NATS_CONNECTION_DISCONNECTED;
-	if (p->batch_layout)
-		return pub_batch_attempt(p, batch);
 	for (unsigned i = 0; i < p->n && s == NATS_OK; i++) {
 		const char *subject = p->names.p + p->m[i].names;
 		jsPubOptions o;
@@ -146,7 +147,7 @@ static natsStatus attempt(struct vigil_pub *p, const struct vigil_buf *batch)
 	return s;
 }
 
-static const char *why(struct vigil_pub *p, natsStatus s, char *buf, size_t len)
+const char *pub_why(struct vigil_pub *p, natsStatus s, char *buf, size_t len)
 {
 	if (s == NATS_NO_RESPONDERS)
 		return "no JetStream stream takes these subjects";
@@ -160,26 +161,55 @@ static const char *why(struct vigil_pub *p, natsStatus s, char *buf, size_t len)
 	return buf;
 }
 
-/* Sleeps ms unless stop is set meanwhile; true when it is. */
-static bool wait_unless_stop(struct vigil_pub *p, int64_t ms)
+bool pub_wait_unless_stop(struct vigil_pub *p, int64_t ms)
 {
 	for (; ms > 0 && !*p->stop; ms -= 50) {
 		if (p->on_hold)
 			p->on_hold(p->on_hold_ctx);
-		nanosleep(&(struct timespec){ .tv_nsec = 50 * 1000000L }, NULL);
+		if (p->batch_layout) {	/* woken by an ack */
+			poll(&(struct pollfd){ .fd = p->efd, .events = POLLIN }, 1, 50);
+			pub_batch_pump(p);
+			if (p->queued <= PUB_WINDOW)
+				break;
+		} else {
+			nanosleep(&(struct timespec){ .tv_nsec = 50 * 1000000L }, NULL);
+		}
 	}
 	return *p->stop;
 }
 
-int vigil_pub_send(struct vigil_pub *p, const struct vigil_buf *batch)
+/* Batch layout: the batch becomes a ticket in the pipeline; the loop goes
+ * on unless more than PUB_WINDOW bytes wait for JetStream, then it waits
+ * here (health goes on from on_hold) until there is room. */
+static int send_pipelined(struct vigil_pub *p, const struct vigil_buf *batch, uint64_t mark,
+			  uint64_t ticket)
+{
+	if (p->oom || pub_batch_take(p, batch, ticket, mark))
+		return vlog_refuse(-ENOMEM, "JetStream: no memory to publish a batch of events");
+	while (p->queued > PUB_WINDOW)
+		if (pub_wait_unless_stop(p, 1000))
+			return vlog_refuse(-EINTR, "stopping: %zu bytes of lines JetStream did not "
+					"acknowledge are not acknowledged to their agents either",
+					p->queued);
+	return 0;
+}
+
+int vigil_pub_send(struct vigil_pub *p, const struct vigil_buf *batch, uint64_t mark,
+		   uint64_t *ticket)
 {
 	double since = 0, told = 0;
 	int64_t backoff = 100;
 	char buf[256];
 	int err = 0;
 
-	if (!p || (!p->n && !p->oom))
+	*ticket = 0;
+	if (!p)
 		return 0;
+	*ticket = ++p->tickets;
+	if (p->batch_layout)
+		return send_pipelined(p, batch, mark, *ticket);
+	if (!p->n && !p->oom)
+		goto done;
 	if (p->oom || p->names.oom)
 		return vlog_refuse(-ENOMEM, "JetStream: no memory to publish a batch of events");
 	for (;;) {
@@ -195,7 +225,7 @@ int vigil_pub_send(struct vigil_pub *p, const struct vigil_buf *batch)
 			return vlog_err(-ENOMEM, "JetStream: no memory to publish a batch of events");
 		if (!since) {
 			vlog_info("JetStream at %s does not acknowledge (%s): holding %u events and "
-				  "every agent, retrying", p->url, why(p, s, buf, sizeof(buf)), p->n);
+				  "every agent, retrying", p->url, pub_why(p, s, buf, sizeof(buf)), p->n);
 			since = told = vigil_stream_now();
 			p->held++;
 		} else if (vigil_stream_now() - told >= 30) {
@@ -204,10 +234,10 @@ int vigil_pub_send(struct vigil_pub *p, const struct vigil_buf *batch)
 			 * say it again, with how long it has lasted. */
 			told = vigil_stream_now();
 			vlog_info("JetStream at %s still does not acknowledge after %.0f s (%s): "
-				  "holding %u events", p->url, told - since, why(p, s, buf, sizeof(buf)),
+				  "holding %u events", p->url, told - since, pub_why(p, s, buf, sizeof(buf)),
 				  p->n);
 		}
-		if (wait_unless_stop(p, backoff)) {
+		if (pub_wait_unless_stop(p, backoff)) {
 			err = vlog_refuse(-EINTR, "stopping: %u events JetStream did not acknowledge are "
 				       "not acknowledged to their agents either", p->n);
 			break;
@@ -218,7 +248,31 @@ int vigil_pub_send(struct vigil_pub *p, const struct vigil_buf *batch)
 	if (since && !err)
 		vlog_info("JetStream at %s acknowledges again, after %.1f s", p->url,
 			  vigil_stream_now() - since);
-	return err;
+	if (err)
+		return err;
+done:
+	p->done = *ticket;	/* one message per event: acknowledged before return */
+	p->done_mark = mark;
+	return 0;
+}
+
+uint64_t vigil_pub_done(const struct vigil_pub *p, uint64_t *mark)
+{
+	if (!p)
+		return UINT64_MAX;
+	*mark = p->done_mark;
+	return p->done;
+}
+
+int vigil_pub_fd(const struct vigil_pub *p)
+{
+	return p && p->batch_layout ? p->efd : -1;
+}
+
+void vigil_pub_pump(struct vigil_pub *p)
+{
+	if (p && p->batch_layout)
+		pub_batch_pump(p);
 }
 
 void vigil_pub_forget(struct vigil_pub *p)
@@ -461,6 +515,12 @@ int vigil_pub_open(struct vigil_pub **out, const struct vigil_pub_config *cfg)
 	if (!p)
 		return -ENOMEM;
 	pthread_mutex_init(&p->lock, NULL);
+	p->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (p->efd < 0) {
+		err = vlog_err(-errno, "eventfd");
+		free(p);
+		return err;
+	}
 	if (strlen(cfg->prefix) >= sizeof(p->prefix) || !subject_ok(cfg->prefix)) {
 		vigil_pub_close(p);
 		return vlog_refuse(-EINVAL, "--publish-subject '%s': want tokens like vigil or site.vigil "
@@ -521,8 +581,13 @@ int vigil_pub_open(struct vigil_pub **out, const struct vigil_pub_config *cfg)
 	jo.Wait = p->wait_ms;
 	jo.PublishAsync.MaxPending = 1 << 16;
 	jo.PublishAsync.StallWait = p->wait_ms;
-	jo.PublishAsync.ErrHandler = on_pub_error;
-	jo.PublishAsync.ErrHandlerClosure = p;
+	if (p->batch_layout) {	/* every ack, for the pipeline */
+		jo.PublishAsync.AckHandler = pub_batch_on_ack;
+		jo.PublishAsync.AckHandlerClosure = p;
+	} else {
+		jo.PublishAsync.ErrHandler = on_pub_error;
+		jo.PublishAsync.ErrHandlerClosure = p;
+	}
 	s = natsConnection_JetStream(&p->js, p->nc, &jo);
 	if (s != NATS_OK) {
 		err = vlog_refuse(-EIO, "--publish %s: %s", p->url, natsStatus_GetText(s));
@@ -561,6 +626,8 @@ void vigil_pub_close(struct vigil_pub *p)
 	natsConnection_Destroy(p->nc);
 	if (p->lib)
 		nats_CloseAndWait(2000);
+	pub_batch_free(p);
+	close(p->efd);
 	pthread_mutex_destroy(&p->lock);
 	vbuf_free(&p->names);
 	vbuf_free(&p->scratch);
@@ -571,7 +638,11 @@ void vigil_pub_close(struct vigil_pub *p)
 
 void vigil_pub_counts(const struct vigil_pub *p, struct vigil_pub_counts *out)
 {
-	*out = (struct vigil_pub_counts){ .published = p->published, .pending = p->n,
+	uint64_t pending = p->n;
+
+	for (unsigned i = 0; i < p->nrings; i++)
+		pending += p->rings[i].qn;	/* batch layout: in the pipeline */
+	*out = (struct vigil_pub_counts){ .published = p->published, .pending = pending,
 					  .messages = p->messages, .refusals = p->refusals,
 					  .holding = p->holding };
 }

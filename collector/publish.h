@@ -37,8 +37,9 @@ struct vigil_pub_config {
 	double min_window;	/* seconds of duplicate window wanted: warned
 				 * about when shorter, set on a stream created */
 	volatile sig_atomic_t *stop;	/* set: give up holding a batch */
-	/* Called between the attempts while agents are held (NULL: none):
-	 * the collector's loop waits here, so its health goes on from it. */
+	/* Called between the attempts while agents are held (NULL: none),
+	 * and while the batch layout's pipeline is full: the collector's
+	 * loop waits here then, so its health goes on from it. */
 	void (*holding)(void *ctx);
 	void *holding_ctx;
 };
@@ -54,10 +55,26 @@ int vigil_pub_open(struct vigil_pub **pub, const struct vigil_pub_config *cfg);
 void vigil_pub_line(struct vigil_pub *pub, const struct vigil_buf *batch, size_t from,
 		    const char *node, const char *boot, uint32_t ring, uint64_t at,
 		    const char *id_kind, uint64_t n);
-/* Publishes the lines marked in batch, retrying until JetStream has
- * acknowledged every one: 0; or stop was set (-EINTR), or memory ran out
- * (-ENOMEM). NULL pub: nothing to do. */
-int vigil_pub_send(struct vigil_pub *pub, const struct vigil_buf *batch);
+/* Publishes the lines marked in batch as ticket *ticket (tickets count up
+ * from 1; 0 for a NULL pub, which has nothing to do): 0; or stop was set
+ * (-EINTR), or memory ran out (-ENOMEM). One message per event: retries
+ * until JetStream has acknowledged every line, then returns. Batch layout
+ * (publish_batch.c): pipelined, returns once the lines are copied and
+ * there is room for more; vigil_pub_done says when they are in the stream.
+ * mark: the caller's, given back by vigil_pub_done (the export file's
+ * size after the batch). */
+int vigil_pub_send(struct vigil_pub *pub, const struct vigil_buf *batch, uint64_t mark,
+		   uint64_t *ticket);
+/* The last ticket JetStream has acknowledged each line of, with every
+ * ticket before it, and its mark (0: none yet). NULL pub: UINT64_MAX, mark
+ * untouched. */
+uint64_t vigil_pub_done(const struct vigil_pub *pub, uint64_t *mark);
+/* Readable when acks came back (the batch layout's pipeline): the loop then
+ * calls vigil_pub_pump. -1: none to watch. */
+int vigil_pub_fd(const struct vigil_pub *pub);
+/* Takes the acks that came, sends what can go, retries what was refused
+ * once its backoff is over: call on vigil_pub_fd and now and then. */
+void vigil_pub_pump(struct vigil_pub *pub);
 /* Clears the marks, once the batch is out or given up. */
 void vigil_pub_forget(struct vigil_pub *pub);
 void vigil_pub_close(struct vigil_pub *pub);

@@ -168,6 +168,8 @@ static void take_data(struct collector *c, const uint8_t *p, size_t n,
 
 void collector_udp_readable(struct collector *c, int fd)
 {
+	uint64_t ticket;
+
 	for (int i = 0; i < 256; i++) {	/* bounded: TCP agents get their turn */
 		struct sockaddr_storage from = {};
 		socklen_t fl = sizeof(from);
@@ -190,7 +192,7 @@ void collector_udp_readable(struct collector *c, int fd)
 		else
 			bad(c, "bad magic");
 		if (c->batch.len > UDP_BATCH_FLUSH)
-			collector_batch_out(c);
+			collector_batch_out(c, &ticket);
 	}
-	collector_batch_out(c);
+	collector_batch_out(c, &ticket);	/* no acks: nothing waits for it */
 }

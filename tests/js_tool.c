@@ -4,8 +4,13 @@
  *   js_tool read URL STREAM SUBJECTS [IDLE_S]
  *     prints every message of a stream, from its first, as one JSON object
  *     a line, {"subject":"...","id":"<Nats-Msg-Id>","data":<the message>},
- *     until none came for IDLE_S seconds (default 1): what the collector
- *     published, as a consumer reads it;
+ *     up to the last the stream held when it was sent, or until none came
+ *     for IDLE_S seconds (default 1): what the collector published, as a
+ *     consumer reads it;
+ *   js_tool publish URL SUBJECT N
+ *     publishes N messages {"n":K}, K = 1..N, each waiting for JetStream's
+ *     ack, and prints "acked K" after each ack (tests/vm/fsync.sh: what a
+ *     crash may not lose);
  *   js_tool lines URL STREAM SUBJECTS [IDLE_S]
  *     the same as a consumer of both layouts (docs/stream.md) reads it:
  *     every event's JSON line, one a line, a batch message split at its
@@ -90,6 +95,33 @@ static void print_lines(natsMsg *m)
 	fwrite(data, 1, len, stdout);
 }
 
+static int publish(const char *url, const char *subject, long n)
+{
+	natsConnection *nc = NULL;
+	jsCtx *js = NULL;
+	natsStatus s = natsConnection_ConnectTo(&nc, url);
+	char data[32];
+
+	if (s == NATS_OK)
+		s = natsConnection_JetStream(&js, nc, NULL);
+	for (long k = 1; k <= n && s == NATS_OK; k++) {
+		jsPubAck *pa = NULL;
+		int len = snprintf(data, sizeof(data), "{\"n\":%ld}", k);
+
+		s = js_Publish(&pa, js, subject, data, len, NULL, NULL);
+		jsPubAck_Destroy(pa);
+		if (s == NATS_OK) {
+			printf("acked %ld\n", k);
+			fflush(stdout);
+		}
+	}
+	if (s != NATS_OK)
+		fprintf(stderr, "js_tool publish: %s\n", natsStatus_GetText(s));
+	jsCtx_Destroy(js);
+	natsConnection_Destroy(nc);
+	return s == NATS_OK ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	natsConnection *nc = NULL;
@@ -103,6 +135,8 @@ int main(int argc, char **argv)
 
 	if (argc == 4 && !strcmp(argv[1], "leader"))
 		return leader(argv[2], argv[3]);
+	if (argc == 5 && !strcmp(argv[1], "publish"))
+		return publish(argv[2], argv[3], atol(argv[4]));
 	if (argc < 5 || (strcmp(argv[1], "read") && strcmp(argv[1], "lines") &&
 			 (strcmp(argv[1], "add-stream") || argc < 6))) {
 		fprintf(stderr, "usage: js_tool read|lines URL STREAM SUBJECTS [IDLE_S]\n"
@@ -128,6 +162,9 @@ int main(int argc, char **argv)
 		natsMsg *m = NULL;
 		const char *id = "";
 
+		jsMsgMetaData *meta = NULL;
+		bool last;
+
 		s = natsSubscription_NextMsg(&m, sub, idle_ms);
 		if (s == NATS_TIMEOUT) {
 			s = NATS_OK;
@@ -135,17 +172,21 @@ int main(int argc, char **argv)
 		}
 		if (s != NATS_OK)
 			break;
+		/* The stream's last message when it was sent: done, also on a
+		 * busy host whose agents never let the stream go idle. */
+		last = natsMsg_GetMetaData(&meta, m) == NATS_OK && meta->NumPending == 0;
+		jsMsgMetaData_Destroy(meta);
 		if (lines) {
 			print_lines(m);
-			natsMsg_Destroy(m);
-			n++;
-			continue;
+		} else {
+			natsMsgHeader_Get(m, "Nats-Msg-Id", &id);
+			printf("{\"subject\":\"%s\",\"id\":\"%s\",\"data\":%.*s}\n",
+			       natsMsg_GetSubject(m), id, natsMsg_GetDataLength(m), natsMsg_GetData(m));
 		}
-		natsMsgHeader_Get(m, "Nats-Msg-Id", &id);
-		printf("{\"subject\":\"%s\",\"id\":\"%s\",\"data\":%.*s}\n", natsMsg_GetSubject(m), id,
-		       natsMsg_GetDataLength(m), natsMsg_GetData(m));
 		natsMsg_Destroy(m);
 		n++;
+		if (last)
+			break;
 	}
 	if (s != NATS_OK)
 		fprintf(stderr, "js_tool: %s: %s\n", natsStatus_GetText(s), nats_GetLastError(NULL));

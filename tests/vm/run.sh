@@ -8,6 +8,9 @@
 #   VM_SYSTEMD  1: the host's systemd runs as PID 1 in the guest and the
 #               tests run as a service of it (tests/vm/guest.sh)
 #   VM_MEM (MiB), VM_TIMEOUT and TEST_TIMEOUT (s), VM_ACCEL (kvm|tcg)
+#   VM_DISK     a raw disk image the guest sees as /dev/vda (virtio-blk;
+#               what the guest writes reaches it only through its own page
+#               cache: killing qemu is the guest's power cut, tests/vm/fsync.sh)
 # The guest's exit status is this script's; its console log and, on failure,
 # its dmesg and test folders stay in $BUILD/vm/<kernel release>/.
 set -euo pipefail
@@ -116,6 +119,7 @@ timeout --foreground -k 10 "$VM_TIMEOUT" qemu-system-x86_64 -accel "$accel" -cpu
 	-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap" \
 	-virtfs "local,path=$root/lib/modules,mount_tag=modules,security_model=none,readonly=on" \
 	-virtfs "local,path=$out,mount_tag=vmout,security_model=none" \
+	${VM_DISK:+-drive "file=$VM_DISK,format=raw,if=virtio,cache=writeback"} \
 	</dev/null | tee "$out/tap.txt"
 qrc=${PIPESTATUS[0]}
 set -e
