@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include "host_port.h"
 #include "log.h"
 #include "publish_int.h"
 
@@ -22,7 +23,7 @@
 static void server_version(const char *url, char *ver, size_t n)
 {
 	char host[256], port[16], line[4096];
-	const char *hp = strstr(url, "://"), *at, *colon, *v;
+	const char *hp = strstr(url, "://"), *at, *p, *v;
 	struct addrinfo *ai = NULL, hints = { .ai_socktype = SOCK_STREAM };
 	size_t got = 0;
 	int fd = -1;
@@ -31,12 +32,9 @@ static void server_version(const char *url, char *ver, size_t n)
 	hp = hp ? hp + 3 : url;
 	if ((at = strchr(hp, '@')))
 		hp = at + 1;
-	if (!(colon = strrchr(hp, ':')) || colon - hp >= (long)sizeof(host))
+	if (vigil_host_port_split(hp, host, sizeof(host), &p, NULL))
 		return;
-	snprintf(host, sizeof(host), "%.*s", (int)(colon - hp), hp);
-	if (host[0] == '[')	/* [v6] */
-		snprintf(host, sizeof(host), "%.*s", (int)(colon - hp - 2), hp + 1);
-	snprintf(port, sizeof(port), "%.*s", (int)strcspn(colon + 1, "/"), colon + 1);
+	snprintf(port, sizeof(port), "%.*s", (int)strcspn(p, "/"), p);
 	if (getaddrinfo(host, port, &hints, &ai) || !ai)
 		return;
 	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
