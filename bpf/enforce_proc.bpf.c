@@ -60,6 +60,7 @@ struct hook {
 	__u32 intent;
 	__s64 result;
 	struct file *file;	/* opened, or the new binary */
+	struct path path;	/* an opened file's */
 };
 
 static __always_inline void count_out(__u32 out)
@@ -173,6 +174,8 @@ static __always_inline int decide(struct task_struct *t, struct hook *h)
 	struct scratch *s;
 	struct ptask pt;
 	struct pfind f;
+	struct path root = {};
+	struct fs_struct *fs = t->fs;	/* t is BTF-typed: loads, not helper calls */
 	__u32 out, strings;
 
 	if (!state)
@@ -192,16 +195,20 @@ static __always_inline int decide(struct task_struct *t, struct hook *h)
 	s->m.s[VIGIL_PSTR_PATH].have = false;
 	s->m.s[VIGIL_PSTR_BINARY].have = false;
 	s->m.s[VIGIL_PSTR_PARENT].have = false;
+	if (fs) {
+		root.dentry = fs->root.dentry;
+		root.mnt = fs->root.mnt;
+	}
 	if (h->verb == VIGIL_VERB_EXEC) {
-		pstr_of_file(&s->m.s[VIGIL_PSTR_BINARY], h->file, t);
+		pstr_of_file(&s->m.s[VIGIL_PSTR_BINARY], h->file, &root);
 	} else {
 		if (strings & (1u << VIGIL_PSTR_PATH))
-			pstr_of_file(&s->m.s[VIGIL_PSTR_PATH], h->file, t);
+			pstr_of_path(&s->m.s[VIGIL_PSTR_PATH], &h->path, &root);
 		if (strings & (1u << VIGIL_PSTR_BINARY))
-			pstr_of_file(&s->m.s[VIGIL_PSTR_BINARY], BPF_CORE_READ(t, mm, exe_file), t);
+			pstr_of_file(&s->m.s[VIGIL_PSTR_BINARY], BPF_CORE_READ(t, mm, exe_file), &root);
 	}
 	if (strings & (1u << VIGIL_PSTR_PARENT))
-		pstr_of_file(&s->m.s[VIGIL_PSTR_PARENT], BPF_CORE_READ(t, real_parent, mm, exe_file), t);
+		pstr_of_file(&s->m.s[VIGIL_PSTR_PARENT], BPF_CORE_READ(t, real_parent, mm, exe_file), &root);
 	if (strings & (1u << VIGIL_PSTR_PATH))
 		pstr_match(&s->m, conf, gen, VIGIL_PSTR_PATH);
 	if (strings & (1u << VIGIL_PSTR_BINARY))
@@ -233,9 +240,9 @@ static __always_inline int decide(struct task_struct *t, struct hook *h)
 		return 0;
 	/* The event names the process's binary too. */
 	if (h->verb != VIGIL_VERB_EXEC && !s->m.s[VIGIL_PSTR_BINARY].have)
-		pstr_of_file(&s->m.s[VIGIL_PSTR_BINARY], BPF_CORE_READ(t, mm, exe_file), t);
+		pstr_of_file(&s->m.s[VIGIL_PSTR_BINARY], BPF_CORE_READ(t, mm, exe_file), &root);
 	if (h->verb != VIGIL_VERB_EXEC && !s->m.s[VIGIL_PSTR_PATH].have)
-		pstr_of_file(&s->m.s[VIGIL_PSTR_PATH], h->file, t);
+		pstr_of_path(&s->m.s[VIGIL_PSTR_PATH], &h->path, &root);
 	post(s, r, f.found, t, h, out, st);
 	return 0;
 }
@@ -248,25 +255,40 @@ int BPF_PROG(proc_policy_exec, struct task_struct *p, pid_t old_pid, struct linu
 	return decide(p, &h);
 }
 
-/* The file the fd names in the current task's table. */
+/* The file the fd names in the current task's table. t is BTF-typed: its
+ * fields are plain loads; only the table's slot needs a helper call. */
 static __always_inline struct file *fd_file(struct task_struct *t, long fd)
 {
-	struct fdtable *fdt = BPF_CORE_READ(t, files, fdt);
-	struct file **fds = BPF_CORE_READ(fdt, fd);
+	struct fdtable *fdt = t->files->fdt;
+	struct file **fds = fdt->fd;
 	struct file *f = NULL;
 
-	if (fd < 0 || fd >= BPF_CORE_READ(fdt, max_fds))
+	if (fd < 0 || fd >= fdt->max_fds)
 		return NULL;
 	bpf_probe_read_kernel(&f, sizeof(f), fds + fd);
 	return f;
 }
 
+/* What the hooks want of an opened file. */
+struct file_view {
+	struct path path;
+	struct file *file;
+	__u32 mode;
+};
+
+static __always_inline void file_load(struct file_view *v, struct file *f)
+{
+	BPF_CORE_READ_INTO(&v->path, f, f_path);
+	v->mode = BPF_CORE_READ(f, f_mode);
+	v->file = f;
+}
+
 /* What the open asked for and what took effect: flags as given (the
  * file's f_flags lose O_CREAT and O_TRUNC), the created bit from f_mode. */
-static __always_inline __u32 open_intent(__u32 flags, struct file *f)
+static __always_inline __u32 open_intent(__u32 flags, const struct file_view *v)
 {
 	__u32 acc = flags & O_ACCMODE_, in = 0;
-	umode_t mode = BPF_CORE_READ(f, f_inode, i_mode);
+	struct file *f = v->file;
 
 	if (acc != O_WRONLY_)
 		in |= VIGIL_INTENT_READ;
@@ -274,9 +296,11 @@ static __always_inline __u32 open_intent(__u32 flags, struct file *f)
 		in |= VIGIL_INTENT_WRITE;
 	if (flags & O_CREAT_)
 		in |= VIGIL_INTENT_CREATE;
-	if (BPF_CORE_READ(f, f_mode) & FMODE_CREATED_BIT)
+	if (v->mode & FMODE_CREATED_BIT)
 		in |= VIGIL_INTENT_CREATED;
-	if ((flags & O_TRUNC_) && (in & VIGIL_INTENT_WRITE) && (mode & S_IFMT_) == S_IFREG_)
+	/* The inode's mode only when it can matter: one read fewer an open. */
+	if ((flags & O_TRUNC_) && (in & VIGIL_INTENT_WRITE) &&
+	    (BPF_CORE_READ(f, f_inode, i_mode) & S_IFMT_) == S_IFREG_)
 		in |= VIGIL_INTENT_TRUNCATE;
 	return in;
 }
@@ -288,18 +312,19 @@ static __always_inline int open_exit(long ret, __u8 verb)
 	struct task_struct *t = bpf_get_current_task_btf();
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
 	struct hook h = { .verb = verb, .result = ret };
+	struct file_view fv;
 	__u64 flags = 0;
 
 	if (ret < 0)
 		return 0;	/* failed opens are not matched (docs/policy.md) */
 	switch (verb) {
-	case VIGIL_VERB_OPEN: flags = BPF_CORE_READ(regs, si); break;
-	case VIGIL_VERB_OPENAT: flags = BPF_CORE_READ(regs, dx); break;
+	case VIGIL_VERB_OPEN: flags = regs->si; break;	/* BTF-typed: a load */
+	case VIGIL_VERB_OPENAT: flags = regs->dx; break;
 	case VIGIL_VERB_CREAT: flags = O_CREAT_ | O_WRONLY_ | O_TRUNC_; break;
 	case VIGIL_VERB_OPENAT2: {
 		/* struct open_how's first field, from user memory: it may have
 		 * changed since the kernel read it (docs/policy.md). */
-		void *how = (void *)BPF_CORE_READ(regs, dx);
+		void *how = (void *)regs->dx;
 
 		bpf_probe_read_user(&flags, sizeof(flags), how);
 		break;
@@ -309,7 +334,9 @@ static __always_inline int open_exit(long ret, __u8 verb)
 	h.file = fd_file(t, ret);
 	if (!h.file)
 		return 0;
-	h.intent = open_intent(flags, h.file);
+	file_load(&fv, h.file);
+	h.path = fv.path;
+	h.intent = open_intent(flags, &fv);
 	return decide(t, &h);
 }
 
