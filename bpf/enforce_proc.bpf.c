@@ -163,8 +163,9 @@ static __always_inline void post(struct scratch *s, const struct vigil_prule *r,
 		st->events++;
 }
 
-/* Matches the hook's rules and acts. t is current. */
-static __always_inline int decide(struct task_struct *t, struct hook *h)
+/* Matches the hook's rules and acts. t is current; typed: h->path's
+ * pointers are BTF-typed (a constant: each hook inlines one decide a kind). */
+static __always_inline int decide(struct task_struct *t, struct hook *h, const bool typed)
 {
 	__u32 zero = 0, gen, key;
 	struct vigil_pstate *state = bpf_map_lookup_elem(&vigil_pstate, &zero);
@@ -200,10 +201,10 @@ static __always_inline int decide(struct task_struct *t, struct hook *h)
 		root.mnt = fs->root.mnt;
 	}
 	if (h->verb == VIGIL_VERB_EXEC) {
-		pstr_of_file(&s->m.s[VIGIL_PSTR_BINARY], h->file, &root);
+		pstr_of_path(&s->m.s[VIGIL_PSTR_BINARY], &h->path, &root, typed);
 	} else {
 		if (strings & (1u << VIGIL_PSTR_PATH))
-			pstr_of_path(&s->m.s[VIGIL_PSTR_PATH], &h->path, &root);
+			pstr_of_path(&s->m.s[VIGIL_PSTR_PATH], &h->path, &root, typed);
 		if (strings & (1u << VIGIL_PSTR_BINARY))
 			pstr_of_file(&s->m.s[VIGIL_PSTR_BINARY], BPF_CORE_READ(t, mm, exe_file), &root);
 	}
@@ -242,17 +243,39 @@ static __always_inline int decide(struct task_struct *t, struct hook *h)
 	if (h->verb != VIGIL_VERB_EXEC && !s->m.s[VIGIL_PSTR_BINARY].have)
 		pstr_of_file(&s->m.s[VIGIL_PSTR_BINARY], BPF_CORE_READ(t, mm, exe_file), &root);
 	if (h->verb != VIGIL_VERB_EXEC && !s->m.s[VIGIL_PSTR_PATH].have)
-		pstr_of_path(&s->m.s[VIGIL_PSTR_PATH], &h->path, &root);
+		pstr_of_path(&s->m.s[VIGIL_PSTR_PATH], &h->path, &root, typed);
 	post(s, r, f.found, t, h, out, st);
 	return 0;
+}
+
+/* bprm->file is BTF-typed: its path's pointers too, with loads. The
+ * typed walk is loaded where the *_cast open hooks are (6.2+): the one
+ * kernel older than that we test on, 6.1, runs the helper walk. */
+static __always_inline int exec_hook(struct task_struct *p, struct linux_binprm *bprm,
+				     const bool typed)
+{
+	struct file *f = bprm->file;
+	struct hook h = { .verb = VIGIL_VERB_EXEC, .file = f };
+
+	if (typed) {
+		h.path.dentry = f->f_path.dentry;
+		h.path.mnt = f->f_path.mnt;
+	} else {
+		BPF_CORE_READ_INTO(&h.path, f, f_path);
+	}
+	return decide(p, &h, typed);
 }
 
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(proc_policy_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
-	struct hook h = { .verb = VIGIL_VERB_EXEC, .file = bprm->file };
+	return exec_hook(p, bprm, false);
+}
 
-	return decide(p, &h);
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(proc_policy_exec_cast, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	return exec_hook(p, bprm, true);
 }
 
 /* The file the fd names in the current task's table. t is BTF-typed: its
@@ -268,6 +291,11 @@ static __always_inline struct file *fd_file(struct task_struct *t, long fd)
 	bpf_probe_read_kernel(&f, sizeof(f), fds + fd);
 	return f;
 }
+
+/* Linux 6.2+: a pointer read as a number, made BTF-typed again, so that
+ * its fields and those it leads to are plain loads. Weak: on 6.1 the
+ * *_cast programs that call it are not loaded (agent/enforce/proc_rules.c). */
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
 
 /* What the hooks want of an opened file. */
 struct file_view {
@@ -306,8 +334,9 @@ static __always_inline __u32 open_intent(__u32 flags, const struct file_view *v)
 }
 
 /* At a syscall's exit the task's saved user registers still hold its
- * arguments (x86_64: di, si, dx). */
-static __always_inline int open_exit(long ret, __u8 verb)
+ * arguments (x86_64: di, si, dx). cast: the program may call
+ * bpf_rdonly_cast, and walks the opened file's path with loads. */
+static __always_inline int open_exit(long ret, __u8 verb, const bool cast)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
@@ -334,32 +363,67 @@ static __always_inline int open_exit(long ret, __u8 verb)
 	h.file = fd_file(t, ret);
 	if (!h.file)
 		return 0;
+	if (cast) {
+		/* not h.file in the loads: CO-RE would relocate struct hook */
+		struct file *f = bpf_rdonly_cast(h.file, bpf_core_type_id_kernel(struct file));
+
+		h.path.dentry = f->f_path.dentry;
+		h.path.mnt = f->f_path.mnt;
+		fv.mode = f->f_mode;
+		fv.file = f;
+		h.intent = open_intent(flags, &fv);
+		return decide(t, &h, true);
+	}
 	file_load(&fv, h.file);
 	h.path = fv.path;
 	h.intent = open_intent(flags, &fv);
-	return decide(t, &h);
+	return decide(t, &h, false);
 }
 
 SEC("tracepoint/syscalls/sys_exit_open")
 int proc_policy_open(struct trace_event_raw_sys_exit *ctx)
 {
-	return open_exit(ctx->ret, VIGIL_VERB_OPEN);
+	return open_exit(ctx->ret, VIGIL_VERB_OPEN, false);
+}
+
+SEC("tracepoint/syscalls/sys_exit_open")
+int proc_policy_open_cast(struct trace_event_raw_sys_exit *ctx)
+{
+	return open_exit(ctx->ret, VIGIL_VERB_OPEN, true);
 }
 
 SEC("tracepoint/syscalls/sys_exit_openat")
 int proc_policy_openat(struct trace_event_raw_sys_exit *ctx)
 {
-	return open_exit(ctx->ret, VIGIL_VERB_OPENAT);
+	return open_exit(ctx->ret, VIGIL_VERB_OPENAT, false);
+}
+
+SEC("tracepoint/syscalls/sys_exit_openat")
+int proc_policy_openat_cast(struct trace_event_raw_sys_exit *ctx)
+{
+	return open_exit(ctx->ret, VIGIL_VERB_OPENAT, true);
 }
 
 SEC("tracepoint/syscalls/sys_exit_openat2")
 int proc_policy_openat2(struct trace_event_raw_sys_exit *ctx)
 {
-	return open_exit(ctx->ret, VIGIL_VERB_OPENAT2);
+	return open_exit(ctx->ret, VIGIL_VERB_OPENAT2, false);
+}
+
+SEC("tracepoint/syscalls/sys_exit_openat2")
+int proc_policy_openat2_cast(struct trace_event_raw_sys_exit *ctx)
+{
+	return open_exit(ctx->ret, VIGIL_VERB_OPENAT2, true);
 }
 
 SEC("tracepoint/syscalls/sys_exit_creat")
 int proc_policy_creat(struct trace_event_raw_sys_exit *ctx)
 {
-	return open_exit(ctx->ret, VIGIL_VERB_CREAT);
+	return open_exit(ctx->ret, VIGIL_VERB_CREAT, false);
+}
+
+SEC("tracepoint/syscalls/sys_exit_creat")
+int proc_policy_creat_cast(struct trace_event_raw_sys_exit *ctx)
+{
+	return open_exit(ctx->ret, VIGIL_VERB_CREAT, true);
 }

@@ -50,6 +50,10 @@ struct vigil_path_walk {
 	struct vigil_mount_link up;	/* mnt's */
 	struct dentry *root_dentry;
 	struct vfsmount *root_mnt;
+	/* The typed walk's (vigil_path_step_typed): BTF-typed pointers. */
+	struct dentry *tdentry;
+	struct vfsmount *tvfs;
+	struct dentry *tmnt_root;
 	__u32 pos;
 	bool truncated;
 	bool done;
@@ -86,6 +90,28 @@ static __always_inline void vigil_name_copy(char *buf, __u32 pos, const __u8 *sp
 	}
 }
 
+/* Puts the name of len bytes before the path in w: from w->span, ending
+ * at span[end], when in_span, else read from the kernel at name; then the
+ * '/'. False when it does not fit (the walk is cut). */
+static __always_inline bool vigil_path_put(struct vigil_path_walk *w, __u64 name, __u32 len,
+					   bool in_span, __u32 end)
+{
+	if (len > VIGIL_NAME_MAX)
+		len = VIGIL_NAME_MAX;
+	if (w->pos < len + 2) {	/* keep pos > 0: a length of VIGIL_PATH_BUF would mask to 0 */
+		w->truncated = true;
+		return false;
+	}
+	if (in_span && w->pos >= VIGIL_DENTRY_SPAN)
+		vigil_name_copy(w->buf, w->pos, w->span, end, len);
+	else
+		bpf_probe_read_kernel(w->buf + ((w->pos - len) & VIGIL_PATH_MASK),
+				      len & VIGIL_NAME_MAX, (void *)name);
+	w->pos -= len + 1;
+	w->buf[w->pos & VIGIL_PATH_MASK] = '/';
+	return true;
+}
+
 static long vigil_path_step(__u32 i, struct vigil_path_walk *w)
 {
 	struct dentry *d = w->dentry, *parent;
@@ -114,20 +140,63 @@ static long vigil_path_step(__u32 i, struct vigil_path_walk *w)
 	}
 	len = *(__u32 *)(w->span + ((o_name + 4) & (VIGIL_DENTRY_SPAN - 1)));	/* qstr.len */
 	name = *(__u64 *)(w->span + ((o_name + 8) & (VIGIL_DENTRY_SPAN - 1)));
-	if (len > VIGIL_NAME_MAX)
-		len = VIGIL_NAME_MAX;
-	if (w->pos < len + 2) {	/* keep pos > 0: a length of VIGIL_PATH_BUF would mask to 0 */
-		w->truncated = true;
+	if (!vigil_path_put(w, name, len, name >= base && name + len <= base + VIGIL_DENTRY_SPAN,
+			    name + len - base))
 		goto done;
-	}
-	if (name >= base && name + len <= base + VIGIL_DENTRY_SPAN && w->pos >= VIGIL_DENTRY_SPAN)
-		vigil_name_copy(w->buf, w->pos, w->span, name + len - base, len);
-	else
-		bpf_probe_read_kernel(w->buf + ((w->pos - len) & VIGIL_PATH_MASK),
-				      len & VIGIL_NAME_MAX, (void *)name);
-	w->pos -= len + 1;
-	w->buf[w->pos & VIGIL_PATH_MASK] = '/';
 	w->dentry = parent;
+	return 0;
+done:
+	w->done = true;
+	return 1;
+}
+
+/* Linux before 6.14 names the inline name buffer d_iname. */
+struct dentry___v61 {
+	unsigned char d_iname[32];
+} __attribute__((preserve_access_index));
+
+#define VIGIL_INLINE_MAX 40	/* DNAME_INLINE_LEN on 6.14+; 32 before */
+
+/* The walk's step when the dentries are BTF-typed pointers (a file taken
+ * from a typed task's fd_array): their fields are plain loads, no helper
+ * call, and so is a short name's bytes, from the dentry's inline buffer.
+ * A mount to cross stops it: struct mount is reached from a vfsmount by
+ * container_of, which a typed pointer cannot take, and vigil_path_step
+ * goes on from w->tdentry. */
+static long vigil_path_step_typed(__u32 i, struct vigil_path_walk *w)
+{
+	struct dentry *d = w->tdentry, *parent;
+	__u32 o_in, n_in, len;
+	__u64 name;
+
+	if (d == w->root_dentry && w->tvfs == w->root_mnt)
+		goto done;
+	parent = d->d_parent;
+	if (d == w->tmnt_root || d == parent)
+		return 1;
+	if (bpf_core_field_exists(struct dentry, d_shortname)) {
+		o_in = bpf_core_field_offset(struct dentry, d_shortname);
+		n_in = bpf_core_field_size(struct dentry, d_shortname);
+	} else {
+		o_in = bpf_core_field_offset(struct dentry___v61, d_iname);
+		n_in = bpf_core_field_size(struct dentry___v61, d_iname);
+	}
+	len = d->d_name.len;
+	name = (__u64)d->d_name.name;
+	if (name == (__u64)d + o_in && len < n_in && n_in <= VIGIL_INLINE_MAX) {
+		const unsigned char *src = (const unsigned char *)d + o_in;
+
+		/* At span + 8: vigil_name_copy's first word may start up to 7
+		 * bytes before the name. */
+#pragma unroll
+		for (int j = 0; j < VIGIL_INLINE_MAX; j++)
+			if (j < n_in)
+				w->span[8 + j] = src[j];
+	}
+	if (!vigil_path_put(w, name, len, name == (__u64)d + o_in && len < n_in &&
+			    n_in <= VIGIL_INLINE_MAX, 8 + len))
+		goto done;
+	w->tdentry = parent;
 	return 0;
 done:
 	w->done = true;
@@ -138,20 +207,40 @@ done:
  * not fit is cut at its root side and *truncated set. */
 static __always_inline __u32 vigil_path_build(char *buf, const struct path *p,
 					      const struct path *root, __u32 *start,
-					      bool *truncated)
+					      bool *truncated, const bool typed)
 {
 	struct vigil_path_walk w = {
 		.buf = buf,
 		.span = (__u8 *)buf + VIGIL_PATH_BUF,
-		.dentry = BPF_CORE_READ(p, dentry),
-		.mnt = container_of(BPF_CORE_READ(p, mnt), struct mount, mnt),
-		.root_dentry = root ? BPF_CORE_READ(root, dentry) : NULL,
-		.root_mnt = root ? BPF_CORE_READ(root, mnt) : NULL,
 		.pos = vigil_loop_opaque(VIGIL_PATH_BUF),	/* loop.bpf.h */
 	};
+	long steps = 0;
 
-	vigil_mount_load(&w.up, w.mnt);
-	bpf_loop(VIGIL_PATH_DEPTH, vigil_path_step, &w, 0);
+	if (typed) {	/* p's pointers are BTF-typed (a constant: two walks, not one) */
+		w.root_dentry = root->dentry;	/* the caller's copy, not kernel memory */
+		w.root_mnt = root->mnt;
+		w.tdentry = p->dentry;
+		w.tvfs = p->mnt;
+		w.tmnt_root = p->mnt->mnt_root;
+		steps = bpf_loop(VIGIL_PATH_DEPTH, vigil_path_step_typed, &w, 0);
+		if (steps < 0)
+			steps = VIGIL_PATH_DEPTH;
+		/* On at a mount: the pointers, as plain numbers (through the
+		 * map value: a helper read would cost 30 ns), for the other walk. */
+		*(__u64 *)w.span = (__u64)w.tdentry;
+		*(__u64 *)(w.span + 8) = (__u64)w.tvfs;
+		w.dentry = *(struct dentry **)w.span;
+		w.mnt = container_of(*(struct vfsmount **)(w.span + 8), struct mount, mnt);
+	} else {
+		w.root_dentry = root ? BPF_CORE_READ(root, dentry) : NULL;
+		w.root_mnt = root ? BPF_CORE_READ(root, mnt) : NULL;
+		w.dentry = BPF_CORE_READ(p, dentry);
+		w.mnt = container_of(BPF_CORE_READ(p, mnt), struct mount, mnt);
+	}
+	if (!w.done && steps < VIGIL_PATH_DEPTH) {
+		vigil_mount_load(&w.up, w.mnt);
+		bpf_loop(VIGIL_PATH_DEPTH - steps, vigil_path_step, &w, 0);
+	}
 	if (!w.done)
 		w.truncated = true;
 	if (w.pos == VIGIL_PATH_BUF) {	/* the root itself */

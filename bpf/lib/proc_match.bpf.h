@@ -160,9 +160,10 @@ static __always_inline void pstr_match(struct pmatch_scratch *m, const struct vi
 	pbits_or_andnot(&m->fail, &need[VIGIL_OP_NOT_POSTFIX], rev ? &rev->op[3] : &none, false);
 }
 
-/* The path p into v, as a task whose root is root sees it. */
+/* The path p into v, as a task whose root is root sees it; typed: p's
+ * pointers are BTF-typed (path.bpf.h walks those with loads). */
 static __always_inline void pstr_of_path(struct pstr_val *v, const struct path *p,
-					 const struct path *root)
+					 const struct path *root, const bool typed)
 {
 	bool cut = false;
 
@@ -171,7 +172,7 @@ static __always_inline void pstr_of_path(struct pstr_val *v, const struct path *
 	v->cut = false;
 	if (!p->dentry || !root->dentry)
 		return;
-	v->len = vigil_path_build(v->buf, p, root, &v->start, &cut);
+	v->len = vigil_path_build(v->buf, p, root, &v->start, &cut, typed);
 	v->cut = cut;
 	v->have = true;
 }
@@ -183,7 +184,7 @@ static __always_inline void pstr_of_file(struct pstr_val *v, struct file *f, con
 
 	if (f)
 		BPF_CORE_READ_INTO(&p, f, f_path);
-	pstr_of_path(v, &p, root);
+	pstr_of_path(v, &p, root, false);
 }
 
 /* What the task t is, for the scalar selectors. */
