@@ -183,6 +183,30 @@ static long vigil_path_step_typed(__u32 i, struct vigil_path_walk *w)
 	}
 	len = d->d_name.len;
 	name = (__u64)d->d_name.name;
+	if (bpf_core_field_exists(d->d_shortname.words) && name == (__u64)d + o_in &&
+	    len < n_in && n_in <= VIGIL_INLINE_MAX) {
+		/* 6.14+: the inline name as words, stored from the name's
+		 * start; the last store runs up to 7 bytes past it, over the
+		 * '/' and what follows, which are put back. */
+		__u32 pos = w->pos, dst = pos - len;
+		__u64 keep;
+
+		if (pos < len + 2) {
+			w->truncated = true;
+			goto done;
+		}
+		keep = *(__u64 *)(w->buf + (pos & VIGIL_PATH_MASK));
+#pragma unroll
+		for (int j = 0; j < VIGIL_INLINE_MAX / 8; j++)
+			if (j * 8 < len)
+				*(__u64 *)(w->buf + ((dst + j * 8) & VIGIL_PATH_MASK)) =
+					d->d_shortname.words[j];
+		*(__u64 *)(w->buf + (pos & VIGIL_PATH_MASK)) = keep;
+		w->pos = dst - 1;
+		w->buf[w->pos & VIGIL_PATH_MASK] = '/';
+		w->tdentry = parent;
+		return 0;
+	}
 	if (name == (__u64)d + o_in && len < n_in && n_in <= VIGIL_INLINE_MAX) {
 		const unsigned char *src = (const unsigned char *)d + o_in;
 
