@@ -54,6 +54,7 @@ struct vigil_path_walk {
 	struct dentry *tdentry;
 	struct vfsmount *tvfs;
 	struct dentry *tmnt_root;
+	__u32 steps;	/* components the typed walk put */
 	__u32 pos;
 	bool truncated;
 	bool done;
@@ -163,7 +164,8 @@ struct dentry___v61 {
  * A mount to cross stops it: struct mount is reached from a vfsmount by
  * container_of, which a typed pointer cannot take, and vigil_path_step
  * goes on from w->tdentry. */
-static long vigil_path_step_typed(__u32 i, struct vigil_path_walk *w)
+/* One component; 1 when the walk stops (done, or a mount to cross). */
+static __always_inline long vigil_path_typed_one(struct vigil_path_walk *w)
 {
 	struct dentry *d = w->tdentry, *parent;
 	__u32 o_in, n_in, len;
@@ -174,6 +176,7 @@ static long vigil_path_step_typed(__u32 i, struct vigil_path_walk *w)
 	parent = d->d_parent;
 	if (d == w->tmnt_root || d == parent)
 		return 1;
+	w->steps++;
 	if (bpf_core_field_exists(struct dentry, d_shortname)) {
 		o_in = bpf_core_field_offset(struct dentry, d_shortname);
 		n_in = bpf_core_field_size(struct dentry, d_shortname);
@@ -227,6 +230,13 @@ done:
 	return 1;
 }
 
+/* Two components a call: a call and its return cost more than the loads
+ * of a component here (every return is a safe-RET thunk on this CPU). */
+static long vigil_path_step_typed(__u32 i, struct vigil_path_walk *w)
+{
+	return vigil_path_typed_one(w) ?: vigil_path_typed_one(w);
+}
+
 /* Returns the path's length; *start is its offset in buf. A path that does
  * not fit is cut at its root side and *truncated set. */
 static __always_inline __u32 vigil_path_build(char *buf, const struct path *p,
@@ -246,9 +256,8 @@ static __always_inline __u32 vigil_path_build(char *buf, const struct path *p,
 		w.tdentry = p->dentry;
 		w.tvfs = p->mnt;
 		w.tmnt_root = p->mnt->mnt_root;
-		steps = bpf_loop(VIGIL_PATH_DEPTH, vigil_path_step_typed, &w, 0);
-		if (steps < 0)
-			steps = VIGIL_PATH_DEPTH;
+		bpf_loop(VIGIL_PATH_DEPTH / 2, vigil_path_step_typed, &w, 0);
+		steps = w.steps;
 		/* On at a mount: the pointers, as plain numbers (through the
 		 * map value: a helper read would cost 30 ns), for the other walk. */
 		*(__u64 *)w.span = (__u64)w.tdentry;
