@@ -20,6 +20,8 @@ missing_feature() {
 	*"cannot use helper bpf_xdp_adjust_meta#"* | *"unknown func bpf_xdp_adjust_meta#"* | \
 	*"invalid func bpf_xdp_adjust_meta#"*)
 		echo "XDP programs cannot call bpf_xdp_adjust_meta here (vigild loads vigil_xdp_ingress_nometa)" ;;
+	*"kernel btf_id 0 is not a function"*)
+		echo "no bpf_rdonly_cast kfunc (Linux 6.2+): vigild loads the proc_policy_* hooks without _cast" ;;
 	*"unknown func bpf_get_current_ancestor_cgroup_id"*)
 		echo "cgroup_skb programs cannot call bpf_get_current_ancestor_cgroup_id here" ;;
 	esac
