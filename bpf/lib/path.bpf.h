@@ -105,9 +105,13 @@ static __always_inline bool vigil_path_put(struct vigil_path_walk *w, __u64 name
 	}
 	if (in_span && w->pos >= VIGIL_DENTRY_SPAN)
 		vigil_name_copy(w->buf, w->pos, w->span, end, len);
-	else
+	else {
+		/* Keeps the mask in the program: clang drops it after the
+		 * clamp above, and 6.1's verifier cannot follow that proof. */
+		barrier_var(len);
 		bpf_probe_read_kernel(w->buf + ((w->pos - len) & VIGIL_PATH_MASK),
 				      len & VIGIL_NAME_MAX, (void *)name);
+	}
 	w->pos -= len + 1;
 	w->buf[w->pos & VIGIL_PATH_MASK] = '/';
 	return true;
