@@ -63,6 +63,7 @@ struct hook {
 	__u32 intent;
 	__s64 result;
 	struct file *file;	/* opened, or the new binary */
+	struct path path;	/* an opened file's */
 };
 
 static __always_inline void count_out(__u32 out)
@@ -165,8 +166,9 @@ static __always_inline void post(struct scratch *s, const struct vigil_prule *r,
 		st->events++;
 }
 
-/* Matches the hook's rules and acts. t is current. */
-static __always_inline int decide(struct task_struct *t, struct hook *h)
+/* Matches the hook's rules and acts. t is current; typed: h->path's
+ * pointers are BTF-typed (a constant: each hook inlines one decide a kind). */
+static __always_inline int decide(struct task_struct *t, struct hook *h, const bool typed)
 {
 	__u32 zero = 0, gen, key;
 	struct vigil_pstate *state = bpf_map_lookup_elem(&vigil_pstate, &zero);
@@ -176,6 +178,8 @@ static __always_inline int decide(struct task_struct *t, struct hook *h)
 	struct scratch *s;
 	struct ptask pt;
 	struct pfind f;
+	struct path root = {};
+	struct fs_struct *fs = t->fs;	/* t is BTF-typed: loads, not helper calls */
 	__u32 out, strings;
 
 	if (!state)
@@ -196,16 +200,20 @@ static __always_inline int decide(struct task_struct *t, struct hook *h)
 	s->m.s[VIGIL_PSTR_BINARY].have = false;
 	s->m.s[VIGIL_PSTR_PARENT].have = false;
 	s->m.s[VIGIL_PSTR_CONTAINER].have = false;
+	if (fs) {
+		root.dentry = fs->root.dentry;
+		root.mnt = fs->root.mnt;
+	}
 	if (h->verb == VIGIL_VERB_EXEC) {
-		pstr_of_file(&s->m.s[VIGIL_PSTR_BINARY], h->file, t);
+		pstr_of_path(&s->m.s[VIGIL_PSTR_BINARY], &h->path, &root, typed);
 	} else {
 		if (strings & (1u << VIGIL_PSTR_PATH))
-			pstr_of_file(&s->m.s[VIGIL_PSTR_PATH], h->file, t);
+			pstr_of_path(&s->m.s[VIGIL_PSTR_PATH], &h->path, &root, typed);
 		if (strings & (1u << VIGIL_PSTR_BINARY))
-			pstr_of_file(&s->m.s[VIGIL_PSTR_BINARY], BPF_CORE_READ(t, mm, exe_file), t);
+			pstr_of_file(&s->m.s[VIGIL_PSTR_BINARY], BPF_CORE_READ(t, mm, exe_file), &root);
 	}
 	if (strings & (1u << VIGIL_PSTR_PARENT))
-		pstr_of_file(&s->m.s[VIGIL_PSTR_PARENT], BPF_CORE_READ(t, real_parent, mm, exe_file), t);
+		pstr_of_file(&s->m.s[VIGIL_PSTR_PARENT], BPF_CORE_READ(t, real_parent, mm, exe_file), &root);
 	if (strings & (1u << VIGIL_PSTR_CONTAINER))
 		pstr_of_container(&s->m, t);
 	if (strings & (1u << VIGIL_PSTR_PATH))
@@ -241,28 +249,69 @@ static __always_inline int decide(struct task_struct *t, struct hook *h)
 		return 0;
 	/* The event names the process's binary too. */
 	if (h->verb != VIGIL_VERB_EXEC && !s->m.s[VIGIL_PSTR_BINARY].have)
-		pstr_of_file(&s->m.s[VIGIL_PSTR_BINARY], BPF_CORE_READ(t, mm, exe_file), t);
+		pstr_of_file(&s->m.s[VIGIL_PSTR_BINARY], BPF_CORE_READ(t, mm, exe_file), &root);
 	if (h->verb != VIGIL_VERB_EXEC && !s->m.s[VIGIL_PSTR_PATH].have)
-		pstr_of_file(&s->m.s[VIGIL_PSTR_PATH], h->file, t);
+		pstr_of_path(&s->m.s[VIGIL_PSTR_PATH], &h->path, &root, typed);
 	post(s, r, f.found, t, h, out, st);
 	return 0;
+}
+
+/* bprm->file is BTF-typed: its path's pointers too, with loads. The
+ * typed walk is loaded where the *_cast open hooks are (6.2+): the one
+ * kernel older than that we test on, 6.1, runs the helper walk. */
+static __always_inline int exec_hook(struct task_struct *p, struct linux_binprm *bprm,
+				     const bool typed)
+{
+	struct file *f = bprm->file;
+	struct hook h = { .verb = VIGIL_VERB_EXEC, .file = f };
+
+	vigil_prog_run(VIGIL_PROG_POLICY_EXEC);
+	if (typed) {
+		h.path.dentry = f->f_path.dentry;
+		h.path.mnt = f->f_path.mnt;
+	} else {
+		BPF_CORE_READ_INTO(&h.path, f, f_path);
+	}
+	return decide(p, &h, typed);
 }
 
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(proc_policy_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
-	struct hook h = { .verb = VIGIL_VERB_EXEC, .file = bprm->file };
+	return exec_hook(p, bprm, false);
+}
 
-	vigil_prog_run(VIGIL_PROG_POLICY_EXEC);
-	return decide(p, &h);
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(proc_policy_exec_cast, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	return exec_hook(p, bprm, true);
+}
+
+/* Linux 6.2+: a pointer read as a number, made BTF-typed again, so that
+ * its fields and those it leads to are plain loads. Weak: on 6.1 the
+ * *_cast programs that call it are not loaded (agent/enforce/proc_rules.c). */
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
+
+/* What the hooks want of an opened file. */
+struct file_view {
+	struct path path;
+	struct file *file;
+	__u32 mode;
+};
+
+static __always_inline void file_load(struct file_view *v, struct file *f)
+{
+	BPF_CORE_READ_INTO(&v->path, f, f_path);
+	v->mode = BPF_CORE_READ(f, f_mode);
+	v->file = f;
 }
 
 /* What the open asked for and what took effect: flags as given (the
  * file's f_flags lose O_CREAT and O_TRUNC), the created bit from f_mode. */
-static __always_inline __u32 open_intent(__u32 flags, struct file *f)
+static __always_inline __u32 open_intent(__u32 flags, const struct file_view *v)
 {
 	__u32 acc = flags & O_ACCMODE_, in = 0;
-	umode_t mode = BPF_CORE_READ(f, f_inode, i_mode);
+	struct file *f = v->file;
 
 	if (acc != O_WRONLY_)
 		in |= VIGIL_INTENT_READ;
@@ -270,32 +319,36 @@ static __always_inline __u32 open_intent(__u32 flags, struct file *f)
 		in |= VIGIL_INTENT_WRITE;
 	if (flags & O_CREAT_)
 		in |= VIGIL_INTENT_CREATE;
-	if (BPF_CORE_READ(f, f_mode) & FMODE_CREATED_BIT)
+	if (v->mode & FMODE_CREATED_BIT)
 		in |= VIGIL_INTENT_CREATED;
-	if ((flags & O_TRUNC_) && (in & VIGIL_INTENT_WRITE) && (mode & S_IFMT_) == S_IFREG_)
+	/* The inode's mode only when it can matter: one read fewer an open. */
+	if ((flags & O_TRUNC_) && (in & VIGIL_INTENT_WRITE) &&
+	    (BPF_CORE_READ(f, f_inode, i_mode) & S_IFMT_) == S_IFREG_)
 		in |= VIGIL_INTENT_TRUNCATE;
 	return in;
 }
 
 /* At a syscall's exit the task's saved user registers still hold its
- * arguments (x86_64: di, si, dx). */
-static __always_inline int open_exit(long ret, __u8 verb)
+ * arguments (x86_64: di, si, dx). cast: the program may call
+ * bpf_rdonly_cast, and walks the opened file's path with loads. */
+static __always_inline int open_exit(long ret, __u8 verb, const bool cast)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
 	struct hook h = { .verb = verb, .result = ret };
+	struct file_view fv;
 	__u64 flags = 0;
 
 	if (ret < 0)
 		return 0;	/* failed opens are not matched (docs/policy.md) */
 	switch (verb) {
-	case VIGIL_VERB_OPEN: flags = BPF_CORE_READ(regs, si); break;
-	case VIGIL_VERB_OPENAT: flags = BPF_CORE_READ(regs, dx); break;
+	case VIGIL_VERB_OPEN: flags = regs->si; break;	/* BTF-typed: a load */
+	case VIGIL_VERB_OPENAT: flags = regs->dx; break;
 	case VIGIL_VERB_CREAT: flags = O_CREAT_ | O_WRONLY_ | O_TRUNC_; break;
 	case VIGIL_VERB_OPENAT2: {
 		/* struct open_how's first field, from user memory: it may have
 		 * changed since the kernel read it (docs/policy.md). */
-		void *how = (void *)BPF_CORE_READ(regs, dx);
+		void *how = (void *)regs->dx;
 
 		bpf_probe_read_user(&flags, sizeof(flags), how);
 		break;
@@ -305,34 +358,75 @@ static __always_inline int open_exit(long ret, __u8 verb)
 	h.file = vigil_fd_file(t, ret);
 	if (!h.file)
 		return 0;
-	h.intent = open_intent(flags, h.file);
-	return decide(t, &h);
+	if (cast) {
+		/* not h.file in the loads: CO-RE would relocate struct hook */
+		struct file *f = bpf_rdonly_cast(h.file, bpf_core_type_id_kernel(struct file));
+
+		h.path.dentry = f->f_path.dentry;
+		h.path.mnt = f->f_path.mnt;
+		fv.mode = f->f_mode;
+		fv.file = f;
+		h.intent = open_intent(flags, &fv);
+		return decide(t, &h, true);
+	}
+	file_load(&fv, h.file);
+	h.path = fv.path;
+	h.intent = open_intent(flags, &fv);
+	return decide(t, &h, false);
 }
 
 SEC("tracepoint/syscalls/sys_exit_open")
 int proc_policy_open(struct trace_event_raw_sys_exit *ctx)
 {
 	vigil_prog_run(VIGIL_PROG_POLICY_OPEN);
-	return open_exit(ctx->ret, VIGIL_VERB_OPEN);
+	return open_exit(ctx->ret, VIGIL_VERB_OPEN, false);
+}
+
+SEC("tracepoint/syscalls/sys_exit_open")
+int proc_policy_open_cast(struct trace_event_raw_sys_exit *ctx)
+{
+	vigil_prog_run(VIGIL_PROG_POLICY_OPEN);
+	return open_exit(ctx->ret, VIGIL_VERB_OPEN, true);
 }
 
 SEC("tracepoint/syscalls/sys_exit_openat")
 int proc_policy_openat(struct trace_event_raw_sys_exit *ctx)
 {
 	vigil_prog_run(VIGIL_PROG_POLICY_OPENAT);
-	return open_exit(ctx->ret, VIGIL_VERB_OPENAT);
+	return open_exit(ctx->ret, VIGIL_VERB_OPENAT, false);
+}
+
+SEC("tracepoint/syscalls/sys_exit_openat")
+int proc_policy_openat_cast(struct trace_event_raw_sys_exit *ctx)
+{
+	vigil_prog_run(VIGIL_PROG_POLICY_OPENAT);
+	return open_exit(ctx->ret, VIGIL_VERB_OPENAT, true);
 }
 
 SEC("tracepoint/syscalls/sys_exit_openat2")
 int proc_policy_openat2(struct trace_event_raw_sys_exit *ctx)
 {
 	vigil_prog_run(VIGIL_PROG_POLICY_OPENAT2);
-	return open_exit(ctx->ret, VIGIL_VERB_OPENAT2);
+	return open_exit(ctx->ret, VIGIL_VERB_OPENAT2, false);
+}
+
+SEC("tracepoint/syscalls/sys_exit_openat2")
+int proc_policy_openat2_cast(struct trace_event_raw_sys_exit *ctx)
+{
+	vigil_prog_run(VIGIL_PROG_POLICY_OPENAT2);
+	return open_exit(ctx->ret, VIGIL_VERB_OPENAT2, true);
 }
 
 SEC("tracepoint/syscalls/sys_exit_creat")
 int proc_policy_creat(struct trace_event_raw_sys_exit *ctx)
 {
 	vigil_prog_run(VIGIL_PROG_POLICY_CREAT);
-	return open_exit(ctx->ret, VIGIL_VERB_CREAT);
+	return open_exit(ctx->ret, VIGIL_VERB_CREAT, false);
+}
+
+SEC("tracepoint/syscalls/sys_exit_creat")
+int proc_policy_creat_cast(struct trace_event_raw_sys_exit *ctx)
+{
+	vigil_prog_run(VIGIL_PROG_POLICY_CREAT);
+	return open_exit(ctx->ret, VIGIL_VERB_CREAT, true);
 }

@@ -55,7 +55,7 @@ int filter_scan(struct bpf_iter__task *ctx)
 	tgid = t->tgid;
 	BPF_CORE_READ_INTO(&p, exe, f_path);
 	BPF_CORE_READ_INTO(&root, fs, root);
-	len = vigil_path_build(b->path, &p, &root, &start, &cut);
+	len = vigil_path_build(b->path, &p, &root, &start, &cut, false);
 	old = bpf_map_lookup_elem(&vigil_filter_procs, &tgid);
 	if (old)
 		fp = *old;

@@ -56,7 +56,7 @@ struct {
 static __always_inline __u32 append_path(struct exec_scratch *s, __u32 off, const struct path *p,
 					 const struct path *root, bool *truncated)
 {
-	__u32 start, len = vigil_path_build(s->path, p, root, &start, truncated);
+	__u32 start, len = vigil_path_build(s->path, p, root, &start, truncated, false);
 
 	len &= VIGIL_PATH_MASK;	/* at most VIGIL_PATH_BUF - 1 is kept */
 	/* Keeps the mask below in the program: clang drops it when it can

@@ -35,6 +35,10 @@ while IFS=$'\t' read -r obj prog status insns words; do
 		continue
 	fi
 	why=$(missing_feature "$words")
+	# vigild loads the *_cast hooks only with bpf_rdonly_cast (docs/kernels.md).
+	[ -z "$why" ] && [ "${prog%_cast}" != "$prog" ] && ! kernel_has FUNC bpf_rdonly_cast &&
+		why="no bpf_rdonly_cast kfunc (Linux 6.2+): vigild loads $(basename "$obj" .bpf.o)/${prog%_cast} instead"
+
 	if [ -n "$why" ]; then
 		_t_n=$((_t_n + 1))
 		echo "ok $_t_n - $name # SKIP $why"

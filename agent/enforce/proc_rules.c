@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "core/kernel_features.h"
 #include "core/loader.h"
 #include "log.h"
 #include "percpu.h"
@@ -45,23 +46,31 @@ struct vigil_proc_compiled {
 struct vigil_proc_rules {
 	char pin_dir[256];
 	struct enforce_proc_bpf *skel;
+	bool cast;		/* the open hooks' *_cast programs (bpf_rdonly_cast, 6.2+) */
 	int state_fd, conf_fd, rules_fd, stats_fd, outs_fd, outer_fd, uring_fd, compat_fd;
 	uint32_t written;	/* the generation written, not yet in force */
 	uint32_t verbs;		/* the verbs of the rules written */
 	struct vigil_prule_stats base[VIGIL_PRULES_MAX];	/* counted in slots left */
 };
 
-/* The hook of each verb. */
-static struct bpf_program *verb_prog(struct enforce_proc_bpf *s, unsigned verb)
+/* The hook of each verb, cast or not (the other is never loaded). */
+static struct bpf_program *verb_prog_of(struct enforce_proc_bpf *s, unsigned verb, bool cast)
 {
 	switch (verb) {
-	case VIGIL_VERB_EXEC: return s->progs.proc_policy_exec;
-	case VIGIL_VERB_OPEN: return s->progs.proc_policy_open;
-	case VIGIL_VERB_OPENAT: return s->progs.proc_policy_openat;
-	case VIGIL_VERB_OPENAT2: return s->progs.proc_policy_openat2;
-	case VIGIL_VERB_CREAT: return s->progs.proc_policy_creat;
+	case VIGIL_VERB_EXEC: return cast ? s->progs.proc_policy_exec_cast : s->progs.proc_policy_exec;
+	case VIGIL_VERB_OPEN: return cast ? s->progs.proc_policy_open_cast : s->progs.proc_policy_open;
+	case VIGIL_VERB_OPENAT:
+		return cast ? s->progs.proc_policy_openat_cast : s->progs.proc_policy_openat;
+	case VIGIL_VERB_OPENAT2:
+		return cast ? s->progs.proc_policy_openat2_cast : s->progs.proc_policy_openat2;
+	case VIGIL_VERB_CREAT: return cast ? s->progs.proc_policy_creat_cast : s->progs.proc_policy_creat;
 	}
 	return NULL;
+}
+
+static struct bpf_program *verb_prog(const struct vigil_proc_rules *pr, unsigned verb)
+{
+	return verb_prog_of(pr->skel, verb, pr->cast);
 }
 
 static void bit_set(struct vigil_pbits *b, unsigned id)
@@ -230,8 +239,14 @@ int vigil_proc_rules_open(struct vigil_proc_rules **out, const char *pin_dir, ui
 	if (!pr)
 		return -ENOMEM;
 	snprintf(pr->pin_dir, sizeof(pr->pin_dir), "%s", pin_dir);
-	if ((err = vigil_skel_open(enforce_proc, &pr->skel, pin_dir, ring_size)) ||
-	    (err = vigil_skel_load(pr->skel->skeleton)))
+	if ((err = vigil_skel_open(enforce_proc, &pr->skel, pin_dir, ring_size)))
+		return err;
+	/* With bpf_rdonly_cast the hooks walk the file's dentries with loads,
+	 * not helper calls (docs/policy.md, "What matching costs"). */
+	pr->cast = vigil_kernel_has_kfunc("bpf_rdonly_cast");
+	for (unsigned v = VIGIL_VERB_EXEC; v <= VIGIL_VERB_CREAT; v++)
+		bpf_program__set_autoload(verb_prog_of(pr->skel, v, !pr->cast), false);
+	if ((err = vigil_skel_load(pr->skel->skeleton)))
 		return err;
 	pr->state_fd = bpf_map__fd(pr->skel->maps.vigil_pstate);
 	pr->conf_fd = bpf_map__fd(pr->skel->maps.vigil_pconf);
@@ -318,7 +333,7 @@ static bool detach_pinned(struct vigil_proc_rules *pr, struct bpf_program *prog)
 static int attach_verbs(struct vigil_proc_rules *pr, uint32_t verbs)
 {
 	for (unsigned v = 0; v < VIGIL_VERB_MAX; v++) {
-		struct bpf_program *prog = verb_prog(pr->skel, v);
+		struct bpf_program *prog = verb_prog(pr, v);
 		int err;
 
 		if (prog && (verbs & (1u << v)) && (err = attach_pinned(pr, prog, NULL)))
@@ -336,7 +351,7 @@ static int attach_verbs(struct vigil_proc_rules *pr, uint32_t verbs)
 static void detach_verbs(struct vigil_proc_rules *pr, uint32_t keep)
 {
 	for (unsigned v = 0; v < VIGIL_VERB_MAX; v++) {
-		struct bpf_program *prog = verb_prog(pr->skel, v);
+		struct bpf_program *prog = verb_prog(pr, v);
 
 		if (prog && !(keep & (1u << v)) && detach_pinned(pr, prog))
 			vlog_info("policy: %s detached: no rule is on it", bpf_program__name(prog));

@@ -157,8 +157,12 @@ static __always_inline bool vigil_pin_path(struct task_struct *cur, long dfd, co
 		     BPF_CORE_READ(dir.dentry, d_sb, s_magic) != BPF_FS_MAGIC_))
 			return false;
 		root = BPF_CORE_READ(cur, fs, root);
-		vigil_path_build(s->buf, &dir, &root, &start, &cut);
+		vigil_path_build(s->buf, &dir, &root, &start, &cut, false);
+		/* The walk used the bytes past the path as its scratch: the
+		 * name read above is gone, read again after the folder. */
 		s->buf[VIGIL_PATH_BUF] = '/';
+		if (bpf_probe_read_user_str(rel, VIGIL_NAME_MAX + 1, upath) <= 1)
+			return false;
 	}
 	w.buf = s->buf;
 	w.i = vigil_loop_opaque(start);

@@ -162,21 +162,19 @@ static __always_inline void pstr_match(struct pmatch_scratch *m, const struct vi
 	pbits_or_andnot(&m->fail, &need[VIGIL_OP_NOT_POSTFIX], rev ? &rev->op[3] : &none, false);
 }
 
-/* The path of a file into v, as the task sees it up to its root. */
-static __always_inline void pstr_of_file(struct pstr_val *v, struct file *f, struct task_struct *t)
+/* The path p into v, as a task whose root is root sees it; typed: p's
+ * pointers are BTF-typed (path.bpf.h walks those with loads). */
+static __always_inline void pstr_of_path(struct pstr_val *v, const struct path *p,
+					 const struct path *root, const bool typed)
 {
-	struct fs_struct *fs = BPF_CORE_READ(t, fs);
-	struct path p, root;
 	bool cut = false;
 
 	v->have = false;
 	v->len = 0;
 	v->cut = false;
-	if (!f || !fs)
+	if (!p->dentry || !root->dentry)
 		return;
-	BPF_CORE_READ_INTO(&p, f, f_path);
-	BPF_CORE_READ_INTO(&root, fs, root);
-	v->len = vigil_path_build(v->buf, &p, &root, &v->start, &cut);
+	v->len = vigil_path_build(v->buf, p, root, &v->start, &cut, typed);
 	v->cut = cut;
 	v->have = true;
 }
@@ -192,6 +190,16 @@ static __always_inline void pstr_of_container(struct pmatch_scratch *m, struct t
 	v->have = vigil_container_id(t, v->buf + VIGIL_CID_NAME, &m->cid);
 	if (v->have)
 		__builtin_memcpy(v->buf, m->cid.id, VIGIL_CID_LEN);
+}
+
+/* The path of a file into v. */
+static __always_inline void pstr_of_file(struct pstr_val *v, struct file *f, const struct path *root)
+{
+	struct path p = {};
+
+	if (f)
+		BPF_CORE_READ_INTO(&p, f, f_path);
+	pstr_of_path(v, &p, root, false);
 }
 
 /* What the task t is, for the scalar selectors. */
