@@ -17,8 +17,7 @@ PIN=/sys/fs/bpf/vigil-bench-$$
 OUT=$(mktemp -d /tmp/vigil-bench.XXXX)
 AGENT=
 cleanup() {
-	[ -n "$AGENT" ] && kill -TERM "$AGENT" 2>/dev/null && wait "$AGENT" 2>/dev/null
-	"$BUILD/vigil" --pin-dir "$PIN" unpin >/dev/null 2>&1 || true
+	bench_agent_teardown
 	rm -rf "$OUT"
 }
 trap cleanup EXIT

@@ -36,8 +36,7 @@ OUT=$(mktemp -d "${TMPDIR:-/tmp}/vigil-bench-proc.XXXX")
 AGENT= HOOKS=
 cleanup() {
 	[ -n "$HOOKS" ] && kill -TERM "$HOOKS" 2>/dev/null && wait "$HOOKS" 2>/dev/null
-	[ -n "$AGENT" ] && kill -TERM "$AGENT" 2>/dev/null && wait "$AGENT" 2>/dev/null
-	"$BUILD/vigil" --pin-dir "$PIN" unpin >/dev/null 2>&1 || true
+	bench_agent_teardown
 	rm -rf "$OUT"
 }
 trap cleanup EXIT

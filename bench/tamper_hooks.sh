@@ -26,8 +26,7 @@ OUT=$(mktemp -d "${TMPDIR:-/tmp}/vigil-bench-tamper.XXXX")
 AGENT= HELPER=
 cleanup() {
 	[ -n "$HELPER" ] && kill -TERM "$HELPER" 2>/dev/null	# a coproc is not waited for
-	[ -n "$AGENT" ] && kill -TERM "$AGENT" 2>/dev/null && wait "$AGENT" 2>/dev/null
-	"$BUILD/vigil" --pin-dir "$PIN" unpin >/dev/null 2>&1 || true
+	bench_agent_teardown
 	rm -rf "$OUT"
 }
 trap cleanup EXIT
