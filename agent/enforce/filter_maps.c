@@ -10,6 +10,7 @@
 #include <bpf/libbpf.h>
 #include "buf.h"
 #include "log.h"
+#include "map_drop.h"
 #include "core/loader.h"
 #include "core/iter_drain.h"
 #include "core/netns.h"
@@ -209,38 +210,22 @@ static void key_of(struct vigil_filter_bin_key *k, uint32_t gen, const char *s)
 	memcpy(k->s, s, len);
 }
 
-/* Removes every trie entry of generation gen. */
-static void drop_gen(int bin_fd, uint32_t gen)
+static bool bin_of_gen(const void *key, const void *gen)
 {
-	struct vigil_filter_bin_key k, next;
-	void *prev = NULL;
-
-	while (!bpf_map_get_next_key(bin_fd, prev, &next)) {
-		if (next.gen == gen) {
-			bpf_map_delete_elem(bin_fd, &next);
-			prev = NULL;	/* the walk restarts after a delete */
-			continue;
-		}
-		k = next;
-		prev = &k;
-	}
+	return ((const struct vigil_filter_bin_key *)key)->gen == *(const uint32_t *)gen;
 }
 
-/* Removes every selector key of generation gen. */
-static void drop_keys(int keys_fd, uint32_t gen)
+static bool key_of_gen(const void *key, const void *gen)
 {
-	struct vigil_filter_key k, next;
-	void *prev = NULL;
+	return ((const struct vigil_filter_key *)key)->gen == *(const uint32_t *)gen;
+}
 
-	while (!bpf_map_get_next_key(keys_fd, prev, &next)) {
-		if (next.gen == gen) {
-			bpf_map_delete_elem(keys_fd, &next);
-			prev = NULL;
-			continue;
-		}
-		k = next;
-		prev = &k;
-	}
+/* Removes every trie entry and selector key of generation gen. */
+static int drop_gen(struct vigil_filter_maps *m, uint32_t gen)
+{
+	int err = vigil_map_drop_if(m->bin_fd, sizeof(struct vigil_filter_bin_key), bin_of_gen, &gen);
+
+	return err ?: vigil_map_drop_if(m->keys_fd, sizeof(struct vigil_filter_key), key_of_gen, &gen);
 }
 
 /* A value per CPU: the counters' sum at slot, or zeroed. */
@@ -265,9 +250,11 @@ static int write_gen(struct vigil_filter_maps *m, const struct vigil_filter_comp
 		     uint32_t gen)
 {
 	struct vigil_filter_bin_key k;
+	int err;
 
-	drop_gen(m->bin_fd, gen);	/* left by an agent that died mid-write */
-	drop_keys(m->keys_fd, gen);
+	/* left by an agent that died mid-write: not to be mixed with this set */
+	if ((err = drop_gen(m, gen)))
+		return vlog_err(err, "cannot clear the filters' generation %u", gen);
 	for (unsigned i = 0; c && i < c->nkeys; i++) {
 		struct vigil_filter_key k = { gen, c->keys[i].what, c->keys[i].value };
 
@@ -358,8 +345,10 @@ int vigil_filter_write(struct vigil_filter_maps *m, const struct vigil_filter_co
 		else
 			m->gone += total[i];
 	}
-	drop_gen(m->bin_fd, old);
-	drop_keys(m->keys_fd, old);
+	/* The old generation is out of force: what stays of it only waits
+	 * for the next write, which clears it first. */
+	if ((err = drop_gen(m, old)))
+		vlog_warn("cannot clear the filters' old generation %u: %s", old, strerror(-err));
 	return 0;
 }
 
