@@ -11,6 +11,7 @@
 #include "buf.h"
 #include "log.h"
 #include "map_drop.h"
+#include "percpu.h"
 #include "core/loader.h"
 #include "core/iter_drain.h"
 #include "core/netns.h"
@@ -228,22 +229,25 @@ static int drop_gen(struct vigil_filter_maps *m, uint32_t gen)
 	return err ?: vigil_map_drop_if(m->keys_fd, sizeof(struct vigil_filter_key), key_of_gen, &gen);
 }
 
-/* A value per CPU: the counters' sum at slot, or zeroed. */
-static uint64_t hits_at(int fd, uint32_t slot, bool zero)
+/* The hits at slot, summed over the CPUs (0 when it cannot be read). */
+static uint64_t hits_at(int fd, uint32_t slot)
+{
+	uint64_t sum;
+
+	vigil_percpu_sum(fd, &slot, &sum, sizeof(sum));	/* zeroed on error */
+	return sum;
+}
+
+/* Zeroes the hits at slot on every CPU. */
+static void hits_zero(int fd, uint32_t slot)
 {
 	int ncpu = libbpf_num_possible_cpus();
-	uint64_t *v, sum = 0;
+	uint64_t *v;
 
 	if (ncpu <= 0 || !(v = calloc(ncpu, sizeof(*v))))
-		return 0;
-	if (zero) {
-		bpf_map_update_elem(fd, &slot, v, BPF_ANY);
-	} else if (!bpf_map_lookup_elem(fd, &slot, v)) {
-		for (int i = 0; i < ncpu; i++)
-			sum += v[i];
-	}
+		return;
+	bpf_map_update_elem(fd, &slot, v, BPF_ANY);
 	free(v);
-	return sum;
 }
 
 static int write_gen(struct vigil_filter_maps *m, const struct vigil_filter_compiled *c,
@@ -318,9 +322,9 @@ int vigil_filter_write(struct vigil_filter_maps *m, const struct vigil_filter_co
 	for (uint32_t i = 0; i < VIGIL_FILTER_SLOTS; i++) {
 		uint32_t slot = old * VIGIL_FILTER_SLOTS + i;
 
-		total[i] = m->base[i] + hits_at(m->hits_fd, slot, false);
-		hits_at(m->hits_fd, slot, true);
-		hits_at(m->hits_fd, gen * VIGIL_FILTER_SLOTS + i, true);
+		total[i] = m->base[i] + hits_at(m->hits_fd, slot);
+		hits_zero(m->hits_fd, slot);
+		hits_zero(m->hits_fd, gen * VIGIL_FILTER_SLOTS + i);
 	}
 	memcpy(old_names, m->names, sizeof(old_names));
 	memset(m->base, 0, sizeof(m->base));
@@ -364,7 +368,7 @@ void vigil_filter_counts(struct vigil_filter_maps *m,
 	for (uint32_t i = 0; i < VIGIL_FILTER_SLOTS; i++) {
 		if (i >= m->n && !(i == VIGIL_FILTER_NOT_ALLOWED && m->allow))
 			continue;
-		each(m->names[i], m->base[i] + hits_at(m->hits_fd, gen * VIGIL_FILTER_SLOTS + i, false),
+		each(m->names[i], m->base[i] + hits_at(m->hits_fd, gen * VIGIL_FILTER_SLOTS + i),
 		     arg);
 	}
 }
@@ -419,7 +423,7 @@ int vigil_filter_open(struct vigil_filter_maps **out, const char *pin_dir, uint6
 	/* Counts are this agent's: an earlier agent's set stays in force,
 	 * uncounted by name, until this one writes its own. */
 	for (uint32_t i = 0; i < 2 * VIGIL_FILTER_SLOTS; i++)
-		hits_at(m->hits_fd, i, true);
+		hits_zero(m->hits_fd, i);
 	return 0;
 }
 
