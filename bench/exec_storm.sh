@@ -13,14 +13,7 @@ cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 N=${1:-3000}
 ROUNDS=${2:-5}
-PIN=/sys/fs/bpf/vigil-bench-$$
-OUT=$(mktemp -d /tmp/vigil-bench.XXXX)
-AGENT=
-cleanup() {
-	bench_agent_teardown
-	rm -rf "$OUT"
-}
-trap cleanup EXIT
+bench_begin exec
 
 # storm FILE: appends the wall time to FILE, CPU seconds to FILE.cpu.
 storm() {

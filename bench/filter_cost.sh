@@ -20,14 +20,7 @@ BASE=${BASE:-$BUILD/vigild}
 ROUNDS=${1:-5}
 THREADS=${2:-2}
 EXEC_OPS=${EXEC_OPS:-1000}
-PIN=/sys/fs/bpf/vigil-bench-filter-$$
-OUT=$(mktemp -d "${TMPDIR:-/tmp}/vigil-bench-filter.XXXX")
-AGENT=
-cleanup() {
-	bench_agent_teardown
-	rm -rf "$OUT"
-}
-trap cleanup EXIT
+bench_begin filter
 mkdir -p "$OUT/bin" "$OUT/pol"
 cp /bin/true "$OUT/bin/true"
 printf 'filters: []\n' >"$OUT/pol/empty.yaml"

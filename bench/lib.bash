@@ -35,6 +35,20 @@ bench_agent_teardown() {
 	[ -n "${AGENT-}" ] && kill -TERM "$AGENT" 2>/dev/null && wait "$AGENT" 2>/dev/null
 	"$BUILD/vigil" --pin-dir "$PIN" unpin >/dev/null 2>&1 || true
 }
+# bench_begin NAME: this run's pin folder PIN (vigil-bench-NAME-PID) and
+# temp folder OUT, no AGENT yet, and bench_end on exit. A script with more
+# to stop (a helper process) traps its own cleanup, which ends in bench_end.
+bench_begin() {
+	PIN=/sys/fs/bpf/vigil-bench-$1-$$
+	OUT=$(mktemp -d "${TMPDIR:-/tmp}/vigil-bench-$1.XXXX")
+	AGENT=
+	trap bench_end EXIT
+}
+# bench_end: stops AGENT, removes the pins under PIN and the folder OUT.
+bench_end() {
+	bench_agent_teardown
+	rm -rf "$OUT"
+}
 # bench_net_teardown: stops AGENT, removes the pins under PIN, and kills
 # what runs in the namespace NS and removes it (bench/net*.sh's storms).
 bench_net_teardown() {

@@ -15,14 +15,7 @@ BUILD=${BUILD:-build}
 OTHER=${1:?usage: bench/prog_runs.sh OTHER_BUILD [PROCESSES_PER_ROUND] [ROUNDS]}
 N=${2:-2000}
 ROUNDS=${3:-7}
-PIN=/sys/fs/bpf/vigil-bench-$$
-OUT=$(mktemp -d /tmp/vigil-bench.XXXX)
-AGENT=
-cleanup() {
-	bench_agent_teardown
-	rm -rf "$OUT"
-}
-trap cleanup EXIT
+bench_begin progruns
 
 # storm NAME: appends wall seconds to NAME, CPU seconds to NAME.cpu.
 storm() {
