@@ -13,15 +13,7 @@ cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 N=${1:-3000}
 ROUNDS=${2:-5}
-PIN=/sys/fs/bpf/vigil-bench-$$
-OUT=$(mktemp -d /tmp/vigil-bench.XXXX)
-AGENT=
-cleanup() {
-	[ -n "$AGENT" ] && kill -TERM "$AGENT" 2>/dev/null && wait "$AGENT" 2>/dev/null
-	"$BUILD/vigil" --pin-dir "$PIN" unpin >/dev/null 2>&1 || true
-	rm -rf "$OUT"
-}
-trap cleanup EXIT
+bench_begin exec
 
 # storm FILE: appends the wall time to FILE, CPU seconds to FILE.cpu.
 storm() {

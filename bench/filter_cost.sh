@@ -20,15 +20,7 @@ BASE=${BASE:-$BUILD/vigild}
 ROUNDS=${1:-5}
 THREADS=${2:-2}
 EXEC_OPS=${EXEC_OPS:-1000}
-PIN=/sys/fs/bpf/vigil-bench-filter-$$
-OUT=$(mktemp -d "${TMPDIR:-/tmp}/vigil-bench-filter.XXXX")
-AGENT=
-cleanup() {
-	[ -n "$AGENT" ] && kill -TERM "$AGENT" 2>/dev/null && wait "$AGENT" 2>/dev/null
-	"$BUILD/vigil" --pin-dir "$PIN" unpin >/dev/null 2>&1 || true
-	rm -rf "$OUT"
-}
-trap cleanup EXIT
+bench_begin filter
 mkdir -p "$OUT/bin" "$OUT/pol"
 cp /bin/true "$OUT/bin/true"
 printf 'filters: []\n' >"$OUT/pol/empty.yaml"
@@ -52,12 +44,8 @@ run() { # run CONFIG: one storm under an agent of CONFIG
 	base) bin=$BASE ;;
 	*) args=(--policy "$OUT/pol/$conf.yaml") ;;
 	esac
-	"$bin" --pin-dir "$PIN" --unpin-on-exit --no-procfs -o /dev/null "${args[@]}" 2>"$OUT/agent.err" &
-	AGENT=$!
-	until grep -q 'attached\|resumed' "$OUT/agent.err"; do
-		kill -0 "$AGENT" 2>/dev/null || { cat "$OUT/agent.err" >&2; exit 1; }
-		sleep 0.05
-	done
+	bench_agent_at "$bin" "$OUT/agent.err" --pin-dir "$PIN" --unpin-on-exit --no-procfs -o /dev/null \
+		"${args[@]}"
 	sleep 1
 	a0=$(ticks "$AGENT")
 	set -- $("$BUILD/bench/proc_storm" exec "$THREADS" "$EXEC_OPS" "$OUT/bin/true")

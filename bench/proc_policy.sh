@@ -31,14 +31,11 @@ ROUNDS=${1:-7}
 THREADS=${2:-2}
 OPEN_OPS=${OPEN_OPS:-100000}
 EXEC_OPS=${EXEC_OPS:-1000}
-PIN=/sys/fs/bpf/vigil-bench-proc-$$
-OUT=$(mktemp -d "${TMPDIR:-/tmp}/vigil-bench-proc.XXXX")
-AGENT= HOOKS=
+bench_begin proc
+HOOKS=
 cleanup() {
 	[ -n "$HOOKS" ] && kill -TERM "$HOOKS" 2>/dev/null && wait "$HOOKS" 2>/dev/null
-	[ -n "$AGENT" ] && kill -TERM "$AGENT" 2>/dev/null && wait "$AGENT" 2>/dev/null
-	"$BUILD/vigil" --pin-dir "$PIN" unpin >/dev/null 2>&1 || true
-	rm -rf "$OUT"
+	bench_end
 }
 trap cleanup EXIT
 CONFIGS="none empty agent miss post"

@@ -15,15 +15,7 @@ BUILD=${BUILD:-build}
 OTHER=${1:?usage: bench/prog_runs.sh OTHER_BUILD [PROCESSES_PER_ROUND] [ROUNDS]}
 N=${2:-2000}
 ROUNDS=${3:-7}
-PIN=/sys/fs/bpf/vigil-bench-$$
-OUT=$(mktemp -d /tmp/vigil-bench.XXXX)
-AGENT=
-cleanup() {
-	[ -n "$AGENT" ] && kill -TERM "$AGENT" 2>/dev/null && wait "$AGENT" 2>/dev/null
-	"$BUILD/vigil" --pin-dir "$PIN" unpin >/dev/null 2>&1 || true
-	rm -rf "$OUT"
-}
-trap cleanup EXIT
+bench_begin progruns
 
 # storm NAME: appends wall seconds to NAME, CPU seconds to NAME.cpu.
 storm() {
@@ -32,13 +24,8 @@ storm() {
 }
 # with BUILD_DIR NAME: the storm under that build's vigild, on fresh pins.
 with() {
-	"$1/vigild" --pin-dir "$PIN" --unpin-on-exit --no-procfs -o "$OUT/events.json" \
-		2>"$OUT/agent.err" &
-	AGENT=$!
-	until grep -qs 'attached\|resumed' "$OUT/agent.err"; do
-		kill -0 "$AGENT" 2>/dev/null || { cat "$OUT/agent.err" >&2; exit 1; }
-		sleep 0.05
-	done
+	bench_agent_at "$1/vigild" "$OUT/agent.err" --pin-dir "$PIN" --unpin-on-exit --no-procfs \
+		-o "$OUT/events.json"
 	sleep 2	# start-up settles: not the storm's cost
 	storm "$2"
 	kill -TERM "$AGENT"; wait "$AGENT" || true; AGENT=

@@ -21,14 +21,11 @@ BUILD=${BUILD:-build}
 ROUNDS=${1:-15}
 THREADS=${2:-2}
 OPS=${OPS:-100000}
-PIN=/sys/fs/bpf/vigil-bench-tamper-$$
-OUT=$(mktemp -d "${TMPDIR:-/tmp}/vigil-bench-tamper.XXXX")
-AGENT= HELPER=
+bench_begin tamper
+HELPER=
 cleanup() {
 	[ -n "$HELPER" ] && kill -TERM "$HELPER" 2>/dev/null	# a coproc is not waited for
-	[ -n "$AGENT" ] && kill -TERM "$AGENT" 2>/dev/null && wait "$AGENT" 2>/dev/null
-	"$BUILD/vigil" --pin-dir "$PIN" unpin >/dev/null 2>&1 || true
-	rm -rf "$OUT"
+	bench_end
 }
 trap cleanup EXIT
 mkdir -p "$OUT/d/a/b/c/d"

@@ -12,6 +12,7 @@
 # Every kill rule is also scoped by this test's cgroup and a binary in its
 # temp folder.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/proc_lib.sh"
 
 CG2=$(cgroup2_mount)
 [ -n "$CG2" ] || skip_all "no cgroup v2 mount"
@@ -27,22 +28,7 @@ mkdir "$CG/docker-$D.scope" "$CG/docker-$D.scope/inner" "$CG/cri-containerd-$K.s
 	"$CG/docker-${D:0:63}g.scope" || exit 1
 
 mkdir -p "$T_DIR/bin" "$T_DIR/bin2" "$T_DIR/files"
-cat >"$T_DIR/w.c" <<'C'
-static long sys3(long n, long a, long b, long c)
-{
-	long r;
-	__asm__ volatile("syscall" : "=a"(r) : "a"(n), "D"(a), "S"(b), "d"(c) : "rcx", "r11", "memory");
-	return r;
-}
-void _start(void)
-{
-	sys3(1, 1, (long)"x", 1);
-	sys3(60, 0, 0, 0);
-	for (;;)
-		;
-}
-C
-cc -O2 -nostdlib -static -fno-stack-protector -o "$T_DIR/bin/w" "$T_DIR/w.c" || exit 1
+proc_writer "$T_DIR/bin/w" || exit 1
 cp "$T_DIR/bin/w" "$T_DIR/bin2/w"
 echo data >"$T_DIR/files/f"
 

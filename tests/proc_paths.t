@@ -12,6 +12,7 @@
 # (Symbolic links, '..', relative paths and openat with a dirfd:
 # tests/proc_policy.t.)
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/proc_lib.sh"
 
 CG2=$(cgroup2_mount)
 [ -n "$CG2" ] || skip_all "no cgroup v2 mount"
@@ -26,13 +27,7 @@ echo kill >"$T_DIR/src/k"
 echo rooted >"$T_DIR/root/data/f"
 # A static opener with no libc for the chroot: open("/data/f"), copy it to
 # stdout, exit.
-cat >"$T_DIR/o.c" <<'C'
-static long sys3(long n, long a, long b, long c)
-{
-	long r;
-	__asm__ volatile("syscall" : "=a"(r) : "a"(n), "D"(a), "S"(b), "d"(c) : "rcx", "r11", "memory");
-	return r;
-}
+proc_static_cc "$T_DIR/root/o" <<'C' || exit 1
 void _start(void)
 {
 	char buf[64];
@@ -44,7 +39,6 @@ void _start(void)
 		;
 }
 C
-cc -O2 -nostdlib -static -fno-stack-protector -o "$T_DIR/root/o" "$T_DIR/o.c" || exit 1
 
 cat >"$T_DIR/policy.yaml" <<POL
 rules:

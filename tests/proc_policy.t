@@ -11,6 +11,7 @@
 #   - post, and mode: monitor (nothing killed, the would-have counted)
 #   - a process outside the cgroup, or running another binary, is untouched
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/proc_lib.sh"
 
 N=${PROC_POLICY_EXECS:-1000}
 CG2=$(cgroup2_mount)
@@ -21,23 +22,7 @@ plan 21
 
 mkdir -p "$T_DIR/bin" "$T_DIR/other" "$T_DIR/files/kill" "$T_DIR/files/post" "$T_DIR/files/mon" \
 	"$T_DIR/files/side"
-# _start: write(1, "x", 1); exit(0). No libc: nothing runs before it.
-cat >"$T_DIR/w.c" <<'C'
-static long sys3(long n, long a, long b, long c)
-{
-	long r;
-	__asm__ volatile("syscall" : "=a"(r) : "a"(n), "D"(a), "S"(b), "d"(c) : "rcx", "r11", "memory");
-	return r;
-}
-void _start(void)
-{
-	sys3(1, 1, (long)"x", 1);
-	sys3(60, 0, 0, 0);
-	for (;;)
-		;
-}
-C
-cc -O2 -nostdlib -static -fno-stack-protector -o "$T_DIR/bin/w" "$T_DIR/w.c" || exit 1
+proc_writer "$T_DIR/bin/w" || exit 1
 cp "$T_DIR/bin/w" "$T_DIR/other/w"
 echo secret >"$T_DIR/files/kill/f"
 echo keep >"$T_DIR/files/kill/f2"

@@ -31,56 +31,73 @@ struct uring_list {
 	unsigned n;
 };
 
+/* A comm as the kernel keeps it (16 bytes, NUL-padded, maybe unended). */
+#define COMM_MAX 16
+_Static_assert(sizeof(((struct vigil_uring_count *)0)->comm) == COMM_MAX, "uring comm");
+_Static_assert(sizeof(((struct vigil_compat_count *)0)->comm) == COMM_MAX, "compat comm");
+
+/* Starts a process's line of either list, after its heading: text, its pid
+ * and comm; JSON, an object of kind with them. The caller adds its counts,
+ * then ends the line with proc_line_end. */
+static void proc_line_begin(struct uring_list *l, struct jw *w, const char *kind,
+			    const struct vigil_uring_key *k, const char comm[COMM_MAX])
+{
+	char name[COMM_MAX + 1];
+
+	snprintf(name, sizeof(name), "%.*s", (int)strnlen(comm, COMM_MAX), comm);
+	if (!l->json) {
+		vbuf_printf(l->out, "%-8u %-16s", k->tgid, name);
+		return;
+	}
+	jw_begin(w, l->out);
+	jw_obj(w, NULL);
+	jw_cstr(w, "kind", kind);
+	jw_u64(w, "pid", k->tgid);
+	jw_cstr(w, "comm", name);
+}
+
+static void proc_line_end(struct uring_list *l, struct jw *w)
+{
+	if (l->json)
+		jw_end(w);
+	vbuf_putc(l->out, '\n');
+}
+
 static void uring_line(void *arg, const struct vigil_uring_key *k, const struct vigil_uring_count *c)
 {
 	struct uring_list *l = arg;
-	char comm[sizeof(c->comm) + 1];
 	struct jw w;
 
-	snprintf(comm, sizeof(comm), "%.*s", (int)strnlen(c->comm, sizeof(c->comm)), c->comm);
+	if (!l->json && !l->n++)
+		vbuf_printf(l->out, "\nio_uring, not seen by file rules:\n%-8s %-16s %10s %12s %10s\n",
+			    "pid", "comm", "rings", "submissions", "opens");
+	proc_line_begin(l, &w, "io_uring", k, c->comm);
 	if (!l->json) {
-		if (!l->n++)
-			vbuf_printf(l->out, "\nio_uring, not seen by file rules:\n%-8s %-16s %10s %12s %10s\n",
-				    "pid", "comm", "rings", "submissions", "opens");
-		vbuf_printf(l->out, "%-8u %-16s %10" PRIu64 " %12" PRIu64 " %10" PRIu64 "\n", k->tgid,
-			    comm, (uint64_t)c->rings, (uint64_t)c->submissions, (uint64_t)c->opens);
-		return;
+		vbuf_printf(l->out, " %10" PRIu64 " %12" PRIu64 " %10" PRIu64, (uint64_t)c->rings,
+			    (uint64_t)c->submissions, (uint64_t)c->opens);
+	} else {
+		jw_u64(&w, "rings", c->rings);
+		jw_u64(&w, "submissions", c->submissions);
+		jw_u64(&w, "opens", c->opens);
 	}
-	jw_begin(&w, l->out);
-	jw_obj(&w, NULL);
-	jw_cstr(&w, "kind", "io_uring");
-	jw_u64(&w, "pid", k->tgid);
-	jw_cstr(&w, "comm", comm);
-	jw_u64(&w, "rings", c->rings);
-	jw_u64(&w, "submissions", c->submissions);
-	jw_u64(&w, "opens", c->opens);
-	jw_end(&w);
-	vbuf_putc(l->out, '\n');
+	proc_line_end(l, &w);
 }
 
 static void compat_line(void *arg, const struct vigil_uring_key *k,
 			const struct vigil_compat_count *c)
 {
 	struct uring_list *l = arg;
-	char comm[sizeof(c->comm) + 1];
 	struct jw w;
 
-	snprintf(comm, sizeof(comm), "%.*s", (int)strnlen(c->comm, sizeof(c->comm)), c->comm);
-	if (!l->json) {
-		if (!l->n++)
-			vbuf_printf(l->out, "\n32-bit processes, opens not seen by file rules:\n"
-				    "%-8s %-16s %10s\n", "pid", "comm", "execs");
-		vbuf_printf(l->out, "%-8u %-16s %10" PRIu64 "\n", k->tgid, comm, (uint64_t)c->execs);
-		return;
-	}
-	jw_begin(&w, l->out);
-	jw_obj(&w, NULL);
-	jw_cstr(&w, "kind", "ia32");
-	jw_u64(&w, "pid", k->tgid);
-	jw_cstr(&w, "comm", comm);
-	jw_u64(&w, "execs", c->execs);
-	jw_end(&w);
-	vbuf_putc(l->out, '\n');
+	if (!l->json && !l->n++)
+		vbuf_printf(l->out, "\n32-bit processes, opens not seen by file rules:\n"
+			    "%-8s %-16s %10s\n", "pid", "comm", "execs");
+	proc_line_begin(l, &w, "ia32", k, c->comm);
+	if (!l->json)
+		vbuf_printf(l->out, " %10" PRIu64, (uint64_t)c->execs);
+	else
+		jw_u64(&w, "execs", c->execs);
+	proc_line_end(l, &w);
 }
 
 void vigil_list_proc_rules(struct vigil_policy_state *s, struct vigil_buf *out, bool json)

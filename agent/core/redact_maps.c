@@ -5,6 +5,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include "log.h"
+#include "map_drop.h"
 #include "core/redact_maps.h"
 
 static int key_of(struct vigil_redact_key *k, uint32_t gen, const struct vigil_redact_entry *e)
@@ -20,20 +21,15 @@ static int key_of(struct vigil_redact_key *k, uint32_t gen, const struct vigil_r
 	return 0;
 }
 
-/* Removes every key of generation gen. */
-static void drop_gen(int keys_fd, uint32_t gen)
+static bool key_of_gen(const void *key, const void *gen)
 {
-	struct vigil_redact_key k, next, *prev = NULL;
+	return ((const struct vigil_redact_key *)key)->gen == *(const uint32_t *)gen;
+}
 
-	while (!bpf_map_get_next_key(keys_fd, prev, &next)) {
-		if (next.gen == gen) {
-			bpf_map_delete_elem(keys_fd, &next);
-			prev = NULL;	/* the walk restarts after a delete */
-			continue;
-		}
-		k = next;
-		prev = &k;
-	}
+/* Removes every key of generation gen. */
+static int drop_gen(int keys_fd, uint32_t gen)
+{
+	return vigil_map_drop_if(keys_fd, sizeof(struct vigil_redact_key), key_of_gen, &gen);
 }
 
 /* Does generation gen hold exactly set's keys? */
@@ -71,7 +67,9 @@ int vigil_redact_write(int conf_fd, int keys_fd, const struct vigil_redact_set *
 	    gen_holds(keys_fd, conf.gen, set))
 		return 0;
 	gen = !conf.gen;
-	drop_gen(keys_fd, gen);	/* left by an agent that died mid-write */
+	/* left by an agent that died mid-write: not to be mixed with this set */
+	if ((err = drop_gen(keys_fd, gen)))
+		return vlog_err(err, "cannot clear the secret names' generation %u", gen);
 	for (unsigned i = 0; i < set->n; i++) {
 		uint32_t how = set->entries[i].how;
 
@@ -86,7 +84,11 @@ int vigil_redact_write(int conf_fd, int keys_fd, const struct vigil_redact_set *
 	conf.written = 1;
 	if (bpf_map_update_elem(conf_fd, &zero, &conf, BPF_ANY))
 		return vlog_err(-errno, "cannot switch the redaction settings");
-	drop_gen(keys_fd, !gen);
+	/* The old generation is out of force: what stays of it only waits
+	 * for the next write, which clears it first. */
+	if ((err = drop_gen(keys_fd, !gen)))
+		vlog_warn("cannot clear the secret names' old generation %u: %s", !gen,
+			  strerror(-err));
 	return 0;
 }
 

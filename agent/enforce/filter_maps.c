@@ -10,6 +10,8 @@
 #include <bpf/libbpf.h>
 #include "buf.h"
 #include "log.h"
+#include "map_drop.h"
+#include "percpu.h"
 #include "core/loader.h"
 #include "core/iter_drain.h"
 #include "core/netns.h"
@@ -209,65 +211,54 @@ static void key_of(struct vigil_filter_bin_key *k, uint32_t gen, const char *s)
 	memcpy(k->s, s, len);
 }
 
-/* Removes every trie entry of generation gen. */
-static void drop_gen(int bin_fd, uint32_t gen)
+static bool bin_of_gen(const void *key, const void *gen)
 {
-	struct vigil_filter_bin_key k, next;
-	void *prev = NULL;
-
-	while (!bpf_map_get_next_key(bin_fd, prev, &next)) {
-		if (next.gen == gen) {
-			bpf_map_delete_elem(bin_fd, &next);
-			prev = NULL;	/* the walk restarts after a delete */
-			continue;
-		}
-		k = next;
-		prev = &k;
-	}
+	return ((const struct vigil_filter_bin_key *)key)->gen == *(const uint32_t *)gen;
 }
 
-/* Removes every selector key of generation gen. */
-static void drop_keys(int keys_fd, uint32_t gen)
+static bool key_of_gen(const void *key, const void *gen)
 {
-	struct vigil_filter_key k, next;
-	void *prev = NULL;
-
-	while (!bpf_map_get_next_key(keys_fd, prev, &next)) {
-		if (next.gen == gen) {
-			bpf_map_delete_elem(keys_fd, &next);
-			prev = NULL;
-			continue;
-		}
-		k = next;
-		prev = &k;
-	}
+	return ((const struct vigil_filter_key *)key)->gen == *(const uint32_t *)gen;
 }
 
-/* A value per CPU: the counters' sum at slot, or zeroed. */
-static uint64_t hits_at(int fd, uint32_t slot, bool zero)
+/* Removes every trie entry and selector key of generation gen. */
+static int drop_gen(struct vigil_filter_maps *m, uint32_t gen)
+{
+	int err = vigil_map_drop_if(m->bin_fd, sizeof(struct vigil_filter_bin_key), bin_of_gen, &gen);
+
+	return err ?: vigil_map_drop_if(m->keys_fd, sizeof(struct vigil_filter_key), key_of_gen, &gen);
+}
+
+/* The hits at slot, summed over the CPUs (0 when it cannot be read). */
+static uint64_t hits_at(int fd, uint32_t slot)
+{
+	uint64_t sum;
+
+	vigil_percpu_sum(fd, &slot, &sum, sizeof(sum));	/* zeroed on error */
+	return sum;
+}
+
+/* Zeroes the hits at slot on every CPU. */
+static void hits_zero(int fd, uint32_t slot)
 {
 	int ncpu = libbpf_num_possible_cpus();
-	uint64_t *v, sum = 0;
+	uint64_t *v;
 
 	if (ncpu <= 0 || !(v = calloc(ncpu, sizeof(*v))))
-		return 0;
-	if (zero) {
-		bpf_map_update_elem(fd, &slot, v, BPF_ANY);
-	} else if (!bpf_map_lookup_elem(fd, &slot, v)) {
-		for (int i = 0; i < ncpu; i++)
-			sum += v[i];
-	}
+		return;
+	bpf_map_update_elem(fd, &slot, v, BPF_ANY);
 	free(v);
-	return sum;
 }
 
 static int write_gen(struct vigil_filter_maps *m, const struct vigil_filter_compiled *c,
 		     uint32_t gen)
 {
 	struct vigil_filter_bin_key k;
+	int err;
 
-	drop_gen(m->bin_fd, gen);	/* left by an agent that died mid-write */
-	drop_keys(m->keys_fd, gen);
+	/* left by an agent that died mid-write: not to be mixed with this set */
+	if ((err = drop_gen(m, gen)))
+		return vlog_err(err, "cannot clear the filters' generation %u", gen);
 	for (unsigned i = 0; c && i < c->nkeys; i++) {
 		struct vigil_filter_key k = { gen, c->keys[i].what, c->keys[i].value };
 
@@ -331,9 +322,9 @@ int vigil_filter_write(struct vigil_filter_maps *m, const struct vigil_filter_co
 	for (uint32_t i = 0; i < VIGIL_FILTER_SLOTS; i++) {
 		uint32_t slot = old * VIGIL_FILTER_SLOTS + i;
 
-		total[i] = m->base[i] + hits_at(m->hits_fd, slot, false);
-		hits_at(m->hits_fd, slot, true);
-		hits_at(m->hits_fd, gen * VIGIL_FILTER_SLOTS + i, true);
+		total[i] = m->base[i] + hits_at(m->hits_fd, slot);
+		hits_zero(m->hits_fd, slot);
+		hits_zero(m->hits_fd, gen * VIGIL_FILTER_SLOTS + i);
 	}
 	memcpy(old_names, m->names, sizeof(old_names));
 	memset(m->base, 0, sizeof(m->base));
@@ -358,8 +349,10 @@ int vigil_filter_write(struct vigil_filter_maps *m, const struct vigil_filter_co
 		else
 			m->gone += total[i];
 	}
-	drop_gen(m->bin_fd, old);
-	drop_keys(m->keys_fd, old);
+	/* The old generation is out of force: what stays of it only waits
+	 * for the next write, which clears it first. */
+	if ((err = drop_gen(m, old)))
+		vlog_warn("cannot clear the filters' old generation %u: %s", old, strerror(-err));
 	return 0;
 }
 
@@ -375,7 +368,7 @@ void vigil_filter_counts(struct vigil_filter_maps *m,
 	for (uint32_t i = 0; i < VIGIL_FILTER_SLOTS; i++) {
 		if (i >= m->n && !(i == VIGIL_FILTER_NOT_ALLOWED && m->allow))
 			continue;
-		each(m->names[i], m->base[i] + hits_at(m->hits_fd, gen * VIGIL_FILTER_SLOTS + i, false),
+		each(m->names[i], m->base[i] + hits_at(m->hits_fd, gen * VIGIL_FILTER_SLOTS + i),
 		     arg);
 	}
 }
@@ -430,7 +423,7 @@ int vigil_filter_open(struct vigil_filter_maps **out, const char *pin_dir, uint6
 	/* Counts are this agent's: an earlier agent's set stays in force,
 	 * uncounted by name, until this one writes its own. */
 	for (uint32_t i = 0; i < 2 * VIGIL_FILTER_SLOTS; i++)
-		hits_at(m->hits_fd, i, true);
+		hits_zero(m->hits_fd, i);
 	return 0;
 }
 

@@ -38,21 +38,8 @@ struct {
  * size: a constant multiple of 8, at most VIGIL_HEALTH_REC_MAX. */
 static __always_inline void *vigil_health_reserve_at(__u16 type, __u32 size, __u64 now)
 {
-	__u32 zero = 0;
-	__u64 *s = bpf_map_lookup_elem(&vigil_health_seq, &zero);
-	__u64 seq = s ? __sync_fetch_and_add(s, 1) + 1 : 0;
-	struct vigil_hdr *h = bpf_ringbuf_reserve(&vigil_health_ring, size, 0);
-
-	if (!h) {
-		vigil_count(VIGIL_CNT_HEALTH_FULL);
-		return NULL;
-	}
-	h->type = type;
-	h->size = size;
-	h->cpu = bpf_get_smp_processor_id();
-	h->ktime = now ?: bpf_ktime_get_ns();
-	h->seq = seq;
-	return h;
+	return vigil_reserve_in(&vigil_health_ring, &vigil_health_seq, VIGIL_CNT_HEALTH_FULL,
+				type, size, now);
 }
 
 static __always_inline void *vigil_health_reserve(__u16 type, __u32 size)

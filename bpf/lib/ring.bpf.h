@@ -67,12 +67,19 @@ static __always_inline void vigil_count(__u32 which)
 		*c += 1;	/* per CPU: no atomic needed */
 }
 
-static __always_inline __u64 vigil_next_seq(void)
+/* The next number of the sequence in seq_map (vigil_seq, or the health
+ * ring's vigil_health_seq): 1 for the first, 0 if the map cannot be read. */
+static __always_inline __u64 vigil_next_seq_in(void *seq_map)
 {
 	__u32 zero = 0;
-	__u64 *s = bpf_map_lookup_elem(&vigil_seq, &zero);
+	__u64 *s = bpf_map_lookup_elem(seq_map, &zero);
 
 	return s ? __sync_fetch_and_add(s, 1) + 1 : 0;
+}
+
+static __always_inline __u64 vigil_next_seq(void)
+{
+	return vigil_next_seq_in(&vigil_seq);
 }
 
 /* The flag for committing a record of size bytes. reserved: the ring
@@ -88,18 +95,23 @@ static __always_inline __u64 vigil_wakeup_flag(__u32 size, bool reserved)
 	return vigil_wakeup_flag_for(avail, size, vigil_wakeup_bytes);
 }
 
-/* Reserves a fixed-size event with its header filled in, stamped now (a
+/* Reserves a fixed-size record in ring with its header filled in: its
+ * number from seq_map, taken right before the reserve, and stamped now (a
  * bpf_ktime_get_ns() the caller read for its own use: a clock read is a
  * helper call, and a kvm-clock read on a VM; 0 reads the clock here).
- * NULL (counted) when the ring is full. size must be a multiple of 8 and a
- * constant. */
-static __always_inline void *vigil_reserve_at(__u16 type, __u32 size, __u64 now)
+ * NULL, one count in full, when the ring is full. size must be a multiple
+ * of 8 and a constant. The one body of vigil_reserve_at (the main ring)
+ * and vigil_health_reserve_at (health.bpf.h): always inlined with constant
+ * maps and counter, it compiles to the same instructions as a body
+ * written for one ring, which matters on the event path. */
+static __always_inline void *vigil_reserve_in(void *ring, void *seq_map, __u32 full,
+					      __u16 type, __u32 size, __u64 now)
 {
-	__u64 seq = vigil_next_seq();
-	struct vigil_hdr *h = bpf_ringbuf_reserve(&vigil_ring, size, 0);
+	__u64 seq = vigil_next_seq_in(seq_map);
+	struct vigil_hdr *h = bpf_ringbuf_reserve(ring, size, 0);
 
 	if (!h) {
-		vigil_count(VIGIL_CNT_RING_FULL);
+		vigil_count(full);
 		return NULL;
 	}
 	h->type = type;
@@ -108,6 +120,14 @@ static __always_inline void *vigil_reserve_at(__u16 type, __u32 size, __u64 now)
 	h->ktime = now ?: bpf_ktime_get_ns();
 	h->seq = seq;
 	return h;
+}
+
+/* Reserves a fixed-size event in the main ring (vigil_reserve_in), stamped
+ * now (0: read the clock here). NULL, counted in VIGIL_CNT_RING_FULL, when
+ * the ring is full. */
+static __always_inline void *vigil_reserve_at(__u16 type, __u32 size, __u64 now)
+{
+	return vigil_reserve_in(&vigil_ring, &vigil_seq, VIGIL_CNT_RING_FULL, type, size, now);
 }
 
 static __always_inline void *vigil_reserve(__u16 type, __u32 size)
