@@ -70,7 +70,8 @@ struct vigil_filter_scratch {
 	__u32 busy;
 	__u32 match;	/* the filters still matching */
 	__u32 drop_unallowed;	/* an allow filter names the kind */
-	__u32 pad;
+	__u32 pid;	/* the subject's, as a map key: 6.1 takes no key in a
+			 * global function's argument (PTR_TO_MEM) */
 };
 
 struct {
@@ -102,6 +103,9 @@ static __always_inline __u32 vigil_filter_bin_bits(const char *path, __u32 len, 
 		return 0;
 	k->gen = gen;
 	k->prefixlen = 8 + n * 8;
+	/* Keeps the mask in the program: clang drops it after the clamp
+	 * above, and 6.1's verifier cannot follow that proof. */
+	barrier_var(n);
 	if (bpf_probe_read_kernel(k->s, n & 255, path))
 		return 0;
 	v = bpf_map_lookup_elem(&vigil_filter_bin, k);
@@ -245,7 +249,8 @@ static __always_inline int vigil_filter_decide(struct vigil_filter_scratch *w, _
 	w->match = SET(by_kind[kind & 7]);
 	w->drop_unallowed = SET(allow_kinds) & (1u << kind);
 	if (w->match & SET(binary)) {
-		fp = bpf_map_lookup_elem(&vigil_filter_procs, &p->pid);
+		w->pid = p->pid;
+		fp = bpf_map_lookup_elem(&vigil_filter_procs, &w->pid);
 		w->match &= ~SET(binary) | (fp ? (w->k.gen ? fp->bits[1] : fp->bits[0]) : 0);
 	}
 	if (w->match & SET(uid))
