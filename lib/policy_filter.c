@@ -84,7 +84,7 @@ static int parse_filter(struct pctx *c, yaml_node_t *n, struct vigil_filter_spec
 	int err;
 
 	f->line = n->start_mark.line + 1;
-	snprintf(f->name, sizeof(f->name), "%s:%u", c->file, f->line);
+	default_rule_name(f->name, c->file, f->line);
 	if (n->type != YAML_MAPPING_NODE)
 		return fail(c, n, "a filter is a mapping (name, action, kinds, binary, "
 			    "binary_prefix, uid, cgroup, netns), not %s", node_kind(n));
