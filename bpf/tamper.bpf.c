@@ -540,16 +540,28 @@ int tamper_openat2(struct trace_event_raw_sys_exit *ctx)
 }
 
 /* An unlink or rename of dfd/upath, when it names the pin folder or
- * something in it: kept for the exit. dfd is an int: the register's upper
+ * something in it: kept for the exit. A rename is also kept when its
+ * target (ndfd/npath) is in the folder: renaming another bpffs object
+ * onto a pin replaces the pin (or swaps it out, RENAME_EXCHANGE), and the
+ * name recorded is then the pin's. dfd is an int: the register's upper
  * half is not its sign (AT_FDCWD reads as 0xffffff9c). */
-static __always_inline int pin_enter(long dfd, const char *upath, __u32 what)
+static __always_inline int pin_enter2(long dfd, const char *upath, long ndfd, const char *npath,
+				      __u32 what)
 {
 	struct task_struct *cur = bpf_get_current_task_btf();
 	char name[VIGIL_TAMPER_PIN_MAX] = {};
 
-	if (agent_other_than(cur) && vigil_pin_path(cur, dfd, upath, name))
+	if (!agent_other_than(cur))
+		return 0;
+	if (vigil_pin_path(cur, dfd, upath, name) ||
+	    (npath && vigil_pin_path(cur, ndfd, npath, name)))
 		call_keep(what, 0, name);
 	return 0;
+}
+
+static __always_inline int pin_enter(long dfd, const char *upath, __u32 what)
+{
+	return pin_enter2(dfd, upath, 0, NULL, what);
 }
 
 #define PIN_WHATS (1u << VIGIL_TAMPER_PIN_UNLINK | 1u << VIGIL_TAMPER_PIN_RENAME)
@@ -570,19 +582,22 @@ int tamper_unlinkat(struct trace_event_raw_sys_enter *ctx)
 SEC("tracepoint/syscalls/sys_enter_rename")
 int tamper_rename(struct trace_event_raw_sys_enter *ctx)
 {
-	return pin_enter(AT_FDCWD_, (const char *)ctx->args[0], VIGIL_TAMPER_PIN_RENAME);
+	return pin_enter2(AT_FDCWD_, (const char *)ctx->args[0], AT_FDCWD_,
+			  (const char *)ctx->args[1], VIGIL_TAMPER_PIN_RENAME);
 }
 
 SEC("tracepoint/syscalls/sys_enter_renameat")
 int tamper_renameat(struct trace_event_raw_sys_enter *ctx)
 {
-	return pin_enter((int)ctx->args[0], (const char *)ctx->args[1], VIGIL_TAMPER_PIN_RENAME);
+	return pin_enter2((int)ctx->args[0], (const char *)ctx->args[1], (int)ctx->args[2],
+			  (const char *)ctx->args[3], VIGIL_TAMPER_PIN_RENAME);
 }
 
 SEC("tracepoint/syscalls/sys_enter_renameat2")
 int tamper_renameat2(struct trace_event_raw_sys_enter *ctx)
 {
-	return pin_enter((int)ctx->args[0], (const char *)ctx->args[1], VIGIL_TAMPER_PIN_RENAME);
+	return pin_enter2((int)ctx->args[0], (const char *)ctx->args[1], (int)ctx->args[2],
+			  (const char *)ctx->args[3], VIGIL_TAMPER_PIN_RENAME);
 }
 
 SEC("tracepoint/syscalls/sys_exit_unlink")
