@@ -154,6 +154,46 @@ static __always_inline void call_forget(__u64 id, __u64 *n)
 		__sync_fetch_and_add(n, -1);
 }
 
+/* A refused call changed nothing, and any user can make one at syscall
+ * rate (an unlink under the pin folder is refused EACCES, a ptrace of the
+ * agent EPERM): each would be a record in the health ring and then in the
+ * stream. So refused calls get at most REFUSED_PER_S records a second
+ * (node-wide; the window's reset races, a few more may pass), and only
+ * while the health ring is under half full, which leaves the other half
+ * to heartbeats and to calls that did something while vigild is away.
+ * The rest are counted (tamper_refused_not_recorded). */
+#define REFUSED_PER_S 64
+
+struct refused_window {
+	__u64 second;
+	__u64 n;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct refused_window);
+} vigil_tamper_refused SEC(".maps");
+
+static __always_inline bool refused_room(void)
+{
+	__u64 second = bpf_ktime_get_ns() / 1000000000ull;
+	struct refused_window *w;
+	__u32 zero = 0;
+
+	if (bpf_ringbuf_query(&vigil_health_ring, BPF_RB_AVAIL_DATA) >= VIGIL_HEALTH_RING_SIZE / 2)
+		return false;
+	w = bpf_map_lookup_elem(&vigil_tamper_refused, &zero);
+	if (!w)
+		return false;
+	if (w->second != second) {
+		w->second = second;
+		w->n = 0;
+	}
+	return __sync_fetch_and_add(&w->n, 1) < REFUSED_PER_S;
+}
+
 /* At the exit: the record, with the result, of a call the entry kept
  * (one of whats, a bit mask: a thread's stale entry is not another call's). */
 static __always_inline void call_record(long ret, __u32 whats)
@@ -176,6 +216,11 @@ static __always_inline void call_record(long ret, __u32 whats)
 	/* A caller that became the agent meanwhile is a restarting agent
 	 * claiming the folder (vigil_tamper_claim): its own write. */
 	if (!agent || !(whats & (1u << (c->what & 31))) || (__u32)(id >> 32) == *agent) {
+		call_forget(id, n);
+		return;
+	}
+	if (ret < 0 && !refused_room()) {
+		vigil_count(VIGIL_CNT_TAMPER_REFUSED_SKIPPED);
 		call_forget(id, n);
 		return;
 	}
