@@ -38,9 +38,10 @@ is "$(jq -r '[.pin, .result] | join(" ")' <<<"$T")" "vt_target 0" \
 # 2. RENAME_EXCHANGE: the pin swapped for an object outside the folder.
 dummy "$SRC/vt_swap" || exit 1
 python3 -c '
-import ctypes, os, sys
+import ctypes, os, platform, sys
 libc = ctypes.CDLL(None, use_errno=True)
-AT_FDCWD, RENAME_EXCHANGE, SYS_renameat2 = -100, 2, 316
+AT_FDCWD, RENAME_EXCHANGE = -100, 2
+SYS_renameat2 = {"x86_64": 316, "aarch64": 276}[platform.machine()]
 r = libc.syscall(SYS_renameat2, AT_FDCWD, sys.argv[1].encode(), AT_FDCWD, sys.argv[2].encode(),
                  RENAME_EXCHANGE)
 print(os.getpid(), r if r == 0 else -ctypes.get_errno())' "$SRC/vt_swap" "$T_PIN/vt_target" >"$T_DIR/swap"
