@@ -154,6 +154,46 @@ static __always_inline void call_forget(__u64 id, __u64 *n)
 		__sync_fetch_and_add(n, -1);
 }
 
+/* A refused call changed nothing, and any user can make one at syscall
+ * rate (an unlink under the pin folder is refused EACCES, a ptrace of the
+ * agent EPERM): each would be a record in the health ring and then in the
+ * stream. So refused calls get at most REFUSED_PER_S records a second
+ * (node-wide; the window's reset races, a few more may pass), and only
+ * while the health ring is under half full, which leaves the other half
+ * to heartbeats and to calls that did something while vigild is away.
+ * The rest are counted (tamper_refused_not_recorded). */
+#define REFUSED_PER_S 64
+
+struct refused_window {
+	__u64 second;
+	__u64 n;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct refused_window);
+} vigil_tamper_refused SEC(".maps");
+
+static __always_inline bool refused_room(void)
+{
+	__u64 second = bpf_ktime_get_ns() / 1000000000ull;
+	struct refused_window *w;
+	__u32 zero = 0;
+
+	if (bpf_ringbuf_query(&vigil_health_ring, BPF_RB_AVAIL_DATA) >= VIGIL_HEALTH_RING_SIZE / 2)
+		return false;
+	w = bpf_map_lookup_elem(&vigil_tamper_refused, &zero);
+	if (!w)
+		return false;
+	if (w->second != second) {
+		w->second = second;
+		w->n = 0;
+	}
+	return __sync_fetch_and_add(&w->n, 1) < REFUSED_PER_S;
+}
+
 /* At the exit: the record, with the result, of a call the entry kept
  * (one of whats, a bit mask: a thread's stale entry is not another call's). */
 static __always_inline void call_record(long ret, __u32 whats)
@@ -176,6 +216,11 @@ static __always_inline void call_record(long ret, __u32 whats)
 	/* A caller that became the agent meanwhile is a restarting agent
 	 * claiming the folder (vigil_tamper_claim): its own write. */
 	if (!agent || !(whats & (1u << (c->what & 31))) || (__u32)(id >> 32) == *agent) {
+		call_forget(id, n);
+		return;
+	}
+	if (ret < 0 && !refused_room()) {
+		vigil_count(VIGIL_CNT_TAMPER_REFUSED_SKIPPED);
 		call_forget(id, n);
 		return;
 	}
@@ -540,16 +585,28 @@ int tamper_openat2(struct trace_event_raw_sys_exit *ctx)
 }
 
 /* An unlink or rename of dfd/upath, when it names the pin folder or
- * something in it: kept for the exit. dfd is an int: the register's upper
+ * something in it: kept for the exit. A rename is also kept when its
+ * target (ndfd/npath) is in the folder: renaming another bpffs object
+ * onto a pin replaces the pin (or swaps it out, RENAME_EXCHANGE), and the
+ * name recorded is then the pin's. dfd is an int: the register's upper
  * half is not its sign (AT_FDCWD reads as 0xffffff9c). */
-static __always_inline int pin_enter(long dfd, const char *upath, __u32 what)
+static __always_inline int pin_enter2(long dfd, const char *upath, long ndfd, const char *npath,
+				      __u32 what)
 {
 	struct task_struct *cur = bpf_get_current_task_btf();
 	char name[VIGIL_TAMPER_PIN_MAX] = {};
 
-	if (agent_other_than(cur) && vigil_pin_path(cur, dfd, upath, name))
+	if (!agent_other_than(cur))
+		return 0;
+	if (vigil_pin_path(cur, dfd, upath, name) ||
+	    (npath && vigil_pin_path(cur, ndfd, npath, name)))
 		call_keep(what, 0, name);
 	return 0;
+}
+
+static __always_inline int pin_enter(long dfd, const char *upath, __u32 what)
+{
+	return pin_enter2(dfd, upath, 0, NULL, what);
 }
 
 #define PIN_WHATS (1u << VIGIL_TAMPER_PIN_UNLINK | 1u << VIGIL_TAMPER_PIN_RENAME)
@@ -570,19 +627,22 @@ int tamper_unlinkat(struct trace_event_raw_sys_enter *ctx)
 SEC("tracepoint/syscalls/sys_enter_rename")
 int tamper_rename(struct trace_event_raw_sys_enter *ctx)
 {
-	return pin_enter(AT_FDCWD_, (const char *)ctx->args[0], VIGIL_TAMPER_PIN_RENAME);
+	return pin_enter2(AT_FDCWD_, (const char *)ctx->args[0], AT_FDCWD_,
+			  (const char *)ctx->args[1], VIGIL_TAMPER_PIN_RENAME);
 }
 
 SEC("tracepoint/syscalls/sys_enter_renameat")
 int tamper_renameat(struct trace_event_raw_sys_enter *ctx)
 {
-	return pin_enter((int)ctx->args[0], (const char *)ctx->args[1], VIGIL_TAMPER_PIN_RENAME);
+	return pin_enter2((int)ctx->args[0], (const char *)ctx->args[1], (int)ctx->args[2],
+			  (const char *)ctx->args[3], VIGIL_TAMPER_PIN_RENAME);
 }
 
 SEC("tracepoint/syscalls/sys_enter_renameat2")
 int tamper_renameat2(struct trace_event_raw_sys_enter *ctx)
 {
-	return pin_enter((int)ctx->args[0], (const char *)ctx->args[1], VIGIL_TAMPER_PIN_RENAME);
+	return pin_enter2((int)ctx->args[0], (const char *)ctx->args[1], (int)ctx->args[2],
+			  (const char *)ctx->args[3], VIGIL_TAMPER_PIN_RENAME);
 }
 
 SEC("tracepoint/syscalls/sys_exit_unlink")

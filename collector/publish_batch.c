@@ -281,6 +281,7 @@ void pub_batch_on_ack(jsCtx *js, natsMsg *msg, jsPubAck *pa, jsPubAckErr *pae, v
 	(void)js;
 	snprintf(r.subject, sizeof(r.subject), "%s", natsMsg_GetSubject(msg));
 	r.first = header_u64(msg, "Vigil-First", &found);
+	r.last = header_u64(msg, "Vigil-Last", &found);
 	if (pa) {
 		r.seq = pa->Sequence;
 		r.duplicate = pa->Duplicate;
@@ -313,13 +314,18 @@ void pub_batch_on_ack(jsCtx *js, natsMsg *msg, jsPubAck *pa, jsPubAckErr *pae, v
 }
 
 /* The ring whose message in flight res is of; NULL: a message given up
- * already (its ring was refused since, or forgotten). */
+ * already (its ring was refused since, or forgotten). Matched by its first
+ * and last line: a ring refused while its message was in flight (the
+ * results lost for want of memory) may send again from the same first
+ * line with more lines, and the late result of the first message must
+ * not take those as stored. */
 static struct pub_ring *ring_of(struct vigil_pub *p, const struct pub_result *res)
 {
 	for (unsigned i = 0; i < p->nrings; i++) {
 		struct pub_ring *r = &p->rings[i];
 
-		if (r->inflight && r->inflight_first == res->first && !strcmp(r->subject, res->subject))
+		if (r->inflight && r->inflight_first == res->first &&
+		    r->inflight_last == res->last && !strcmp(r->subject, res->subject))
 			return r;
 	}
 	return NULL;
@@ -456,6 +462,7 @@ static void send_ring(struct vigil_pub *p, struct pub_ring *r)
 		return refused(p, r, s, 0, nats_GetLastError(NULL));
 	r->inflight = n;
 	r->inflight_first = r->q[r->qhead].t->m[r->q[r->qhead].i].at;
+	r->inflight_last = r->q[r->qhead + n - 1].t->m[r->q[r->qhead + n - 1].i].at;
 }
 
 /* Frees the tickets whose lines are all in the stream, oldest first: the

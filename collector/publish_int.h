@@ -47,7 +47,7 @@ struct pub_ref {
 /* What libnats's thread saw of a message (on_pub_ack), for the loop. */
 struct pub_result {
 	char subject[512];
-	uint64_t first;		/* its Vigil-First */
+	uint64_t first, last;	/* its Vigil-First and Vigil-Last */
 	uint64_t seq;
 	bool ok, duplicate;
 	natsStatus s;
@@ -73,10 +73,12 @@ struct pub_ring {
 				 * one goes when the table is full (never one
 				 * with lines queued) */
 	/* Its lines not in the stream yet, oldest first; the first inflight
-	 * of them are in its one message in flight, known by its Vigil-First. */
+	 * of them are in its one message in flight, known by its Vigil-First
+	 * and Vigil-Last (which say what lines it holds: a message sent again
+	 * from the same first line may hold more). */
 	struct pub_ref *q;
 	unsigned qhead, qn, qcap, inflight;
-	uint64_t inflight_first;
+	uint64_t inflight_first, inflight_last;
 	double retry_at;	/* refused: not again before */
 	bool failed;		/* its last message was refused */
 	int64_t backoff;	/* ms, doubled at each refusal in a row */

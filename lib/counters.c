@@ -13,6 +13,7 @@ static const char *const names[VIGIL_CNT_MAX] = {
 	[VIGIL_CNT_OUTPUT_LOST] = "lost_output",
 	[VIGIL_CNT_PROC_THROTTLED] = "proc_events_throttled",
 	[VIGIL_CNT_HEALTH_FULL] = "health_records_lost",
+	[VIGIL_CNT_TAMPER_REFUSED_SKIPPED] = "tamper_refused_not_recorded",
 	[VIGIL_CNT_NET_RETRANS] = "net_retransmits",
 	[VIGIL_CNT_NET_FILTERED] = "net_events_filtered",
 	[VIGIL_CNT_NET_NO_STORAGE] = "net_sockets_no_room",

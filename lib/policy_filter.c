@@ -84,7 +84,7 @@ static int parse_filter(struct pctx *c, yaml_node_t *n, struct vigil_filter_spec
 	int err;
 
 	f->line = n->start_mark.line + 1;
-	snprintf(f->name, sizeof(f->name), "%s:%u", c->file, f->line);
+	default_rule_name(f->name, c->file, f->line);
 	if (n->type != YAML_MAPPING_NODE)
 		return fail(c, n, "a filter is a mapping (name, action, kinds, binary, "
 			    "binary_prefix, uid, cgroup, netns), not %s", node_kind(n));
@@ -135,6 +135,11 @@ static int parse_filter(struct pctx *c, yaml_node_t *n, struct vigil_filter_spec
 	if (key[F_UID] &&
 	    (err = parse_id_range(c, val[F_UID], "uid", &f->uid_lo, &f->uid_hi)))
 		return err;
+	/* Each uid is a map key (agent/enforce/filter_maps.c): a range past
+	 * what all filters may name is refused here, where it is written. */
+	if (key[F_UID] && (uint64_t)f->uid_hi - f->uid_lo >= VIGIL_FILTER_UIDS_MAX)
+		return fail(c, val[F_UID], "bad uid: a range of at most %d uids",
+			    VIGIL_FILTER_UIDS_MAX);
 	f->has_uid = key[F_UID];
 	if (key[F_CGROUP] && (err = parse_cgroup(c, val[F_CGROUP], &f->cgroup)))
 		return err;

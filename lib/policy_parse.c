@@ -442,6 +442,13 @@ int check_rule_name(struct pctx *c, yaml_node_t *n, char *name)
 	return 0;
 }
 
+void default_rule_name(char name[VIGIL_RULE_NAME_MAX], const char *file, unsigned line)
+{
+	const char *slash = strrchr(file, '/');
+
+	snprintf(name, VIGIL_RULE_NAME_MAX, "%.50s:%u", slash ? slash + 1 : file, line);
+}
+
 static int parse_rule(struct pctx *c, yaml_node_t *n, struct vigil_rule *r)
 {
 	enum { K_NAME, K_ACTION, K_DIR, K_PROTO, K_CIDR, K_PORT, K_IF, K_NETNS, K_CGROUP, K_MAX };
@@ -539,8 +546,7 @@ static int parse_rule(struct pctx *c, yaml_node_t *n, struct vigil_rule *r)
 		return fail(c, seen[K_CGROUP],
 			    "'cgroup' refuses local connects and sends: the rule's direction must be egress");
 	if (!r->name[0])
-		snprintf(r->name, sizeof(r->name), "%.50s:%u",
-			 strrchr(c->file, '/') ? strrchr(c->file, '/') + 1 : c->file, r->line);
+		default_rule_name(r->name, c->file, r->line);
 	return 0;
 }
 

@@ -318,8 +318,7 @@ int parse_proc_rule(struct pctx *c, yaml_node_t *n, struct vigil_prule_spec *r)
 	if (key[P_NS] && (err = parse_namespaces(c, val[P_NS], r)))
 		return err;
 	if (!r->name[0])
-		snprintf(r->name, sizeof(r->name), "%.50s:%u",
-			 strrchr(c->file, '/') ? strrchr(c->file, '/') + 1 : c->file, r->line);
+		default_rule_name(r->name, c->file, r->line);
 	return 0;
 }
 

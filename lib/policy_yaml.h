@@ -51,6 +51,9 @@ int parse_list(struct pctx *c, yaml_node_t *n, const char *key, size_t item_size
 bool has_control(const char *s);
 int parse_cgroup(struct pctx *c, yaml_node_t *n, char **out);
 int check_rule_name(struct pctx *c, yaml_node_t *n, char *name);
+/* The name of a rule or filter that gives none: "<file's name>:<line>",
+ * the file's name cut so that the line always fits. */
+void default_rule_name(char name[VIGIL_RULE_NAME_MAX], const char *file, unsigned line);
 
 /* lib/policy_proc.c: "1000" or "1000-1999" into [lo, hi]. */
 int parse_id_range(struct pctx *c, yaml_node_t *n, const char *key, uint32_t *lo, uint32_t *hi);

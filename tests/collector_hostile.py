@@ -40,6 +40,15 @@ def event(etype, size, seq, body=b''):
     return ev + b'\0' * (size - len(ev))
 
 
+# A health record (type 60, variable: 32 bytes and a record of another
+# kind, header first) and a heartbeat (56, 88 bytes) in the hello's table.
+HEALTH_TYPES = TYPES + [(60, 1, 32), (56, 0, 88)]
+
+
+def health(seq, inner):
+    return event(60, 32 + len(inner), seq, struct.pack('<Q', 0) + inner)
+
+
 def record(ev, flags=0, length=None):
     n = len(ev) if length is None else length
     return struct.pack('<II', n | flags, 0) + ev + b'\0' * ((-len(ev)) % 8)
@@ -142,6 +151,18 @@ def main():
         'short_event': hello() + record(b'\0' * 8),
         'truncated_then_close': hello() + ok_rec[:40],
         'no_hello': b'',
+        # health records: what they wrap is checked like a record of its own
+        'health_heartbeat': hello(types=HEALTH_TYPES) + record(health(1, event(56, 88, 1))),
+        'health_empty': hello(types=HEALTH_TYPES) + record(health(1, b'')),
+        'health_nested': hello(types=HEALTH_TYPES) +
+        record(health(1, health(2, event(56, 88, 1)))),
+        'health_inner_size': hello(types=HEALTH_TYPES) + record(health(1, event(56, 80, 1))),
+        'health_inner_claims_more': hello(types=HEALTH_TYPES) +
+        record(health(1, event(56, 88, 1)[:80])),
+        'health_unknown_inner': hello(types=HEALTH_TYPES) + record(health(1, event(62, 24, 1))),
+        'health_unknown_inner_size': hello(types=HEALTH_TYPES) +
+        record(health(1, struct.pack('<HHIQQ', 62, 65528, 0, 1, 0))),
+        'health_short_header': hello(types=HEALTH_TYPES) + record(health(1, b'\0' * 8)),
     }[case]
     s = connect(port)
     if case == 'truncated_then_close':

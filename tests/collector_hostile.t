@@ -7,8 +7,12 @@
 H=/usr/bin/python3
 HOSTILE="$TOP/tests/collector_hostile.py"
 CASES="garbage bad_version bad_schema newer_major hello_len_huge type_size_mismatch oversized_len
-       len_past_limit busy_record unknown_type size_mismatch short_event no_hello"
-plan $(( $(echo $CASES | wc -w) + 11 ))
+       len_past_limit busy_record unknown_type size_mismatch short_event no_hello
+       health_empty health_nested health_inner_size health_inner_claims_more
+       health_unknown_inner_size health_short_header"
+# Health records the collector takes: a heartbeat, a kind it does not know.
+OPEN_CASES="health_heartbeat health_unknown_inner"
+plan $(( $(echo $CASES $OPEN_CASES | wc -w) + 11 ))
 OUT="$T_DIR/out.json"
 
 start_collector c "" --listen tcp://127.0.0.1:0 -o "$OUT" --hello-timeout 1 --frame-timeout 1 \
@@ -19,6 +23,9 @@ wait_for 10 grep -q 'connected' "$T_DIR/agent.err"
 
 for c in $CASES; do
 	is "$($H "$HOSTILE" $PORT $c)" closed "$c: the collector closes that connection"
+done
+for c in $OPEN_CASES; do
+	is "$($H "$HOSTILE" $PORT $c)" open "$c: the collector keeps that connection"
 done
 $H "$HOSTILE" $PORT truncated_then_close >/dev/null
 grep -q 'closed inside a record' "$T_DIR/c.err"

@@ -26,6 +26,9 @@ struct policy_case {
 };
 
 #define ANY { -1, -1, -1, 0, 0, NULL, NULL, 0 }
+#define AAAA_15 "aaaaaaaaaaaaaaa"
+#define AAAA_255 AAAA_15 AAAA_15 AAAA_15 AAAA_15 AAAA_15 AAAA_15 AAAA_15 AAAA_15 AAAA_15 \
+	AAAA_15 AAAA_15 AAAA_15 AAAA_15 AAAA_15 AAAA_15 AAAA_15 AAAA_15 /* 255 bytes */
 #define RULE(act, dir, proto, lo, hi, cidr, cg) { act, dir, proto, lo, hi, cidr, cg, 0 }
 
 static const struct policy_case policy_cases[] = {
@@ -164,6 +167,82 @@ static const struct policy_case policy_cases[] = {
 	  "YAML tags (such as !!str) are refused", ANY },
 	{ "a second document", "rules:\n  - action: drop\n---\nrules: []\n", "3:1",
 	  "a second YAML document", ANY },
+
+	/* Export filters (docs/policy.md, "Filters"): the spellings the docs
+	 * give, and the shapes a hostile or mistyped file may take. */
+	{ "a filter as the docs write it",
+	  "filters:\n  - name: quiet-probes\n    action: deny\n    kinds: [exec, exit]\n"
+	  "    binary: /usr/bin/curl\n    binary_prefix: /opt/probes/\n    uid: 1000-1999\n"
+	  "    netns: blue\n", NULL, NULL, ANY },
+	{ "an allow filter, every kind, lists of binaries",
+	  "filters:\n  - action: allow\n    binary: [/a, /b]\n    binary_prefix: [/c/, /d/]\n"
+	  "    uid: 0\n", NULL, NULL, ANY },
+	{ "a filter range of 4096 uids", "filters:\n  - action: deny\n    uid: 1000-5095\n", NULL,
+	  NULL, ANY },
+	{ "filters: an empty list", "filters: []\n", NULL, NULL, ANY },
+	{ "filters: a mapping", "filters:\n  action: deny\n", "2:3",
+	  "'filters' is a list of filters, not a mapping", ANY },
+	{ "filters: nothing", "filters:\n", "1:9", "'filters' is a list of filters, not a scalar",
+	  ANY },
+	{ "a filter that is a list", "filters:\n  - [action, deny]\n", "2:5",
+	  "a filter is a mapping", ANY },
+	{ "a filter that is empty", "filters:\n  -\n", "2:4", "a filter is a mapping", ANY },
+	{ "a filter without an action", "filters:\n  - kinds: [exec]\n", "2:5",
+	  "a filter needs 'action: deny' or 'action: allow'", ANY },
+	{ "a filter's action that is a rule's", "filters:\n  - action: drop\n", "2:13",
+	  "action", ANY },
+	{ "a key given twice in a filter", "filters:\n  - action: deny\n    action: allow\n",
+	  "3:5", "'action' given twice in one filter", ANY },
+	{ "two filters of one name",
+	  "filters:\n  - name: a\n    action: deny\n  - name: a\n    action: allow\n", "4:5",
+	  "this filter's name 'a' is used by another filter", ANY },
+	{ "a filter named not_allowed", "filters:\n  - name: not_allowed\n    action: deny\n",
+	  "2:11", "'not_allowed' names what allow filters drop", ANY },
+	{ "a filter name with a space", "filters:\n  - name: \"a b\"\n    action: deny\n", "2:11",
+	  "printable characters only", ANY },
+	{ "a never-filtered kind", "filters:\n  - action: deny\n    kinds: [exec, policy_hit]\n",
+	  "3:19", "'policy_hit' records are never filtered", ANY },
+	{ "kinds as a mapping", "filters:\n  - action: deny\n    kinds: {exec: 1}\n", "3:12",
+	  "'kinds' takes a value or a list, not a mapping", ANY },
+	{ "kinds nested", "filters:\n  - action: deny\n    kinds: [[exec]]\n", "3:13",
+	  "'kinds' takes a single value, not a list", ANY },
+	{ "kinds: an empty list", "filters:\n  - action: deny\n    kinds: []\n", "3:12",
+	  "'kinds' is an empty list", ANY },
+	{ "a filter uid range reversed", "filters:\n  - action: deny\n    uid: 1999-1000\n",
+	  "3:10", "bad uid", ANY },
+	{ "a filter uid past 32 bits",
+	  "filters:\n  - action: deny\n    uid: 99999999999999999999999\n", "3:10", "bad uid",
+	  ANY },
+	{ "a filter uid of -1", "filters:\n  - action: deny\n    uid: 4294967295\n", "3:10",
+	  "bad uid", ANY },
+	{ "a filter uid range of 4097 uids", "filters:\n  - action: deny\n    uid: 1000-5096\n",
+	  "3:10", "bad uid: a range of at most 4096 uids", ANY },
+	{ "every uid in a filter", "filters:\n  - action: deny\n    uid: 0-4294967294\n", "3:10",
+	  "bad uid: a range of at most 4096 uids", ANY },
+	{ "a filter uid as a list", "filters:\n  - action: deny\n    uid: [1, 2]\n", "3:10",
+	  "'uid' takes a single value, not a list", ANY },
+	{ "an empty binary", "filters:\n  - action: deny\n    binary: \"\"\n", "3:13",
+	  "bad binary", ANY },
+	{ "a binary with a NUL byte",
+	  "filters:\n  - action: deny\n    binary: \"/usr/bin/curl\\0x\"\n", "3:13",
+	  "holds a NUL byte", ANY },
+	{ "a binary with a newline", "filters:\n  - action: deny\n    binary: \"/a\\nb\"\n", "3:13",
+	  "bad binary", ANY },
+	{ "a binary of 256 bytes",
+	  "filters:\n  - action: deny\n    binary: /" AAAA_255 "\n", "3:13", "bad binary", ANY },
+	{ "a binary prefix that is relative",
+	  "filters:\n  - action: deny\n    binary_prefix: [/a/, b/]\n", "3:26", "bad binary",
+	  ANY },
+	{ "a filter netns with a slash, not absolute",
+	  "filters:\n  - action: deny\n    netns: a/b\n", "3:12", "bad network namespace", ANY },
+	{ "a filter netns of ..", "filters:\n  - action: deny\n    netns: ..\n", "3:12",
+	  "bad network namespace", ANY },
+	{ "a filter cgroup with //", "filters:\n  - action: deny\n    cgroup: a//b\n", "3:15",
+	  "bad cgroup: an empty path component", ANY },
+	{ "an anchored filter", "filters:\n  - &f\n    action: deny\n  - *f\n", "2:5",
+	  "YAML anchors and aliases are refused", ANY },
+	{ "filters given twice", "filters: []\nfilters: []\n", "2:1", "'filters' given twice",
+	  ANY },
 };
 
 #undef ANY

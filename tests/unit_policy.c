@@ -100,6 +100,33 @@ static void run(const struct policy_case *c, unsigned i)
 	unlink(path);
 }
 
+/* Rules and filters without a name are named "<file's name>:<line>",
+ * whatever the length of the path they were read from: two of one file
+ * never share a name. */
+static void default_names(void)
+{
+	static const char text[] = "rules:\n  - action: drop\n  - action: drop\n"
+				   "filters:\n  - action: deny\n  - action: deny\n";
+	char path[300], err[512];
+	struct vigil_policy p = {};
+	int r, good;
+
+	snprintf(path, sizeof(path), "/etc/vigil/%0200d/filters.yaml", 0);
+	r = vigil_policy_add_text(&p, path, (const unsigned char *)text, strlen(text), err,
+				  sizeof(err));
+	good = !r && p.n_rules == 2 && p.n_filters == 2 &&
+	       !strcmp(p.rules[1].name, "filters.yaml:3") &&
+	       !strcmp(p.filters[0].name, "filters.yaml:5") &&
+	       !strcmp(p.filters[1].name, "filters.yaml:6");
+	ok(good, "unnamed rules and filters of a long path: '<file>:<line>', unique");
+	if (r)
+		printf("#   %s\n", err);
+	else if (!good && p.n_filters)
+		printf("#   filter names: '%s', '%s'\n", p.filters[0].name,
+		       p.n_filters > 1 ? p.filters[1].name : "");
+	vigil_policy_free(&p);
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir)) {
@@ -108,6 +135,7 @@ int main(void)
 	}
 	for (unsigned i = 0; i < sizeof(policy_cases) / sizeof(policy_cases[0]); i++)
 		run(&policy_cases[i], i);
+	default_names();
 	rmdir(dir);
 	printf("1..%d\n", n);
 	return failed;

@@ -246,6 +246,7 @@ enum vigil_counter {
 	VIGIL_CNT_OUTPUT_LOST,	/* user space: records the local output dropped */
 	VIGIL_CNT_PROC_THROTTLED,	/* process events over a cgroup's budget */
 	VIGIL_CNT_HEALTH_FULL,	/* health records the health ring refused */
+	VIGIL_CNT_TAMPER_REFUSED_SKIPPED,	/* refused calls not recorded: the health ring half full */
 	VIGIL_CNT_NET_FIRST = 16,
 	VIGIL_CNT_ENFORCE_FIRST = 32,
 	VIGIL_CNT_MAX = 64,
