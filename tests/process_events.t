@@ -113,7 +113,7 @@ ok $? "and the records the agent took, by kind ($(grep '^records by kind' <<<"$s
 stop_agent
 grep -q ' 0 gaps and 0 duplicates' "$T_DIR/agent.err"
 ok $? "no gap and no duplicate in the sequence numbers"
-n=$(grep -c '"process_exec"' "$EV")
+n=$(grep -c '^{"process_exec"' "$EV")
 kinds=$(sed -n 's/.*records by kind: //p' "$T_DIR/agent.err")
 [[ "$kinds" =~ (^|, )exec\ $n(,|$) ]]
 ok $? "the stop line counts records by kind, as many execs as lines ($kinds)"
