@@ -72,7 +72,7 @@ for fam, host in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")):
     for port in (7001, 7003, 7005, 7009):
         s = socket.socket(fam, socket.SOCK_STREAM); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         s.bind((host, port)); s.listen(16); ls.append(s)
-time.sleep(120)' &
+time.sleep(900)' &
 on_exit "kill $!"
 wait_for 5 ip netns exec "$NS" ss -Htln sport = :7009 | grep -q . || sleep 0.5
 

@@ -53,6 +53,9 @@ is "$(query "vigil_policy_events_total{job=\"label\",policy=\"t-deny\",action=\"
 	"the policy series: the rule's 3 refusals under the binary that connected"
 is "$(query "vigil_events_total{job=\"label\",type=\"exec\",binary=\"$T_DIR/odd\\\\xffname\"}")" 1 \
 	"a binary named with a byte that is not UTF-8: its exec, under the name escaped"
+# (each job is scraped on its own schedule: wait for both)
+wait_for 15 query_ge 'sum(vigil_events_total{job="label",type="exec"})' 11
+wait_for 15 query_ge 'sum(vigil_events_total{job="plain",type="exec"})' 11
 n=$(query 'sum(vigil_events_total{job="label",type="exec"})') m=$(query 'sum(vigil_events_total{job="plain",type="exec"})')
 [ "${n:-0}" -ge 11 ] && [ "${m:-0}" -ge 11 ]
 ok $? "every exec is counted, labelled or not ($n with the label, $m without)"
