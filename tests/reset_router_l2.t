@@ -66,6 +66,10 @@ for c in "7201 10.81.2.1" "7202 fd81:2::1"; do
 		ok 1 "$name: both ends see ECONNRESET (A: $(state "$name" a), B: $(state "$name" b))"
 	fi
 done
-is "$(grep -c '"action":"reset","reply":"rst_injected"' "$T_DIR/events.json")" 4 \
+# The agent writes the events after the packets left: wait for them.
+injected() { grep -c '"action":"reset","reply":"rst_injected"' "$T_DIR/events.json"; }
+four_injected() { [ "$(injected)" -ge 4 ]; }
+wait_for $((3 * T_SLOW)) four_injected
+is "$(injected)" 4 \
 	"events: four injected RSTs, one toward each end of each flow"
 check "no RST failed to go out" -- bash -c "! grep -q 'cannot send a RST\|no RST toward' '$T_DIR/agent.err'"
