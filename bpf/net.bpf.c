@@ -25,6 +25,7 @@
 #include "lib/sock.bpf.h"
 #include "lib/report_pairs.bpf.h"
 #include "lib/filter.bpf.h"
+#include "lib/fd.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -569,21 +570,6 @@ struct vigil_sys_exit {
 #define S_IFSOCK 0140000
 #endif
 
-/* The file at the caller's descriptor fd, NULL if none. Probe reads: the
- * file table is read without its lock, and may change meanwhile. */
-static __always_inline struct file *vigil_fd_file(__s64 fd)
-{
-	struct task_struct *t = bpf_get_current_task_btf();
-	struct fdtable *fdt = BPF_CORE_READ(t, files, fdt);
-	struct file **fds = BPF_CORE_READ(fdt, fd);
-	struct file *f = NULL;
-
-	if (fd < 0 || fd >= BPF_CORE_READ(fdt, max_fds) ||
-	    bpf_probe_read_kernel(&f, sizeof(f), fds + fd))
-		return NULL;
-	return f;
-}
-
 /* The TCP socket behind file f, NULL if f is not one. */
 static __always_inline struct sock *vigil_file_tcp_sock(struct file *f)
 {
@@ -601,7 +587,7 @@ static __always_inline struct sock *vigil_file_tcp_sock(struct file *f)
 
 static __always_inline int accepted_by_caller(__s64 fd)
 {
-	struct file *f = vigil_fd_file(fd);
+	struct file *f = vigil_fd_file(bpf_get_current_task_btf(), fd);
 	struct sock *sk = f ? vigil_file_tcp_sock(f) : NULL;
 	struct vigil_sk *s;
 
@@ -612,7 +598,7 @@ static __always_inline int accepted_by_caller(__s64 fd)
 	 * close the descriptor (and the socket be freed and its address
 	 * reused) in between. The descriptor still naming the same file after
 	 * the lookup leaves a window of a few instructions, as in refine. */
-	if (!s || s->dir != VIGIL_CONN_IN || vigil_fd_file(fd) != f)
+	if (!s || s->dir != VIGIL_CONN_IN || vigil_fd_file(bpf_get_current_task_btf(), fd) != f)
 		return 0;
 	if (!s->refined)
 		name_owner(s);
