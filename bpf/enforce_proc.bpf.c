@@ -287,11 +287,6 @@ int BPF_PROG(proc_policy_exec_cast, struct task_struct *p, pid_t old_pid, struct
 	return exec_hook(p, bprm, true);
 }
 
-/* Linux 6.2+: a pointer read as a number, made BTF-typed again, so that
- * its fields and those it leads to are plain loads. Weak: on 6.1 the
- * *_cast programs that call it are not loaded (agent/enforce/proc_rules.c). */
-extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
-
 /* What the hooks want of an opened file. */
 struct file_view {
 	struct path path;
@@ -355,13 +350,14 @@ static __always_inline int open_exit(long ret, __u8 verb, const bool cast)
 	}
 	}
 	h.open_flags = flags;
-	h.file = vigil_fd_file(t, ret);
-	if (!h.file)
-		return 0;
 	if (cast) {
-		/* not h.file in the loads: CO-RE would relocate struct hook */
-		struct file *f = bpf_rdonly_cast(h.file, bpf_core_type_id_kernel(struct file));
+		/* bpf_rdonly_cast (lib/fd.bpf.h): 6.1 does not load the *_cast
+		 * programs (agent/enforce/proc_rules.c) */
+		struct file *f = vigil_fd_file_typed(t, ret);
 
+		if (!f)
+			return 0;
+		h.file = f;
 		h.path.dentry = f->f_path.dentry;
 		h.path.mnt = f->f_path.mnt;
 		fv.mode = f->f_mode;
@@ -369,6 +365,9 @@ static __always_inline int open_exit(long ret, __u8 verb, const bool cast)
 		h.intent = open_intent(flags, &fv);
 		return decide(t, &h, true);
 	}
+	h.file = vigil_fd_file(t, ret);
+	if (!h.file)
+		return 0;
 	file_load(&fv, h.file);
 	h.path = fv.path;
 	h.intent = open_intent(flags, &fv);

@@ -77,7 +77,6 @@ struct {
 
 extern struct task_struct *bpf_task_from_pid(s32 pid) __ksym __weak;
 extern void bpf_task_release(struct task_struct *p) __ksym __weak;
-extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;	/* 6.2 on */
 
 #define USED_MAPS_MAX 16	/* a vigil program uses fewer; the ring comes early */
 #define CMD_MAP_UPDATE_ELEM 2
@@ -530,7 +529,10 @@ static __always_inline int tamper_proc(long ret)
 		return 0;
 	cur = bpf_get_current_task_btf();
 	agent = agent_other_than(cur);
-	if (!agent || !(f = vigil_fd_file(cur, ret)))
+	if (!agent)
+		return 0;
+	f = bpf_rdonly_cast ? vigil_fd_file_typed(cur, ret) : vigil_fd_file(cur, ret);
+	if (!f)
 		return 0;
 	if (file_sb_magic(f) != PROC_SUPER_MAGIC_)
 		return 0;
