@@ -10,10 +10,19 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "bench_empty_hooks.skel.h"
 
 static volatile sig_atomic_t stop;
+
+static unsigned prog_id(const struct bpf_program *prog)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	return bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len) ? 0 : info.id;
+}
 
 static void on_signal(int sig)
 {
@@ -54,7 +63,12 @@ int main(int argc, char **argv)
 		goto out;
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);
-	fprintf(stderr, "empty_hooks: attached\n");
+	/* The ids, for bench/proc_policy.sh's run-time figures (its own
+	 * programs only: others may run on the machine). */
+	fprintf(stderr, "empty_hooks: attached, programs");
+	for (unsigned i = from; i < to; i++)
+		fprintf(stderr, " %u", prog_id(progs[i]));
+	fprintf(stderr, "\n");
 	while (!stop)
 		pause();
 out:

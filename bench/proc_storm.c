@@ -7,13 +7,16 @@
  *   unlink: unlinkat(AT_FDCWD, PATH, 0) of a PATH that does not exist
  *         (ENOENT after the walk: the smallest unlink, so the hooks'
  *         share of it is the largest)
+ *   syscall: getppid, hooked by nothing (PATH is not used): what any
+ *         syscall pays when syscall tracepoints are on, the traced
+ *         syscall path, alone
  * THREADS threads, each doing OPS of them, one after the other. Prints one
  * line: "ops wall_s cpu_s", cpu the process's own user+system time and its
  * waited-for children's (an exec's fork, exec and exit run in the child),
  * where the BPF programs on these hooks also run: CPU per operation is
  * what a hook adds, whatever else the machine's cores are doing.
  *
- *   proc_storm open|exec|unlink THREADS OPS PATH
+ *   proc_storm open|exec|unlink|syscall THREADS OPS PATH
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -28,7 +31,7 @@
 
 static const char *path;
 static long ops;
-static bool exec_mode, unlink_mode;
+static bool exec_mode, unlink_mode, syscall_mode;
 
 static double now(void)
 {
@@ -63,6 +66,8 @@ static void *run(void *arg)
 			}
 			if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
 				return "child failed";
+		} else if (syscall_mode) {
+			getppid();
 		} else if (unlink_mode) {
 			if (!unlinkat(AT_FDCWD, path, 0))
 				return "unlinkat (PATH exists)";
@@ -85,14 +90,15 @@ int main(int argc, char **argv)
 	int rc = 0;
 
 	if (argc != 5 || (strcmp(argv[1], "open") && strcmp(argv[1], "exec") &&
-			  strcmp(argv[1], "unlink")) ||
+			  strcmp(argv[1], "unlink") && strcmp(argv[1], "syscall")) ||
 	    (threads = atol(argv[2])) < 1 || threads > 64 || (ops = atol(argv[3])) < 1 ||
 	    ops > 100000000) {
-		fprintf(stderr, "usage: proc_storm open|exec|unlink THREADS (1..64) OPS PATH\n");
+		fprintf(stderr, "usage: proc_storm open|exec|unlink|syscall THREADS (1..64) OPS PATH\n");
 		return 2;
 	}
 	exec_mode = !strcmp(argv[1], "exec");
 	unlink_mode = !strcmp(argv[1], "unlink");
+	syscall_mode = !strcmp(argv[1], "syscall");
 	path = argv[4];
 	t0 = now();
 	c0 = cpu(RUSAGE_SELF) + cpu(RUSAGE_CHILDREN);
