@@ -33,8 +33,12 @@
 #     storm (hooked by nothing) with and without syscall tracepoints on,
 #     paired by round, times the syscalls an exec storm's operation makes
 #     (counted once with strace).
-# THREADS defaults to 1: the storm leaves a core to the agent and the rest
-# of the machine (two threads on two cores measure the scheduler).
+# And the targets once more, bracketed (TARGET_ROUNDS rounds, default
+# ROUNDS): (a), (b), (a) for open and none, (b), none for exec, each (b)
+# against the mean of the storms just before and after it.
+# THREADS defaults to 1, and storms run on CPU 1, the agent on CPU 0: the
+# storm leaves a core to the agent and the rest of the machine (two
+# threads on two cores measure the scheduler).
 #   bench/proc_policy.sh [ROUNDS] [THREADS]
 set -eu
 cd "$(dirname "$0")/.."
@@ -45,6 +49,7 @@ THREADS=${2:-1}
 OPEN_OPS=${OPEN_OPS:-100000}
 EXEC_OPS=${EXEC_OPS:-1000}
 SYSCALL_OPS=${SYSCALL_OPS:-1000000}
+TARGET_ROUNDS=${TARGET_ROUNDS:-$ROUNDS}
 bench_begin proc
 HOOKS=
 STATS_WAS=$(cat /proc/sys/kernel/bpf_stats_enabled)
@@ -77,6 +82,29 @@ policy post-exec exec binary "$OUT/bin/" 1
 printf 'rules: []\n' >"$OUT/pol/agent.yaml"
 chmod 644 "$OUT"/pol/*.yaml
 
+# The storm on one core, the agent (and what else runs) on the other: on
+# two shared cores an agent's wakeups landing beside the storm's children
+# cost them cache and switches that move from run to run.
+if [ "$(nproc)" -ge 2 ]; then STORM_ON=(taskset -c 1); AGENT_CPU=0; else STORM_ON=(); AGENT_CPU=; fi
+# agent_start POLICY: vigild on PIN with that policy, on the agent's core.
+agent_start() {
+	rm -f "$OUT/events.json"
+	bench_agent "$OUT/agent.err" --pin-dir "$PIN" --unpin-on-exit -o "$OUT/events.json" \
+		--policy "$OUT/pol/$1.yaml"
+	[ -n "$AGENT_CPU" ] && taskset -a -p -c "$AGENT_CPU" "$AGENT" >/dev/null
+	sleep 3	# start-up (loading, the procFS scan) is not the storms' cost
+}
+agent_stop() { kill -TERM "$AGENT"; wait "$AGENT" || true; AGENT=; rm -f "$OUT/events.json"*; }
+# hooks_start KIND / hooks_stop: bench/empty_hooks, configuration (a).
+hooks_start() {
+	"$BUILD/bench/empty_hooks" "$1" 2>"$OUT/hooks.err" &
+	HOOKS=$!
+	until grep -qs attached "$OUT/hooks.err"; do
+		kill -0 "$HOOKS" 2>/dev/null || { cat "$OUT/hooks.err" >&2; exit 1; }
+		sleep 0.05
+	done
+}
+hooks_stop() { kill -TERM "$HOOKS"; wait "$HOOKS" || true; HOOKS=; }
 # agent_ns PID: the CPU time of all PID's threads so far, in ns.
 agent_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%.0f\n", s}'; }
 # storm KIND CONFIG [PID]: one storm; appends "cpu_ns_per_op wall_ns_per_op
@@ -89,7 +117,7 @@ storm() {
 	syscall) target=- ops=$SYSCALL_OPS ;;
 	esac
 	[ -n "$pid" ] && a0=$(agent_ns "$pid")
-	set -- $("$BUILD/bench/proc_storm" "$kind" "$THREADS" "$ops" "$target")
+	set -- $("${STORM_ON[@]}" "$BUILD/bench/proc_storm" "$kind" "$THREADS" "$ops" "$target")
 	[ -n "$pid" ] && a1=$(agent_ns "$pid")
 	awk -v n="$1" -v w="$2" -v c="$3" -v a="$(( a1 - a0 ))" \
 		'BEGIN {printf "%.1f %.1f %.1f\n", c / n * 1e9 + a / n, w / n * 1e9, a / n}' \
@@ -98,25 +126,17 @@ storm() {
 run_none() { storm open none; storm exec none; storm syscall none; }
 run_empty() {
 	for kind in open exec; do
-		"$BUILD/bench/empty_hooks" "$kind" 2>"$OUT/hooks.err" &
-		HOOKS=$!
-		until grep -qs attached "$OUT/hooks.err"; do
-			kill -0 "$HOOKS" 2>/dev/null || { cat "$OUT/hooks.err" >&2; exit 1; }
-			sleep 0.05
-		done
+		hooks_start "$kind"
 		storm "$kind" empty
 		[ "$kind" = open ] && storm syscall empty	# syscall tracepoints on
-		kill -TERM "$HOOKS"; wait "$HOOKS" || true; HOOKS=
+		hooks_stop
 	done
 }
 load() { "$BUILD/vigil" --pin-dir "$PIN" policy load "$OUT/pol/$1.yaml" >/dev/null; }
 # One agent for agent, miss and post: the rules change by policy load, in
 # the round's order.
 run_agent() {
-	rm -f "$OUT/events.json"
-	bench_agent "$OUT/agent.err" --pin-dir "$PIN" --unpin-on-exit -o "$OUT/events.json" \
-		--policy "$OUT/pol/agent.yaml"
-	sleep 3	# start-up (loading, the procFS scan) is not the storms' cost
+	agent_start agent
 	for conf in "$@"; do
 		for kind in open exec; do
 			if [ "$conf" = agent ]; then load agent; else load "$conf-$kind"; fi
@@ -127,8 +147,7 @@ run_agent() {
 				>>"$OUT/posted.$kind"
 		done
 	done
-	kill -TERM "$AGENT"; wait "$AGENT" || true; AGENT=
-	rm -f "$OUT/events.json"*
+	agent_stop
 }
 
 storm open none >/dev/null; storm exec none >/dev/null	# warm caches
@@ -139,6 +158,18 @@ for r in $(seq "$ROUNDS"); do
 	2) run_agent miss post agent; run_none; run_empty ;;
 	0) run_empty; run_agent post agent miss; run_none ;;
 	esac
+done
+
+# The targets, bracketed: each round runs the baseline just before and
+# just after the configuration, so that the machine's drift moves both
+# alike. open: (a), (b), (a); exec: none, (b), none.
+for r in $(seq "$TARGET_ROUNDS"); do
+	hooks_start open; storm open ta1; hooks_stop
+	agent_start miss-open; storm open tb "$AGENT"; agent_stop
+	hooks_start open; storm open ta2; hooks_stop
+	storm exec tn1
+	agent_start miss-exec; storm exec tb "$AGENT"; agent_stop
+	storm exec tn2
 done
 
 # The exact pass: one storm per configuration with run-time stats on (the
@@ -165,15 +196,11 @@ exact() {
 }
 echo 1 >/proc/sys/kernel/bpf_stats_enabled
 for kind in open exec; do
-	"$BUILD/bench/empty_hooks" "$kind" 2>"$OUT/hooks.err" &
-	HOOKS=$!
-	until grep -qs attached "$OUT/hooks.err"; do sleep 0.05; done
+	hooks_start "$kind"
 	exact "$kind" empty $(sed -n 's/.*programs//p' "$OUT/hooks.err")
-	kill -TERM "$HOOKS"; wait "$HOOKS" || true; HOOKS=
+	hooks_stop
 done
-bench_agent "$OUT/agent.err" --pin-dir "$PIN" --unpin-on-exit -o "$OUT/events.json" \
-	--policy "$OUT/pol/agent.yaml"
-sleep 3
+agent_start agent
 for conf in agent miss post; do
 	for kind in open exec; do
 		if [ "$conf" = agent ]; then load agent; else load "$conf-$kind"; fi
@@ -181,7 +208,7 @@ for conf in agent miss post; do
 		exact "$kind" "$conf" $(pinned_progs)
 	done
 done
-kill -TERM "$AGENT"; wait "$AGENT" || true; AGENT=
+agent_stop
 echo "$STATS_WAS" >/proc/sys/kernel/bpf_stats_enabled
 # The syscalls of one exec storm operation (fork, the child's exec of
 # /bin/true and its loader's, exit, wait), each on the traced path while
@@ -239,4 +266,11 @@ awk -v p="$(cat "$OUT/exec.miss.run")" -v a="$XA" -v sc="$SC" -v k="$EXEC_SYSCAL
 	t = p + a + (sc > 0 ? sc : 0) * k
 	printf "exec, counted: programs %.0f ns + agent %.0f ns + traced syscall path %.0f ns x %s = %.0f ns per exec over %.0f ns of no agent: ratio %.3f (target <= 1.03)\n",
 		p, a, (sc > 0 ? sc : 0), k, t, n, (n + t) / n }'
+# bracketed KIND BASE: per round, tb against the mean of BASE1 and BASE2.
+paste "$OUT/open.tb" "$OUT/open.ta1" "$OUT/open.ta2" | awk '{print $1 - ($4 + $7) / 2}' >"$OUT/bo"
+paste "$OUT/exec.tb" "$OUT/exec.tn1" "$OUT/exec.tn2" | awk '{print $1 / (($4 + $7) / 2)}' >"$OUT/bx"
+printf 'bracketed, %s rounds, storm and agent on their own cores:\n' "$TARGET_ROUNDS"
+printf '  open (b) - (a): %.1f ns per open, 95%% interval %s (target <= 300)\n' "$(median "$OUT/bo")" "$(median_ci <"$OUT/bo")"
+printf '  exec (b) / none: %.3f, 95%% interval %s (target <= 1.03); rounds: %s\n' "$(median "$OUT/bx")" \
+	"$(median_ci <"$OUT/bx")" "$(awk '{printf "%.3f ", $1}' "$OUT/bx")"
 echo "targets: open miss - empty <= 300 ns; exec miss / none <= 1.03"
