@@ -6,7 +6,7 @@
 # drain` output and the ring's own bytes (drained from the pinned ring).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/stream_lib.sh"
-plan 22
+plan 23
 RING=262144
 BIN="$T_DIR/bin"
 mkdir -p "$BIN"
@@ -15,7 +15,8 @@ cp /bin/true "$BIN/mysqlx"
 cp /bin/true "$BIN/curl"
 cp /bin/true "$BIN/redact-probe"
 S="q$$z"	# no secret is a word of any other command the test runs
-SECRETS=("${S}pw1" "${S}pw2" "${S}tk3" "${S}ak4" "${S}pw5" "${S}se6" "${S}tk7" "${S}url8" "${S}my9" "${S}cu10")
+SECRETS=("${S}pw1" "${S}pw2" "${S}tk3" "${S}ak4" "${S}pw5" "${S}se6" "${S}tk7" "${S}url8" "${S}my9" "${S}cu10"
+	"${S}e11" "${S}e12" "${S}e13" "${S}e14")
 printf '%s\n' "${SECRETS[@]}" >"$T_DIR/secrets"	# grep -f: never on a command line
 stars() { printf '%*s' "${#1}" '' | tr ' ' '*'; }
 
@@ -33,6 +34,21 @@ secret_run() {
 	"$BIN/mysqlx" "CTRL-$m" "-pc9$m"
 	"$BIN/curl" "CTRL-$m" -o "user:c10$m" http://127.0.0.1:1/
 }
+# The secret as the last argument, argv's length taking each value modulo
+# 4: the pass reads argv 4 bytes a call, and the last argument ends at its
+# last byte (no NUL counted).
+PADS=("" a aa aaa)
+tail_run() {
+	for k in 0 1 2 3; do
+		"$BIN/redact-probe" "END-$1${PADS[$k]}" --password "${SECRETS[$((10 + k))]}"
+	done
+}
+tail_got() { for k in 0 1 2 3; do args_of "$1" "END-$2${PADS[$k]} "; done | tr '\n' '|'; }
+tail_want() {
+	for k in 0 1 2 3; do
+		printf 'END-%s --password %s|' "$1${PADS[$k]}" "$(stars "${SECRETS[$((10 + k))]}")"
+	done
+}
 WANT_PROBE="MARK-1 --password $(stars "${SECRETS[0]}") --password=$(stars "${SECRETS[1]}") --token=$(stars "${SECRETS[2]}") --api-key $(stars "${SECRETS[3]}") PASSWORD=$(stars "${SECRETS[4]}") DB_SECRET=$(stars "${SECRETS[5]}") GH_TOKEN=$(stars "${SECRETS[6]}") https://user:$(stars "${SECRETS[7]}")@host/x"
 args_of() { jq -r --arg m "$2" 'select(.process_exec.process.arguments // "" | startswith($m)) | .process_exec.process.arguments' "$1"; }
 flags_of() { jq -r --arg m "$2" 'select(.process_exec.process.arguments // "" | startswith($m)) | .process_exec.process.flags' "$1"; }
@@ -46,12 +62,15 @@ rm -f "$T_DIR/coll.json" "$T_DIR/coll.json.state"
 start_agent --ring-size $RING --send "tcp://127.0.0.1:$PORT" --spool-dir "$T_DIR/spool" \
 	--no-procfs --poll-ms 10 -o "$T_DIR/vigil.json" || exit 1
 secret_run 1
+tail_run 1
 TAG="rd$$"
 for ((i = 1; i <= 1500; i += 25)); do run_markers "$TAG" $i $((i + 24)); sleep 0.01; done
 wait_for 10 sh -c "grep -q '\"$TAG-1500\"' '$T_DIR/vigil.json'"
 is "$(args_of "$T_DIR/vigil.json" MARK-1 | grep -c .)" 3 "the three secret execs are seen, once each"
 is "$(args_of "$T_DIR/vigil.json" "MARK-1 --password")" "$WANT_PROBE" \
 	"every shape masked once, in its place, its length kept"
+is "$(tail_got "$T_DIR/vigil.json" 1)" "$(tail_want 1)" \
+	"a secret as the last argument is masked, whatever argv's length modulo 4"
 is "$(args_of "$T_DIR/vigil.json" "MARK-1 -p")" "MARK-1 -p$(stars "${SECRETS[8]}")" "mysql -pSECRET masked"
 is "$(args_of "$T_DIR/vigil.json" "MARK-1 -u")" "MARK-1 -u user:$(stars "${SECRETS[9]}") http://127.0.0.1:1/" \
 	"curl -u user:SECRET masked after the colon"
