@@ -238,8 +238,7 @@ done:
  * of a component here (every return is a safe-RET thunk on this CPU). */
 static long vigil_path_step_typed(__u32 i, struct vigil_path_walk *w)
 {
-	return vigil_path_typed_one(w) ?: vigil_path_typed_one(w) ?:
-	       vigil_path_typed_one(w) ?: vigil_path_typed_one(w);
+	return vigil_path_typed_one(w) ?: vigil_path_typed_one(w);
 }
 
 /* Returns the path's length; *start is its offset in buf. A path that does
@@ -261,7 +260,7 @@ static __always_inline __u32 vigil_path_build(char *buf, const struct path *p,
 		w.tdentry = p->dentry;
 		w.tvfs = p->mnt;
 		w.tmnt_root = p->mnt->mnt_root;
-		bpf_loop(VIGIL_PATH_DEPTH / 4, vigil_path_step_typed, &w, 0);
+		bpf_loop(VIGIL_PATH_DEPTH / 2, vigil_path_step_typed, &w, 0);
 		steps = w.steps;
 		/* On at a mount: the pointers, as plain numbers (through the
 		 * map value: a helper read would cost 30 ns), for the other walk. */
