@@ -34,9 +34,9 @@ secret_run() {
 	"$BIN/mysqlx" "CTRL-$m" "-pc9$m"
 	"$BIN/curl" "CTRL-$m" -o "user:c10$m" http://127.0.0.1:1/
 }
-# The secret as the last argument, argv's length taking each value modulo
-# 4: the pass reads argv 4 bytes a call, and the last argument ends at its
-# last byte (no NUL counted).
+# The secret as the last argument, at four lengths of argv: the last
+# argument ends at argv's last byte (its NUL is not counted), where the
+# pass must still close it.
 PADS=("" a aa aaa)
 tail_run() {
 	for k in 0 1 2 3; do
@@ -70,7 +70,7 @@ is "$(args_of "$T_DIR/vigil.json" MARK-1 | grep -c .)" 3 "the three secret execs
 is "$(args_of "$T_DIR/vigil.json" "MARK-1 --password")" "$WANT_PROBE" \
 	"every shape masked once, in its place, its length kept"
 is "$(tail_got "$T_DIR/vigil.json" 1)" "$(tail_want 1)" \
-	"a secret as the last argument is masked, whatever argv's length modulo 4"
+	"a secret as the last argument is masked, at four lengths of argv"
 is "$(args_of "$T_DIR/vigil.json" "MARK-1 -p")" "MARK-1 -p$(stars "${SECRETS[8]}")" "mysql -pSECRET masked"
 is "$(args_of "$T_DIR/vigil.json" "MARK-1 -u")" "MARK-1 -u user:$(stars "${SECRETS[9]}") http://127.0.0.1:1/" \
 	"curl -u user:SECRET masked after the colon"

@@ -3,11 +3,10 @@
  * Masks secrets in an exec's arguments in its scratch record, before the
  * copy into the ring, so no secret ever reaches the ring, the agent, a
  * file or the wire (vigil/redact.h says what names one). No regular
- * expressions: one pass over argv's bytes (bpf_loop, REDACT_STEP bytes a
- * call) tokenises on NUL, builds each argument's word (up to '=') and its
- * last two '_'-suffixes as it goes, looks them up in vigil_redact_keys and
- * notes the spans to mask; a second pass writes '*' over them. A masked
- * value keeps its length.
+ * expressions: one pass over argv's bytes (bpf_loop) tokenises on NUL,
+ * builds each argument's word (up to '=') and its last two '_'-suffixes as
+ * it goes, looks them up in vigil_redact_keys and notes the spans to mask;
+ * a second pass writes '*' over them. A masked value keeps its length.
  *
  * All the walk's state lives in the per-CPU scratch (struct
  * vigil_redact_work), not in the loop's stack context: the verifier knows
@@ -223,9 +222,9 @@ static __always_inline void redact_url_char(struct vigil_redact_work *w, __u32 i
 	w->p1 = (__u8)c;
 }
 
-/* Byte i of argv; i == len is the last argument's end. */
-static __always_inline void redact_byte(struct redact_ctx *x, __u32 i)
+static long redact_step(__u32 i, void *data)
 {
+	struct redact_ctx *x = data;
 	struct vigil_redact_work *w = x->w;
 	char c = 0;
 
@@ -233,7 +232,7 @@ static __always_inline void redact_byte(struct redact_ctx *x, __u32 i)
 		c = x->args[i & REDACT_IDX];
 	if (!c) {
 		redact_token_end(w, i);
-		return;
+		return 0;
 	}
 	if (i == w->tok && w->pending) {
 		if (w->pending & VIGIL_REDACT_AFTER_COLON)
@@ -250,20 +249,6 @@ static __always_inline void redact_byte(struct redact_ctx *x, __u32 i)
 		redact_word_char(w, i, c);
 	if (w->urls)
 		redact_url_char(w, i, c);
-}
-
-/* REDACT_STEP bytes a call: a bpf_loop callback's call and return cost
- * more than a byte's work here (about 35 ns, docs/policy.md). */
-#define REDACT_STEP 4
-
-static long redact_step(__u32 k, void *data)
-{
-	struct redact_ctx *x = data;
-
-#pragma unroll
-	for (__u32 j = 0; j < REDACT_STEP; j++)
-		if (k * REDACT_STEP + j <= x->len)
-			redact_byte(x, k * REDACT_STEP + j);
 	return 0;
 }
 
@@ -312,7 +297,7 @@ static __always_inline __u32 vigil_redact_args(struct vigil_redact_work *w, char
 	w->mask_from = REDACT_NONE;
 	w->wlen = 0;
 	redact_token_end(w, (__u32)-1);	/* the first argument starts at 0 */
-	bpf_loop(len / REDACT_STEP + 1, redact_step, &x, 0);	/* bytes 0..len */
+	bpf_loop(len + 1, redact_step, &x, 0);
 	if (w->overflow) {
 		*redacted = true;
 		return 0;
