@@ -43,8 +43,8 @@ static __always_inline struct file *vigil_fd_file_typed(struct task_struct *t, l
 	struct fdtable *fdt = t->files->fdt;
 	struct kiocb *slot;
 
-	if (bpf_core_field_offset(struct kiocb, ki_filp))
-		return vigil_fd_file(t, fd);	/* no kernel lays it out so */
+	if (bpf_core_field_offset(struct kiocb, ki_filp))	/* no kernel lays it out so */
+		return bpf_rdonly_cast(vigil_fd_file(t, fd), bpf_core_type_id_kernel(struct file));
 	if (!fdt || fd < 0 || fd >= fdt->max_fds)
 		return NULL;
 	slot = bpf_rdonly_cast((void *)(fdt->fd + fd), bpf_core_type_id_kernel(struct kiocb));
