@@ -18,7 +18,7 @@ cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 BASE=${BASE:-$BUILD/vigild}
 ROUNDS=${1:-5}
-THREADS=${2:-1}	# a storm leaves a core free (docs: N to reproduce a figure taken with N)
+THREADS=${2:-1}	# a core left free; a figure in docs/ names the count it ran with
 EXEC_OPS=${EXEC_OPS:-1000}
 bench_begin filter
 mkdir -p "$OUT/bin" "$OUT/pol"

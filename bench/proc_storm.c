@@ -2,7 +2,7 @@
 /*
  * The storms of bench/proc_policy.sh and bench/exec_storm.sh, uncapped:
  *   open: openat(AT_FDCWD, PATH, O_RDONLY) and close, PATH a file four
- *         folders below the benchmark's own (its path: 7 components)
+ *         folders below the benchmark's own (its path: 8 components)
  *   exec: fork, exec PATH (a tiny binary), wait for its exit 0
  *   unlink: unlinkat(AT_FDCWD, PATH, 0) of a PATH that does not exist
  *         (ENOENT after the walk: the smallest unlink, so the hooks'

@@ -19,7 +19,7 @@ cd "$(dirname "$0")/.."
 . bench/lib.bash
 BUILD=${BUILD:-build}
 ROUNDS=${1:-15}
-THREADS=${2:-1}	# a storm leaves a core free (docs: N to reproduce a figure taken with N)
+THREADS=${2:-1}	# a core left free; a figure in docs/ names the count it ran with
 OPS=${OPS:-100000}
 bench_begin tamper
 HELPER=
