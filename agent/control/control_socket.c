@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -453,6 +454,16 @@ static void admit(struct vigil_control *c, int conn, uint64_t now)
 		.fd = conn, .deadline_ms = now + VIGIL_CONTROL_CLIENT_MS };
 }
 
+/* A connection waits. Asked first because a refused accept4 is no cheap
+ * answer: the kernel makes the new socket and its file before it looks
+ * at the queue (about 20 us here, 20 times a second for an idle socket). */
+static bool connection_waits(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	return poll(&p, 1, 0) > 0 && (p.revents & POLLIN);
+}
+
 void vigil_control_tick(struct vigil_control *c)
 {
 	uint64_t now = now_ms();
@@ -468,7 +479,8 @@ void vigil_control_tick(struct vigil_control *c)
 	}
 	if (!c->req && !(c->req = malloc(VIGIL_CONTROL_MSG_MAX)))
 		return;
-	while (c->fd >= 0 && (conn = accept4(c->fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0)
+	while (c->fd >= 0 && connection_waits(c->fd) &&
+	       (conn = accept4(c->fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0)
 		admit(c, conn, now);
 	for (unsigned i = 0; i < c->n_clients;)
 		if (try_serve(c, i, now))
