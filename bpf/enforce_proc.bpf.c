@@ -23,6 +23,7 @@
 #include "lib/proc_match.bpf.h"
 #include "lib/proc_uring.bpf.h"	/* what file rules do not see: io_uring's opens */
 #include "lib/proc_compat.bpf.h"	/* and 32-bit processes' */
+#include "lib/tamper.bpf.h"	/* the open check, while a file rule hooks the call */
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -350,14 +351,21 @@ static __always_inline int open_exit(long ret, __u8 verb, const bool cast)
 	}
 	}
 	h.open_flags = flags;
+	h.file = cast ? vigil_fd_file_typed(t, ret) : vigil_fd_file(t, ret);
+	if (!h.file)
+		return 0;
+	/* tamper.bpf.c's check of this open, when this hook has it (a
+	 * constant verb: creat has none) */
+	if (verb != VIGIL_VERB_CREAT && vigil_tamper_folded(verb)) {
+		if (verb == VIGIL_VERB_OPENAT)
+			vigil_prog_run(VIGIL_PROG_TAMPER_OPENAT);
+		vigil_tamper_open_file(t, h.file, ret);
+	}
 	if (cast) {
 		/* bpf_rdonly_cast (lib/fd.bpf.h): 6.1 does not load the *_cast
 		 * programs (agent/enforce/proc_rules.c) */
-		struct file *f = vigil_fd_file_typed(t, ret);
+		struct file *f = h.file;
 
-		if (!f)
-			return 0;
-		h.file = f;
 		h.path.dentry = f->f_path.dentry;
 		h.path.mnt = f->f_path.mnt;
 		fv.mode = f->f_mode;
@@ -365,9 +373,6 @@ static __always_inline int open_exit(long ret, __u8 verb, const bool cast)
 		h.intent = open_intent(flags, &fv);
 		return decide(t, &h, true);
 	}
-	h.file = vigil_fd_file(t, ret);
-	if (!h.file)
-		return 0;
 	file_load(&fv, h.file);
 	h.path = fv.path;
 	h.intent = open_intent(flags, &fv);

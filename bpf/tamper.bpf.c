@@ -31,16 +31,9 @@
 #include "lib/path.bpf.h"
 #include "lib/pin_path.bpf.h"
 #include "lib/task.bpf.h"
+#include "lib/tamper.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u32);
-	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} vigil_agent_tgid SEC(".maps");
 
 /* The ids of vigil's maps (key: id; value unused), kept by the agent. */
 struct {
@@ -90,44 +83,7 @@ extern void bpf_task_release(struct task_struct *p) __ksym __weak;
 #define BATCH_MAP_FD_OFF 36	/* union bpf_attr's batch: map_fd after 4 u64s and count */
 #define PTRACE_ATTACH_ 16
 #define PTRACE_SEIZE_ 0x4206
-#define PROC_SUPER_MAGIC_ 0x9fa0
 #define PIDFS_MAGIC_ 0x50494446
-#define PIDTYPE_PID_ 0
-
-/* The one place tamper records are reserved in a ring, and submitted
- * (tamper_commit): type VIGIL_EV_TAMPER (struct vigil_tamper) or
- * VIGIL_EV_TAMPER_PIN (struct vigil_tamper_pin, which begins with one). */
-static __always_inline struct vigil_tamper *tamper_begin(struct task_struct *cur, __u32 agent,
-							 __u32 what, __u16 type, __u32 size)
-{
-	struct vigil_tamper *ev = vigil_health_reserve(type, size);
-
-	if (!ev)
-		return NULL;
-	vigil_proc_fill_btf(&ev->proc, cur,
-			    vigil_exec_key_get(cur->tgid, cur->group_leader->start_time));
-	ev->what = what;
-	ev->agent_pid = agent;
-	ev->result = 0;
-	bpf_get_current_comm(ev->comm, sizeof(ev->comm));
-	return ev;
-}
-
-static __always_inline void tamper_commit(struct vigil_tamper *ev)
-{
-	vigil_health_submit(ev);
-}
-
-/* The agent's tgid, or 0 when cur is the agent or none started yet: the
- * agent does to itself what its options and policies ask. */
-static __always_inline __u32 agent_other_than(struct task_struct *cur)
-{
-	__u32 zero = 0, *agent = bpf_map_lookup_elem(&vigil_agent_tgid, &zero);
-
-	if (!agent || !*agent || cur->tgid == *agent)
-		return 0;
-	return *agent;
-}
 
 /* What the entry found, kept for the exit. */
 static __always_inline void call_keep(__u32 what, __u32 arg, const char *name)
@@ -358,16 +314,6 @@ int BPF_PROG(tamper_signal, int sig, struct kernel_siginfo *info, struct task_st
 	return 0;
 }
 
-/* The first n bytes of a and b are the same (n a constant; clang would
- * turn __builtin_memcmp into a call to memcmp, which BPF does not have). */
-static __always_inline bool bytes_same(const char *a, const char *b, int n)
-{
-	for (int i = 0; i < n; i++)
-		if (a[i] != b[i])
-			return false;
-	return true;
-}
-
 /* Whether pid, as a call names it (in the caller's pid namespace), is a
  * thread of the agent's: looked up in the initial namespace, where the
  * agent's tgid was taken, when the caller is there (else compared as a
@@ -495,75 +441,19 @@ int tamper_pidfd_getfd_exit(struct trace_event_raw_sys_exit *ctx)
 	return 0;
 }
 
-/* The magic of the superblock f is on. With bpf_rdonly_cast the three
- * hops are direct loads, not helper calls: this runs at every open's exit. */
-static __always_inline __u64 file_sb_magic(struct file *f)
+/* An open's exit, unless a file rule's hook checks this call's opens
+ * (lib/tamper.bpf.h). */
+static __always_inline int tamper_open_exit(long ret, __u32 verb)
 {
-	if (bpf_rdonly_cast) {
-		struct file *t = bpf_rdonly_cast(f, bpf_core_type_id_kernel(struct file));
-
-		return t->f_inode->i_sb->s_magic;
-	}
-	return BPF_CORE_READ(f, f_inode, i_sb, s_magic);
-}
-
-/* An open, at its exit (the fd installed): of the agent's mem, maps or
- * environ under /proc (any proc mount, by task directory or by thread's)?
- * The target comes from the proc inode, not the path: exact, and cheaper
- * than building one. Every open passes here, so the order is by cost:
- * failed opens and the agent's own first, then the fd's file and its
- * superblock's magic; only proc files read further. */
-static __always_inline int tamper_proc(long ret)
-{
-	struct task_struct *cur, *t;
-	struct hlist_node *first;
-	struct vigil_tamper *ev;
-	struct proc_inode *pi;
-	struct inode *ino;
-	struct pid *pid;
+	struct task_struct *cur;
 	struct file *f;
-	__u32 agent, what, flags;
-	char name[8] = {};
 
-	if (ret < 0)
+	if (ret < 0 || vigil_tamper_folded(verb))
 		return 0;
 	cur = bpf_get_current_task_btf();
-	agent = agent_other_than(cur);
-	if (!agent)
-		return 0;
 	f = bpf_rdonly_cast ? vigil_fd_file_typed(cur, ret) : vigil_fd_file(cur, ret);
-	if (!f)
-		return 0;
-	if (file_sb_magic(f) != PROC_SUPER_MAGIC_)
-		return 0;
-	ino = BPF_CORE_READ(f, f_inode);
-	pi = container_of(ino, struct proc_inode, vfs_inode);
-	pid = BPF_CORE_READ(pi, pid);
-	if (!pid)
-		return 0;
-	first = BPF_CORE_READ(pid, tasks[PIDTYPE_PID_].first);
-	if (!first)
-		return 0;
-	t = container_of(first, struct task_struct, pid_links[PIDTYPE_PID_]);
-	if (BPF_CORE_READ(t, tgid) != agent)
-		return 0;
-	bpf_probe_read_kernel_str(name, sizeof(name), BPF_CORE_READ(f, f_path.dentry, d_name.name));
-	if (bytes_same(name, "mem", 4))
-		what = VIGIL_TAMPER_PROC_MEM;
-	else if (bytes_same(name, "maps", 5))
-		what = VIGIL_TAMPER_PROC_MAPS;
-	else if (bytes_same(name, "environ", 8))
-		what = VIGIL_TAMPER_PROC_ENVIRON;
-	else
-		return 0;
-	/* the flags the file kept (O_CREAT and O_TRUNC are not kept) */
-	flags = BPF_CORE_READ(f, f_flags);
-	ev = tamper_begin(cur, agent, what, VIGIL_EV_TAMPER, sizeof(*ev));
-	if (!ev)
-		return 0;
-	ev->arg = flags;
-	ev->result = ret;
-	tamper_commit(ev);
+	if (f)
+		vigil_tamper_open_file(cur, f, ret);
 	return 0;
 }
 
@@ -571,19 +461,19 @@ SEC("tracepoint/syscalls/sys_exit_openat")
 int tamper_openat(struct trace_event_raw_sys_exit *ctx)
 {
 	vigil_prog_run(VIGIL_PROG_TAMPER_OPENAT);
-	return tamper_proc(ctx->ret);
+	return tamper_open_exit(ctx->ret, VIGIL_VERB_OPENAT);
 }
 
 SEC("tracepoint/syscalls/sys_exit_open")
 int tamper_open(struct trace_event_raw_sys_exit *ctx)
 {
-	return tamper_proc(ctx->ret);
+	return tamper_open_exit(ctx->ret, VIGIL_VERB_OPEN);
 }
 
 SEC("tracepoint/syscalls/sys_exit_openat2")
 int tamper_openat2(struct trace_event_raw_sys_exit *ctx)
 {
-	return tamper_proc(ctx->ret);
+	return tamper_open_exit(ctx->ret, VIGIL_VERB_OPENAT2);
 }
 
 /* An unlink or rename of dfd/upath, when it names the pin folder or
