@@ -57,6 +57,7 @@ struct vigild {
 	struct vigil_bpf bpf;
 	struct vigil_control control;
 	struct vigil_policy_state policy;
+	struct vigil_tamper_progs *tamper;	/* kept: file rules take its open checks over */
 	struct vigil_net net;
 	struct vigil_enforce_tc *enforce;	/* --enforce-on */
 	struct vigil_pump pump;
@@ -174,10 +175,10 @@ static int start_kernel(struct vigild *d)
 	if ((err = vigil_bpf_load(&d->bpf, &lo)) ||
 	    (err = vigil_heartbeat_start(o->pin_dir, d->bpf.ring_size,
 					 o->heartbeat_s * 1000000000ull)) ||
-	    (err = vigil_tamper_start(o->pin_dir, d->bpf.ring_size)) ||
+	    (err = vigil_tamper_start(&d->tamper, o->pin_dir, d->bpf.ring_size)) ||
 	    (err = vigil_control_start(&d->control, o->pin_dir, &d->policy, &hup)) ||
 	    (err = vigil_control_peers(&d->control, o->send, o->nsend)) ||
-	    (err = vigil_policy_init(&d->policy, o->pin_dir, d->bpf.ring_size)) ||
+	    (err = vigil_policy_init(&d->policy, o->pin_dir, d->bpf.ring_size, d->tamper)) ||
 	    (err = vigil_net_load(&d->net, &d->bpf, &o->net)) ||
 	    (err = vigil_net_scan_sockets(&d->net)))
 		return err;
@@ -406,6 +407,8 @@ static void stop_all(struct vigild *d)
 	vigil_control_close(&d->control);
 	vigil_subscribers_close(&d->subs);
 	vigil_policy_close(&d->policy);
+	vigil_tamper_close(d->tamper);
+	d->tamper = NULL;
 	if (d->started)
 		vigil_bpf_close(&d->bpf, d->o.unpin_on_exit);
 	else

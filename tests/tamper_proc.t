@@ -16,9 +16,13 @@
 #   - the pattern tries are frozen: an update is refused, EPERM, and
 #     recorded; a policy reload (fresh tries, frozen, swapped in) works
 #   - neither the agent's own calls nor a restarted agent's are recorded
+#   - while a file rule hooks openat, its hook checks the opens (tamper's
+#     own is unpinned); without one, tamper's own is back; each open of
+#     the agent's /proc files is recorded once either way, also across a
+#     restart
 . "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || skip_all "no python3"
-plan 27
+plan 35
 EV="$T_DIR/events.json"
 PEER="$T_DIR/tamper_peer.py"
 chmod 755 "$T_DIR"
@@ -89,6 +93,17 @@ for f in mem task/$AGENT_PID/maps environ; do
 	is "$(jq -r '[.process.binary, .open_flags, (.result >= 0)] | join(" ")' <<<"$T")" \
 		"$T_DIR/vt-reader 32768 true" "open of /proc/PID/$f: $w, by its binary, O_RDONLY|O_LARGEFILE"
 done
+
+# count PID WHAT FILE: how many records of PID doing WHAT are in FILE.
+count() { jq -n --argjson p "$1" --arg w "$2" '[inputs | select(.vigil_tamper.process.pid == $p and .vigil_tamper.what == $w)] | length' "$3"; }
+# proc_open FILE: the test's reader opens the agent's /proc/PID/FILE; P its pid.
+proc_open() { "$T_DIR/vt-reader" "/proc/$AGENT_PID/$1" >/dev/null 2>&1 & P=$!; wait $P; }
+# The rule on openat checked those opens in its own hook: tamper's is gone.
+folded() { [ ! -e "$T_PIN/link_tamper_openat" ] && ls "$T_PIN"/link_proc_policy_openat* >/dev/null 2>&1; }
+folded
+ok $? "with a file rule on openat its hook checks the opens: link_tamper_openat is unpinned"
+is "$(jq -n --arg b "$T_DIR/vt-reader" '[inputs | select(.vigil_tamper.process.binary == $b)] | length' "$EV")" 3 \
+	"each of the three opens recorded once"
 
 # Dummy pins in the test's own pin folder.
 dummy() { bpftool map create "$T_PIN/$1" type array key 4 value 4 entries 1 name vt_dummy; }
@@ -173,6 +188,17 @@ read -r _ INNER2 < <(inner_of | grep -v " $INNER\$" | head -1)
 is "$(bpftool map show id "${INNER2:-0}" -j 2>/dev/null | jq -r .frozen)" 1 "the new tries are frozen too"
 n=$(jq -n --argjson a "$AGENT_PID" '[inputs | select(.vigil_tamper and .vigil_tamper.process.pid == $a)] | length' "$EV")
 is "$n" 0 "the agent's own writes, unlinks and reads are not recorded"
+# No file rule on openat any more: tamper's own hook takes the check back,
+# attached before the rule's goes.
+printf 'rules:\n  - name: t-exec\n    on: exec\n    binary: { prefix: ["%s/none/"] }\n    action: post\n' \
+	"$T_DIR" >"$T_DIR/exec.yaml"
+"$VIGIL" --pin-dir "$T_PIN" policy load "$T_DIR/exec.yaml" >"$T_DIR/load2.out" 2>&1
+ok $? "a policy with no file rule loads"
+[ -e "$T_PIN/link_tamper_openat" ] && ! ls "$T_PIN"/link_proc_policy_openat* >/dev/null 2>&1
+ok $? "tamper's own openat hook is pinned again, the rule's is gone"
+proc_open environ
+record "$P" proc_environ >/dev/null
+is "$(count "$P" proc_environ "$EV")" 1 "an open of /proc/PID/environ then: recorded once"
 # A restart: the new agent claims the folder first, so its own start
 # (map writes, pins) is not recorded as tampering either.
 stop_agent
@@ -180,4 +206,15 @@ start_agent --no-procfs --poll-ms 20 -o "$EV.2" --policy "$T_DIR/watched.yaml" |
 sleep 1
 n=$(jq -n --argjson a "$AGENT_PID" '[inputs | select(.vigil_tamper and .vigil_tamper.process.pid == $a)] | length' "$EV.2")
 is "$n" 0 "a restarted agent's own start is not recorded"
+folded
+ok $? "the restarted agent's file rule takes the open check over again"
+# And once more, restarted while the check is in the rule's hook: tamper's
+# own is attached at the start (and skips) until the policy moves it.
+stop_agent
+start_agent --no-procfs --poll-ms 20 -o "$EV.3" --policy "$T_DIR/watched.yaml" || exit 1
+folded
+ok $? "a restart while the rule's hook checks: it checks again, tamper's own is unpinned"
+proc_open maps
+EV=$EV.3 record "$P" proc_maps >/dev/null
+is "$(count "$P" proc_maps "$EV.3")" 1 "an open of the new agent's /proc/PID/maps: recorded once"
 done_testing

@@ -3,19 +3,39 @@
  * The tamper programs (bpf/tamper.bpf.c): loaded and attached by pinned
  * links at each start (left as they run when already pinned), told the
  * agent's tgid, and let go: they record what is done to the agent also
- * after it is gone.
+ * after it is gone. The check of opens against the agent's /proc files
+ * moves into a file rule's hook while one is attached to the same call
+ * (bpf/lib/tamper.bpf.h): the loaded programs are kept to attach the
+ * open hooks again when it moves back.
  */
 #ifndef VIGIL_TAMPER_H
 #define VIGIL_TAMPER_H
 
 #include <stdint.h>
 
-/* 0 or a negative errno, logged. */
-int vigil_tamper_start(const char *pin_dir, uint64_t ring_size);
+struct vigil_tamper_progs;
+
+/* *out is set (NULL on error) to close with vigil_tamper_close. 0 or a
+ * negative errno, logged. */
+int vigil_tamper_start(struct vigil_tamper_progs **out, const char *pin_dir, uint64_t ring_size);
+void vigil_tamper_close(struct vigil_tamper_progs *t);
 /* As soon as the pin folder is this agent's (locked): the running tamper
  * programs, an earlier agent's, take this process for the agent, so
  * that its own start (pins, map writes) is not recorded as tampering.
  * Nothing to do in a folder without them. 0 or a negative errno, logged. */
 int vigil_tamper_claim(const char *pin_dir);
+
+/* The open calls (bits 1 << VIGIL_VERB_OPEN, _OPENAT, _OPENAT2; others
+ * are ignored) whose opens the file rules' hooks check, which the caller
+ * has attached and keeps attached until it calls this again without
+ * them. For each call that moves: the hook taking the check over is
+ * attached (the caller's, or tamper's own, attached here) before the bit
+ * moves, and tamper's own unpinned after, so no open goes unchecked.
+ * Without t (no tamper programs), nothing moves. 0 or a negative errno,
+ * logged; on error what moved stays consistent (every call checked). */
+int vigil_tamper_fold_opens(struct vigil_tamper_progs *t, uint32_t verbs);
+/* The calls whose check is in the file rules' hooks now (a previous
+ * agent's, when its links stay pinned). */
+uint32_t vigil_tamper_folded(const struct vigil_tamper_progs *t);
 
 #endif

@@ -17,6 +17,7 @@
 #include <bpf/libbpf.h>
 #include "core/kernel_features.h"
 #include "core/loader.h"
+#include "core/tamper.h"
 #include "log.h"
 #include "percpu.h"
 #include "enforce/proc_rules.h"
@@ -50,6 +51,7 @@ struct vigil_proc_rules {
 	int state_fd, conf_fd, rules_fd, stats_fd, outs_fd, outer_fd, uring_fd, compat_fd;
 	uint32_t written;	/* the generation written, not yet in force */
 	uint32_t verbs;		/* the verbs of the rules written */
+	struct vigil_tamper_progs *tamper;	/* its open checks: in our hooks while attached */
 	struct vigil_prule_stats base[VIGIL_PRULES_MAX];	/* counted in slots left */
 };
 
@@ -230,7 +232,8 @@ static int read_state(struct vigil_proc_rules *pr, struct vigil_pstate *st)
 	return bpf_map_lookup_elem(pr->state_fd, &zero, st) ? -errno : 0;
 }
 
-int vigil_proc_rules_open(struct vigil_proc_rules **out, const char *pin_dir, uint64_t ring_size)
+int vigil_proc_rules_open(struct vigil_proc_rules **out, const char *pin_dir, uint64_t ring_size,
+			  struct vigil_tamper_progs *tamper)
 {
 	struct vigil_proc_rules *pr = calloc(1, sizeof(*pr));
 	int err;
@@ -239,6 +242,7 @@ int vigil_proc_rules_open(struct vigil_proc_rules **out, const char *pin_dir, ui
 	if (!pr)
 		return -ENOMEM;
 	snprintf(pr->pin_dir, sizeof(pr->pin_dir), "%s", pin_dir);
+	pr->tamper = tamper;
 	if ((err = vigil_skel_open(enforce_proc, &pr->skel, pin_dir, ring_size)))
 		return err;
 	/* With bpf_rdonly_cast the hooks walk the file's dentries with loads,
@@ -350,6 +354,11 @@ static int attach_verbs(struct vigil_proc_rules *pr, uint32_t verbs)
 
 static void detach_verbs(struct vigil_proc_rules *pr, uint32_t keep)
 {
+	/* An open hook that checks opens for tampering hands that back
+	 * before it goes; one that cannot (tamper's own hook would not
+	 * attach) stays. */
+	vigil_tamper_fold_opens(pr->tamper, vigil_tamper_folded(pr->tamper) & keep);
+	keep |= vigil_tamper_folded(pr->tamper);
 	for (unsigned v = 0; v < VIGIL_VERB_MAX; v++) {
 		struct bpf_program *prog = verb_prog(pr, v);
 
@@ -403,6 +412,10 @@ int vigil_proc_write(struct vigil_proc_rules *pr, const struct vigil_proc_compil
 		err = vlog_err(-errno, "cannot write the exec and file rules' state");
 	if (!err)
 		err = attach_verbs(pr, c->verbs);
+	/* The open hooks now attached take tamper's open checks over (one
+	 * program an open, not two); a failure leaves them where they are. */
+	if (!err)
+		vigil_tamper_fold_opens(pr->tamper, c->verbs);
 	free(zero_st);
 	pr->written = gen;
 	pr->verbs = c->verbs;

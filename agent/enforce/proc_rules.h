@@ -16,10 +16,13 @@
 #include "policy_parse.h"
 
 struct vigil_proc_rules;
+struct vigil_tamper_progs;
 struct vigil_proc_compiled;
 
-/* Loads the program (pinned maps under pin_dir); attaches nothing. */
-int vigil_proc_rules_open(struct vigil_proc_rules **out, const char *pin_dir, uint64_t ring_size);
+/* Loads the program (pinned maps under pin_dir); attaches nothing. tamper
+ * (may be NULL): the open hooks take its open checks over while attached. */
+int vigil_proc_rules_open(struct vigil_proc_rules **out, const char *pin_dir, uint64_t ring_size,
+			  struct vigil_tamper_progs *tamper);
 void vigil_proc_rules_close(struct vigil_proc_rules *pr);
 
 /* p's exec and file rules, compiled (rule i in slot i); NULL when none

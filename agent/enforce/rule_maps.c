@@ -746,7 +746,8 @@ static int open_redact_maps(struct vigil_policy_state *s)
 	return 0;
 }
 
-int vigil_policy_init(struct vigil_policy_state *s, const char *pin_dir, uint64_t ring_size)
+int vigil_policy_init(struct vigil_policy_state *s, const char *pin_dir, uint64_t ring_size,
+		      struct vigil_tamper_progs *tamper)
 {
 	int err;
 
@@ -764,7 +765,7 @@ int vigil_policy_init(struct vigil_policy_state *s, const char *pin_dir, uint64_
 	if ((err = open_redact_maps(s)) ||
 	    (err = vigil_filter_open(&s->filters, pin_dir, ring_size)) ||
 	    (err = vigil_sock_destroy_init(s, ring_size)) ||
-	    (err = vigil_proc_rules_open(&s->proc, pin_dir, ring_size)))
+	    (err = vigil_proc_rules_open(&s->proc, pin_dir, ring_size, tamper)))
 		return err;
 	return vigil_deny_carried_init(s, ring_size);
 }

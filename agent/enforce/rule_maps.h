@@ -16,6 +16,8 @@
 #include <vigil/enforce_maps.h>
 #include "policy_parse.h"
 
+struct vigil_tamper_progs;
+
 struct enforce_cgroup_bpf;
 struct enforce_sockdestroy_bpf;
 struct enforce_carried_bpf;
@@ -56,7 +58,10 @@ struct vigil_policy_state {
 
 /* Loads the policy maps (pinned in pin_dir, shared with every enforcing
  * object) and the cgroup hooks; attaches nothing. */
-int vigil_policy_init(struct vigil_policy_state *s, const char *pin_dir, uint64_t ring_size);
+/* tamper: the tamper programs, whose open checks the file rules' hooks
+ * take over while attached (core/tamper.h); NULL: none. */
+int vigil_policy_init(struct vigil_policy_state *s, const char *pin_dir, uint64_t ring_size,
+		      struct vigil_tamper_progs *tamper);
 /* Reads files (replacing the list in force) and makes them the policy in
  * force; on error nothing changes and err says why ("file:line:col: ..."). */
 int vigil_policy_apply(struct vigil_policy_state *s, char *const *files, unsigned n, char *err,
