@@ -401,6 +401,7 @@ static void stop_all(struct vigild *d)
 		vigil_enforce_tc_rollback(d->policy.tc, 0);
 	}
 	vigil_pump_close(&d->pump);
+	vigil_loss_close(&d->loss);
 	vigil_health_relay_close(&d->health);
 	vigil_enforce_tc_close(d->enforce);
 	vigil_net_close(&d->net);

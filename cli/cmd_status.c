@@ -204,7 +204,12 @@ int do_status(int argc, char **argv)
 	put_u64(&o, "events_seq", seq);
 	heartbeat_lines(&o);
 	health_ring_lines(&o);
-	put_u64(&o, "recursion_misses", vigil_recursion_misses(cli_pin_dir));
+	{
+		struct vigil_linked_progs progs = {};
+
+		put_u64(&o, "recursion_misses", vigil_recursion_misses(cli_pin_dir, &progs));
+		vigil_linked_progs_free(&progs);
+	}
 	/* Every counter slot a part uses, by name. */
 	for (unsigned i = 0; i < VIGIL_CNT_MAX; i++)
 		if (vigil_counter_name(i))

@@ -70,37 +70,96 @@ int vigil_pinned_fd(const char *dir, const char *name)
 	return bpf_obj_get(path);
 }
 
-uint64_t vigil_recursion_misses(const char *dir)
+/* The program of the link pinned at dir/name: its fd, or -1. */
+static int linked_prog_fd(const char *dir, const char *name)
+{
+	struct bpf_link_info li = {};
+	__u32 len = sizeof(li);
+	int lfd = vigil_pinned_fd(dir, name), pfd = -1;
+
+	if (lfd < 0)
+		return -1;
+	if (!bpf_obj_get_info_by_fd(lfd, &li, &len))
+		pfd = bpf_prog_get_fd_by_id(li.prog_id);
+	close(lfd);
+	return pfd < 0 ? -1 : pfd;
+}
+
+static struct vigil_linked_prog *held_find(struct vigil_linked_progs *h, uint64_t ino)
+{
+	for (unsigned i = 0; i < h->n; i++)
+		if (h->p[i].ino == ino)
+			return &h->p[i];
+	return NULL;
+}
+
+static struct vigil_linked_prog *held_add(struct vigil_linked_progs *h, uint64_t ino, int fd)
+{
+	if (h->n == h->cap) {
+		unsigned cap = h->cap ? 2 * h->cap : 64;
+		struct vigil_linked_prog *p = realloc(h->p, cap * sizeof(*p));
+
+		if (!p)
+			return NULL;
+		h->p = p;
+		h->cap = cap;
+	}
+	h->p[h->n] = (struct vigil_linked_prog){ .ino = ino, .fd = fd };
+	return &h->p[h->n++];
+}
+
+uint64_t vigil_recursion_misses(const char *dir, struct vigil_linked_progs *h)
 {
 	uint64_t total = 0;
 	struct dirent *de;
 	DIR *d = opendir(dir);
+	unsigned kept = 0;
 
 	if (!d)
 		return 0;
+	for (unsigned i = 0; i < h->n; i++)
+		h->p[i].seen = false;
 	while ((de = readdir(d))) {
-		struct bpf_link_info li = {};
-		struct bpf_prog_info pi = {};
-		__u32 len = sizeof(li);
-		int lfd, pfd;
+		struct vigil_linked_prog *p;
+		int fd;
 
 		if (strncmp(de->d_name, VIGIL_LINK_PREFIX, strlen(VIGIL_LINK_PREFIX)))
 			continue;
-		lfd = vigil_pinned_fd(dir, de->d_name);
-		if (lfd < 0)
-			continue;
-		if (!bpf_obj_get_info_by_fd(lfd, &li, &len)) {
-			pfd = bpf_prog_get_fd_by_id(li.prog_id);
-			len = sizeof(pi);
-			if (pfd >= 0 && !bpf_obj_get_info_by_fd(pfd, &pi, &len))
-				total += pi.recursion_misses;
-			if (pfd >= 0)
-				close(pfd);
+		p = held_find(h, de->d_ino);
+		if (!p) {
+			if ((fd = linked_prog_fd(dir, de->d_name)) < 0)
+				continue;
+			if (!(p = held_add(h, de->d_ino, fd))) {
+				close(fd);
+				continue;
+			}
 		}
-		close(lfd);
+		p->seen = true;
 	}
 	closedir(d);
+	/* Links gone from the folder: their programs let go. */
+	for (unsigned i = 0; i < h->n; i++) {
+		struct bpf_prog_info pi = {};
+		__u32 len = sizeof(pi);
+
+		if (!h->p[i].seen) {
+			close(h->p[i].fd);
+			continue;
+		}
+		if (!bpf_obj_get_info_by_fd(h->p[i].fd, &pi, &len))
+			total += pi.recursion_misses;
+		h->p[kept++] = h->p[i];
+	}
+	h->n = kept;
 	return total;
+}
+
+void vigil_linked_progs_free(struct vigil_linked_progs *h)
+{
+	for (unsigned i = 0; i < h->n; i++)
+		close(h->p[i].fd);
+	free(h->p);
+	*h = (struct vigil_linked_progs){};
 }
 
 void vigil_pins_note_dir(const char *dir, struct vigil_pin_set *s)

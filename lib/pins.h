@@ -32,8 +32,22 @@ int vigil_pinned_fd(const char *dir, const char *name);
  * ring's consumer position and take records from each other. Returns the
  * locked fd to keep open, -EBUSY when another process holds it, -errno. */
 int vigil_pins_lock(const char *dir);
-/* Sum of the kernel's recursion misses over the programs linked in dir. */
-uint64_t vigil_recursion_misses(const char *dir);
+/* The programs linked in a pin folder, held open by their link pin's
+ * inode: a second's read of their recursion misses then costs one call a
+ * program, not five (the pin's path, two infos, an id, a close). A link
+ * pinned anew under the same name has a new inode. */
+struct vigil_linked_progs {
+	struct vigil_linked_prog {
+		uint64_t ino;
+		int fd;
+		bool seen;
+	} *p;
+	unsigned n, cap;
+};
+/* Sum of the kernel's recursion misses over the programs linked in dir;
+ * held (zeroed at first) keeps them open from call to call. */
+uint64_t vigil_recursion_misses(const char *dir, struct vigil_linked_progs *held);
+void vigil_linked_progs_free(struct vigil_linked_progs *held);
 /* What a pin folder held before a start, so that a start that fails leaves
  * it so: the names of the pins then, and from where on the folder's path
  * did not exist (the start creates it). */

@@ -12,7 +12,7 @@ static int report(struct vigil_loss_monitor *m, struct vigil_bpf *b, bool always
 		return 0;
 	m->ring_full = c[VIGIL_CNT_RING_FULL];
 	m->threads_exited = c[VIGIL_CNT_THREAD_EXIT];
-	m->recursion_misses = vigil_recursion_misses(b->pin_dir);
+	m->recursion_misses = vigil_recursion_misses(b->pin_dir, &m->progs);
 	if (!always && m->ring_full == m->reported_ring_full &&
 	    m->recursion_misses == m->reported_recursion)
 		return 0;
@@ -35,4 +35,9 @@ int vigil_loss_check(struct vigil_loss_monitor *m, struct vigil_bpf *b)
 int vigil_loss_final(struct vigil_loss_monitor *m, struct vigil_bpf *b)
 {
 	return report(m, b, true);
+}
+
+void vigil_loss_close(struct vigil_loss_monitor *m)
+{
+	vigil_linked_progs_free(&m->progs);
 }
