@@ -412,10 +412,6 @@ int vigil_proc_write(struct vigil_proc_rules *pr, const struct vigil_proc_compil
 		err = vlog_err(-errno, "cannot write the exec and file rules' state");
 	if (!err)
 		err = attach_verbs(pr, c->verbs);
-	/* The open hooks now attached take tamper's open checks over (one
-	 * program an open, not two); a failure leaves them where they are. */
-	if (!err)
-		vigil_tamper_fold_opens(pr->tamper, c->verbs);
 	free(zero_st);
 	pr->written = gen;
 	pr->verbs = c->verbs;
@@ -492,6 +488,11 @@ void vigil_proc_flip(struct vigil_proc_rules *pr, const struct vigil_policy *old
 			break;
 		}
 	memcpy(pr->base, base, sizeof(base));
+	/* The open hooks in force take tamper's open checks over (one
+	 * program an open, not two). Here, not at the write: an apply that
+	 * fails after it, at a start, unpins what the start attached, and
+	 * the check would go with it. */
+	vigil_tamper_fold_opens(pr->tamper, pr->verbs);
 	detach_verbs(pr, pr->verbs);
 }
 

@@ -34,8 +34,9 @@ void vigil_proc_compiled_free(struct vigil_proc_compiled *c);
  * verbs need. Nothing in force changes. */
 int vigil_proc_write(struct vigil_proc_rules *pr, const struct vigil_proc_compiled *c);
 /* Puts the generation written in force. old and np: the policies before
- * and after, so a rule that stays keeps its counters. Then detaches the
- * hooks no rule needs. */
+ * and after, so a rule that stays keeps its counters. Then moves tamper's
+ * open checks into the open hooks in force (and out of those going), and
+ * detaches the hooks no rule needs. */
 void vigil_proc_flip(struct vigil_proc_rules *pr, const struct vigil_policy *old,
 		     const struct vigil_policy *np);
 /* The counters of exec or file rule pos of the policy in force. */
