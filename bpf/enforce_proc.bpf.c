@@ -334,7 +334,12 @@ static __always_inline int open_exit(long ret, __u8 verb, const bool cast)
 	struct hook h = { .verb = verb, .result = ret };
 	struct file_view fv;
 	__u64 flags = 0;
+	/* tamper.bpf.c's check of this open, when this hook has it; its run
+	 * counted as tamper's own hook counts it */
+	bool tamper = vigil_tamper_in_rule(verb);
 
+	if (tamper && verb == VIGIL_VERB_OPENAT)
+		vigil_prog_run(VIGIL_PROG_TAMPER_OPENAT);
 	if (ret < 0)
 		return 0;	/* failed opens are not matched (docs/policy.md) */
 	switch (verb) {
@@ -354,13 +359,8 @@ static __always_inline int open_exit(long ret, __u8 verb, const bool cast)
 	h.file = cast ? vigil_fd_file_typed(t, ret) : vigil_fd_file(t, ret);
 	if (!h.file)
 		return 0;
-	/* tamper.bpf.c's check of this open, when this hook has it (a
-	 * constant verb: creat has none) */
-	if (verb != VIGIL_VERB_CREAT && vigil_tamper_folded(verb)) {
-		if (verb == VIGIL_VERB_OPENAT)
-			vigil_prog_run(VIGIL_PROG_TAMPER_OPENAT);
+	if (tamper)
 		vigil_tamper_open_file(t, h.file, ret);
-	}
 	if (cast) {
 		/* bpf_rdonly_cast (lib/fd.bpf.h): 6.1 does not load the *_cast
 		 * programs (agent/enforce/proc_rules.c) */

@@ -442,13 +442,17 @@ int tamper_pidfd_getfd_exit(struct trace_event_raw_sys_exit *ctx)
 }
 
 /* An open's exit, unless a file rule's hook checks this call's opens
- * (lib/tamper.bpf.h). */
+ * (lib/tamper.bpf.h). The run is counted there when it is. */
 static __always_inline int tamper_open_exit(long ret, __u32 verb)
 {
 	struct task_struct *cur;
 	struct file *f;
 
-	if (ret < 0 || vigil_tamper_folded(verb))
+	if (vigil_tamper_own_skips(verb))
+		return 0;
+	if (verb == VIGIL_VERB_OPENAT)
+		vigil_prog_run(VIGIL_PROG_TAMPER_OPENAT);
+	if (ret < 0)
 		return 0;
 	cur = bpf_get_current_task_btf();
 	f = bpf_rdonly_cast ? vigil_fd_file_typed(cur, ret) : vigil_fd_file(cur, ret);
@@ -460,7 +464,6 @@ static __always_inline int tamper_open_exit(long ret, __u32 verb)
 SEC("tracepoint/syscalls/sys_exit_openat")
 int tamper_openat(struct trace_event_raw_sys_exit *ctx)
 {
-	vigil_prog_run(VIGIL_PROG_TAMPER_OPENAT);
 	return tamper_open_exit(ctx->ret, VIGIL_VERB_OPENAT);
 }
 
@@ -474,6 +477,13 @@ SEC("tracepoint/syscalls/sys_exit_openat2")
 int tamper_openat2(struct trace_event_raw_sys_exit *ctx)
 {
 	return tamper_open_exit(ctx->ret, VIGIL_VERB_OPENAT2);
+}
+
+/* creat(2) opens an existing file too: O_WRONLY, a way to /proc/PID/mem. */
+SEC("tracepoint/syscalls/sys_exit_creat")
+int tamper_creat(struct trace_event_raw_sys_exit *ctx)
+{
+	return tamper_open_exit(ctx->ret, VIGIL_VERB_CREAT);
 }
 
 /* An unlink or rename of dfd/upath, when it names the pin folder or

@@ -19,10 +19,12 @@
 #   - while a file rule hooks openat, its hook checks the opens (tamper's
 #     own is unpinned); without one, tamper's own is back; each open of
 #     the agent's /proc files is recorded once either way, also across a
-#     restart
+#     restart; creat(2) of /proc/PID/mem is recorded too; a hook of
+#     another build left pinned under the rule hook's name is not trusted
+#     with the check
 . "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || skip_all "no python3"
-plan 35
+plan 40
 EV="$T_DIR/events.json"
 PEER="$T_DIR/tamper_peer.py"
 chmod 755 "$T_DIR"
@@ -217,4 +219,30 @@ ok $? "a restart while the rule's hook checks: it checks again, tamper's own is 
 proc_open maps
 EV=$EV.3 record "$P" proc_maps >/dev/null
 is "$(count "$P" proc_maps "$EV.3")" 1 "an open of the new agent's /proc/PID/maps: recorded once"
+
+# creat(2) opens an existing file for writing: of /proc/PID/mem too.
+python3 -c 'import ctypes, sys; print(ctypes.CDLL(None, use_errno=True).syscall(85, sys.argv[1].encode(), 0o600))' \
+	"/proc/$AGENT_PID/mem" >"$T_DIR/creat.out" 2>&1 &
+P=$!
+wait $P
+T=$(EV=$EV.3 record "$P" proc_mem)
+is "$(jq -r '[.open_flags, .result] | join(" ")' <<<"$T")" "$((0x8001)) $(cat "$T_DIR/creat.out")" \
+	"creat of /proc/PID/mem: proc_mem, O_WRONLY|O_LARGEFILE, the fd"
+
+# An earlier agent's hook of another build, left pinned under the rule
+# hook's name (here one that checks nothing): the next agent does not
+# move the check into it; tamper's own hook keeps it.
+stop_agent
+H=$(ls "$T_PIN"/link_proc_policy_openat* | head -1)
+rm -f "$H"
+"$TOP/$BUILD/tests/pin_hook" "$TOP/$BUILD/tests/foreign_open.bpf.o" test_foreign_openat "$H"
+ok $? "another build's openat hook pinned as $(basename "$H")"
+start_agent --no-procfs --poll-ms 20 -o "$EV.4" --policy "$T_DIR/watched.yaml" || exit 1
+[ -e "$T_PIN/link_tamper_openat" ] && [ -e "$H" ]
+ok $? "the check stays with tamper's own hook (pinned), beside the other build's"
+proc_open maps
+EV=$EV.4 record "$P" proc_maps >/dev/null
+is "$(count "$P" proc_maps "$EV.4")" 1 "an open of /proc/PID/maps then: recorded once"
+grep -q "check opens for calls none" "$T_DIR/agent.err"
+ok $? "the agent says the rules' hooks check no call"
 done_testing

@@ -140,35 +140,78 @@ int vigil_obj_detach_unwanted(struct bpf_object *obj, const char *dir)
 	return 0;
 }
 
+static void link_pin_path(char *path, size_t n, const char *dir, const struct bpf_program *prog)
+{
+	snprintf(path, n, "%s/" VIGIL_LINK_PREFIX "%s", dir, bpf_program__name(prog));
+}
+
+int vigil_prog_attach_pinned(struct bpf_program *prog, const char *dir, const char *alt_cat,
+			     const char *alt_tp)
+{
+	struct bpf_link *link;
+	char path[512];
+	int err;
+
+	link_pin_path(path, sizeof(path), dir, prog);
+	if (!access(path, F_OK))
+		return 1;
+	link = bpf_program__attach(prog);
+	if (!link && alt_tp)
+		link = bpf_program__attach_tracepoint(prog, alt_cat, alt_tp);
+	if (!link)
+		return vlog_err(-errno, "cannot attach BPF program %s", bpf_program__name(prog));
+	err = bpf_link__pin(link, path);
+	bpf_link__destroy(link);	/* the pin holds it */
+	return err ? vlog_err(err, "cannot pin link %s", path) : 0;
+}
+
+static bool prog_tag(int fd, __u8 tag[BPF_TAG_SIZE])
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
+		return false;
+	memcpy(tag, info.tag, BPF_TAG_SIZE);
+	return true;
+}
+
+bool vigil_pinned_link_runs(struct bpf_program *prog, const char *dir)
+{
+	struct bpf_link_info li = {};
+	__u8 mine[BPF_TAG_SIZE], theirs[BPF_TAG_SIZE];
+	__u32 len = sizeof(li);
+	char path[512];
+	bool same = false;
+	int lfd, pfd;
+
+	link_pin_path(path, sizeof(path), dir, prog);
+	if ((lfd = bpf_obj_get(path)) < 0)
+		return false;
+	if (!bpf_obj_get_info_by_fd(lfd, &li, &len) &&
+	    (pfd = bpf_prog_get_fd_by_id(li.prog_id)) >= 0) {
+		same = prog_tag(pfd, theirs) && prog_tag(bpf_program__fd(prog), mine) &&
+		       !memcmp(mine, theirs, BPF_TAG_SIZE);
+		close(pfd);
+	}
+	close(lfd);
+	return same;
+}
+
 /* Attaches each tracing program of obj once: a program whose link is pinned
  * already keeps running as it is (it was attached by an earlier agent). */
 int vigil_obj_attach(struct bpf_object *obj, const char *dir, bool *resumed)
 {
 	struct bpf_program *prog;
-	char path[512];
-	int err;
+	int r;
 
-	{
-		bpf_object__for_each_program(prog, obj) {
-			struct bpf_link *link;
-
-			if (!attachable(prog) || !wanted(prog))
-				continue;
-			snprintf(path, sizeof(path), "%s/" VIGIL_LINK_PREFIX "%s", dir,
-				 bpf_program__name(prog));
-			if (!access(path, F_OK)) {
-				*resumed = true;
-				continue;
-			}
-			link = bpf_program__attach(prog);
-			if (!link)
-				return vlog_err(-errno, "cannot attach BPF program %s",
-						bpf_program__name(prog));
-			err = bpf_link__pin(link, path);
-			bpf_link__destroy(link);	/* the pin holds it */
-			if (err)
-				return vlog_err(err, "cannot pin link %s", path);
-		}
+	bpf_object__for_each_program(prog, obj) {
+		if (!attachable(prog) || !wanted(prog))
+			continue;
+		if ((r = vigil_prog_attach_pinned(prog, dir, NULL, NULL)) < 0)
+			return r;
+		if (r)
+			*resumed = true;
 	}
 	return 0;
 }

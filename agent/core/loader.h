@@ -76,6 +76,15 @@ int vigil_skel_load(struct bpf_object_skeleton *s);
  * programs) and pins its link as link_<prog>; a program whose link is pinned
  * already is left as it runs, and *resumed set. */
 int vigil_obj_attach(struct bpf_object *obj, const char *dir, bool *resumed);
+/* prog attached and its link pinned as dir/link_<prog>, unless one is
+ * pinned there (an earlier agent's, left as it runs): 0 attached, 1 found
+ * pinned, or a negative errno, logged. alt_cat/alt_tp (or NULL): a
+ * tracepoint to attach to where prog's own is not in this kernel. */
+int vigil_prog_attach_pinned(struct bpf_program *prog, const char *dir, const char *alt_cat,
+			     const char *alt_tp);
+/* The link pinned as dir/link_<prog> runs prog as this build loaded it
+ * (the same tag): not an earlier agent's of another build. */
+bool vigil_pinned_link_runs(struct bpf_program *prog, const char *dir);
 /* Once the start cannot fail: detaches the programs an earlier agent
  * attached that this one's options do not want (set not to autoattach). A
  * start that fails before leaves them running. */

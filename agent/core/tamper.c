@@ -2,11 +2,13 @@
 /* Starts the tamper records (tamper.h). */
 #include <errno.h>
 #include <limits.h>
-#include <stdio.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/membarrier.h>
+#include <sys/syscall.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <vigil/proc_policy.h>
@@ -30,7 +32,7 @@ int vigil_tamper_claim(const char *pin_dir)
 
 struct vigil_tamper_progs {
 	struct tamper_bpf *skel;	/* loaded: the open hooks attach from it again */
-	char pin_dir[PATH_MAX];
+	char pin_dir[256];
 	int fold_fd;			/* vigil_tamper_fold */
 };
 
@@ -85,13 +87,19 @@ void vigil_tamper_close(struct vigil_tamper_progs *t)
 	free(t);
 }
 
-uint32_t vigil_tamper_folded(const struct vigil_tamper_progs *t)
+static struct vigil_tamper_fold read_fold(const struct vigil_tamper_progs *t)
 {
-	uint32_t zero = 0, bits = 0;
+	struct vigil_tamper_fold f = {};
+	uint32_t zero = 0;
 
 	if (t)
-		bpf_map_lookup_elem(t->fold_fd, &zero, &bits);
-	return bits;
+		bpf_map_lookup_elem(t->fold_fd, &zero, &f);
+	return f;
+}
+
+uint32_t vigil_tamper_folded(const struct vigil_tamper_progs *t)
+{
+	return read_fold(t).in_rule;
 }
 
 static struct bpf_program *open_hook(struct vigil_tamper_progs *t, unsigned verb)
@@ -100,72 +108,85 @@ static struct bpf_program *open_hook(struct vigil_tamper_progs *t, unsigned verb
 	case VIGIL_VERB_OPEN: return t->skel->progs.tamper_open;
 	case VIGIL_VERB_OPENAT: return t->skel->progs.tamper_openat;
 	case VIGIL_VERB_OPENAT2: return t->skel->progs.tamper_openat2;
+	case VIGIL_VERB_CREAT: return t->skel->progs.tamper_creat;
 	}
 	return NULL;
 }
 
-static void link_path(struct vigil_tamper_progs *t, struct bpf_program *prog, char *path, size_t n)
+static int write_fold(struct vigil_tamper_progs *t, uint32_t in_rule, uint32_t own_skips)
 {
-	snprintf(path, n, "%s/" VIGIL_LINK_PREFIX "%s", t->pin_dir, bpf_program__name(prog));
-}
-
-/* prog attached and its link pinned, unless it is. */
-static int attach_hook(struct vigil_tamper_progs *t, struct bpf_program *prog)
-{
-	char path[PATH_MAX + 64];
-	struct bpf_link *link;
-	int err;
-
-	link_path(t, prog, path, sizeof(path));
-	if (!access(path, F_OK))
-		return 0;
-	link = bpf_program__attach(prog);
-	if (!link)
-		return vlog_err(-errno, "cannot attach %s", bpf_program__name(prog));
-	err = bpf_link__pin(link, path);
-	bpf_link__destroy(link);	/* the pin holds it */
-	return err ? vlog_err(err, "cannot pin link %s", path) : 0;
-}
-
-static int set_folded(struct vigil_tamper_progs *t, uint32_t bits)
-{
+	struct vigil_tamper_fold f = { .in_rule = in_rule, .own_skips = own_skips };
 	uint32_t zero = 0;
 
-	if (bpf_map_update_elem(t->fold_fd, &zero, &bits, BPF_ANY))
+	if (bpf_map_update_elem(t->fold_fd, &zero, &f, BPF_ANY))
 		return vlog_err(-errno, "cannot move the open checks for tampering");
 	return 0;
 }
 
+/* Until every run of a tracepoint that began before now has ended: then
+ * each run sees the hooks attached and the state written so far. A run
+ * holds rcu_read_lock (trace_call_bpf); MEMBARRIER_CMD_GLOBAL is a
+ * synchronize_rcu(). Where it is refused (nohz_full, a seccomp filter),
+ * a wait far longer than any program runs. */
+static void grace_period(void)
+{
+	if (syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0))
+		usleep(100 * 1000);
+}
+
+static void calls_text(char *out, size_t n, uint32_t verbs)
+{
+	static const char *const names[] = { [VIGIL_VERB_OPEN] = "open",
+		[VIGIL_VERB_OPENAT] = "openat", [VIGIL_VERB_OPENAT2] = "openat2",
+		[VIGIL_VERB_CREAT] = "creat" };
+	size_t len = 0;
+
+	out[0] = 0;
+	for (unsigned v = VIGIL_VERB_OPEN; v <= VIGIL_VERB_CREAT && len < n; v++)
+		if (verbs & (1u << v))
+			len += snprintf(out + len, n - len, "%s%s", len ? "," : "", names[v]);
+	if (!out[0])
+		snprintf(out, n, "none");
+}
+
 int vigil_tamper_fold_opens(struct vigil_tamper_progs *t, uint32_t verbs)
 {
-	const uint32_t opens = 1u << VIGIL_VERB_OPEN | 1u << VIGIL_VERB_OPENAT |
-			       1u << VIGIL_VERB_OPENAT2;
-	char path[PATH_MAX + 64];
-	uint32_t was, now;
+	struct vigil_tamper_fold was;
+	uint32_t now, moving;
+	char path[512], a[64], b[64];
 	int err = 0, e;
 
 	if (!t)
 		return 0;
-	was = vigil_tamper_folded(t);
-	now = verbs & opens;
-	/* Back to tamper's own hook: attached before the bit clears. One that
-	 * cannot be attached leaves the check where it is. */
-	for (unsigned v = VIGIL_VERB_OPEN; v <= VIGIL_VERB_OPENAT2; v++)
-		if ((was & ~now & (1u << v)) && (e = attach_hook(t, open_hook(t, v)))) {
+	was = read_fold(t);
+	now = verbs & VIGIL_VERBS_FILE;
+	/* Back to tamper's own hook: attached first. One that cannot be
+	 * attached leaves the check in the rule's hook. */
+	for (unsigned v = VIGIL_VERB_OPEN; v <= VIGIL_VERB_CREAT; v++)
+		if ((was.in_rule & ~now & (1u << v)) &&
+		    (e = vigil_prog_attach_pinned(open_hook(t, v), t->pin_dir, NULL, NULL)) < 0) {
 			now |= 1u << v;
 			err = e;
 		}
-	if (now != was) {
-		if ((e = set_folded(t, now)))
-			return e;	/* nothing moved: both hooks stay */
-		vlog_info("tamper: the open checks are in the file rules' hooks for calls %#x "
-			  "(were for %#x)", now, was);
+	moving = (was.in_rule ^ now) | (was.own_skips ^ now);
+	if (moving) {
+		/* Both check where the check moves, for a grace period: a run
+		 * that still has only one of the two hooks finds it checking. */
+		if ((e = write_fold(t, was.in_rule | now, was.own_skips & now)))
+			return e;
+		grace_period();
+		if ((e = write_fold(t, now, now)))
+			return e;	/* both go on checking: safe, twice the cost */
+		calls_text(a, sizeof(a), now);
+		calls_text(b, sizeof(b), was.in_rule);
+		vlog_info("tamper: the file rules' hooks check opens for calls %s (were for %s)", a, b);
 	}
-	/* Into the rule's hook: tamper's own is unpinned after the bit is set. */
-	for (unsigned v = VIGIL_VERB_OPEN; v <= VIGIL_VERB_OPENAT2; v++) {
+	/* Tamper's own hook of a call the rule's hook checks: unpinned. */
+	for (unsigned v = VIGIL_VERB_OPEN; v <= VIGIL_VERB_CREAT; v++) {
 		if (!(now & (1u << v)))
 			continue;
-		link_path(t, open_hook(t, v), path, sizeof(path));
+		snprintf(path, sizeof(path), "%s/" VIGIL_LINK_PREFIX "%s", t->pin_dir,
+			 bpf_program__name(open_hook(t, v)));
 		if (unlink(path) && errno != ENOENT)
 			vlog_warn("cannot unpin %s (%s): it stays attached, and skips", path,
 				  strerror(errno));

@@ -297,28 +297,14 @@ static int make_trie(const struct vigil_proc_compiled *c, unsigned trie)
 	return fd;
 }
 
-/* prog attached (to the tracepoint old_tp names when its own is not in
- * this kernel) and its link pinned as link_<prog>; an attached one stays. */
+/* prog attached (to the io_uring tracepoint old_tp names when its own is
+ * not in this kernel) and its link pinned as link_<prog>; an attached one
+ * stays. */
 static int attach_pinned(struct vigil_proc_rules *pr, struct bpf_program *prog, const char *old_tp)
 {
-	struct bpf_link *link;
-	char path[512];
-	int err;
+	int r = vigil_prog_attach_pinned(prog, pr->pin_dir, "io_uring", old_tp);
 
-	snprintf(path, sizeof(path), "%s/" VIGIL_LINK_PREFIX "%s", pr->pin_dir,
-		 bpf_program__name(prog));
-	if (!access(path, F_OK))
-		return 0;
-	link = bpf_program__attach(prog);
-	if (!link && old_tp)
-		link = bpf_program__attach_tracepoint(prog, "io_uring", old_tp);
-	if (!link)
-		return vlog_err(-errno, "cannot attach %s", bpf_program__name(prog));
-	err = bpf_link__pin(link, path);
-	bpf_link__destroy(link);
-	if (err)
-		return vlog_err(err, "cannot pin link %s", path);
-	return 0;
+	return r < 0 ? r : 0;
 }
 
 static bool detach_pinned(struct vigil_proc_rules *pr, struct bpf_program *prog)
@@ -352,11 +338,25 @@ static int attach_verbs(struct vigil_proc_rules *pr, uint32_t verbs)
 	return 0;
 }
 
+/* The open verbs whose hook can take tamper's open check over: attached
+ * by this build. An earlier agent's hook, left pinned, may be of a build
+ * whose hook does not check. */
+static uint32_t foldable(struct vigil_proc_rules *pr, uint32_t verbs)
+{
+	uint32_t ok = 0;
+
+	for (unsigned v = VIGIL_VERB_OPEN; v <= VIGIL_VERB_CREAT; v++)
+		if ((verbs & (1u << v)) && verb_prog(pr, v) &&
+		    vigil_pinned_link_runs(verb_prog(pr, v), pr->pin_dir))
+			ok |= 1u << v;
+	return ok;
+}
+
 static void detach_verbs(struct vigil_proc_rules *pr, uint32_t keep)
 {
 	/* An open hook that checks opens for tampering hands that back
 	 * before it goes; one that cannot (tamper's own hook would not
-	 * attach) stays. */
+	 * attach) stays. Logged. */
 	vigil_tamper_fold_opens(pr->tamper, vigil_tamper_folded(pr->tamper) & keep);
 	keep |= vigil_tamper_folded(pr->tamper);
 	for (unsigned v = 0; v < VIGIL_VERB_MAX; v++) {
@@ -491,8 +491,9 @@ void vigil_proc_flip(struct vigil_proc_rules *pr, const struct vigil_policy *old
 	/* The open hooks in force take tamper's open checks over (one
 	 * program an open, not two). Here, not at the write: an apply that
 	 * fails after it, at a start, unpins what the start attached, and
-	 * the check would go with it. */
-	vigil_tamper_fold_opens(pr->tamper, pr->verbs);
+	 * the check would go with it. Logged; on error every call stays
+	 * checked. */
+	vigil_tamper_fold_opens(pr->tamper, foldable(pr, pr->verbs));
 	detach_verbs(pr, pr->verbs);
 }
 

@@ -3,13 +3,14 @@
  * What bpf/tamper.bpf.c shares with the file rules' hooks
  * (bpf/enforce_proc.bpf.c): the agent's tgid, the one writer of tamper
  * records, and the check of an opened file against the agent's /proc
- * files. Every open passes that check: in tamper_open, tamper_openat and
- * tamper_openat2 while no file rule hooks the call, and in the rule's
- * own hook while one does (vigil_tamper_fold), so an open pays one
- * program, not two. The agent moves the check (agent/core/tamper.c):
- * the hook that takes it over is attached before the bit moves, and the
- * one that hands it over detached after, so no open goes unchecked (one
- * that races the bit's move may be recorded twice).
+ * files. Every open passes that check: in tamper_open, tamper_openat,
+ * tamper_openat2 and tamper_creat while no file rule hooks the call, and
+ * in the rule's own hook while one does (vigil_tamper_fold), so an open
+ * pays one program, not two. The agent moves the check
+ * (agent/core/tamper.c): through a state where both hooks check, held for
+ * an RCU grace period, so that whichever hooks a run of the tracepoint
+ * sees, one of them checks (an open in that window may be recorded
+ * twice).
  */
 #ifndef VIGIL_TAMPER_BPF_H
 #define VIGIL_TAMPER_BPF_H
@@ -33,21 +34,31 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } vigil_agent_tgid SEC(".maps");
 
-/* Bits 1 << VIGIL_VERB_OPEN, _OPENAT, _OPENAT2: the file rules' hook of
- * that call checks its opens for tampering, tamper.bpf.c's does not. */
+/* Which hook of each open call checks its opens (vigil/proc_policy.h). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, __u32);
+	__type(value, struct vigil_tamper_fold);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } vigil_tamper_fold SEC(".maps");
 
-static __always_inline bool vigil_tamper_folded(__u32 verb)
+/* tamper.bpf.c's hook of the call skips the check. */
+static __always_inline bool vigil_tamper_own_skips(__u32 verb)
 {
-	__u32 zero = 0, *bits = bpf_map_lookup_elem(&vigil_tamper_fold, &zero);
+	__u32 zero = 0;
+	struct vigil_tamper_fold *f = bpf_map_lookup_elem(&vigil_tamper_fold, &zero);
 
-	return bits && (*bits & (1u << verb));
+	return f && (f->own_skips & (1u << verb));
+}
+
+/* The file rule's hook of the call checks. */
+static __always_inline bool vigil_tamper_in_rule(__u32 verb)
+{
+	__u32 zero = 0;
+	struct vigil_tamper_fold *f = bpf_map_lookup_elem(&vigil_tamper_fold, &zero);
+
+	return f && (f->in_rule & (1u << verb));
 }
 
 /* The one place tamper records are reserved in a ring, and submitted

@@ -49,6 +49,17 @@ enum vigil_verb {
 #define VIGIL_VERBS_FILE (1u << VIGIL_VERB_OPEN | 1u << VIGIL_VERB_OPENAT | \
 			  1u << VIGIL_VERB_OPENAT2 | 1u << VIGIL_VERB_CREAT)
 
+/* Where the check of opens against the agent's /proc files runs, by call
+ * (bits 1 << VIGIL_VERB_OPEN .. _CREAT; vigil_tamper_fold, one entry):
+ * the file rule's hook of a call checks when its in_rule bit is set,
+ * tamper's own hook when its own_skips bit is clear. Zero (a fresh map):
+ * tamper's hooks alone. A move passes through both checking (in_rule set,
+ * own_skips clear) for a grace period (agent/core/tamper.c). */
+struct vigil_tamper_fold {
+	__u32 in_rule;
+	__u32 own_skips;
+};
+
 /* What an open asked for (a rule's 'intent', an event's args), and what
  * took effect. CREATE: O_CREAT given; CREATED: the open made the file.
  * TRUNCATE: O_TRUNC given on a regular file opened for writing: it is
