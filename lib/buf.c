@@ -24,13 +24,23 @@ int vbuf_reserve(struct vigil_buf *b, size_t more)
 	return 0;
 }
 
-void vbuf_put_grow(struct vigil_buf *b, const void *s, size_t n)
+void vbuf_put(struct vigil_buf *b, const void *s, size_t n)
 {
 	if (vbuf_reserve(b, n))
 		return;
 	memcpy(b->p + b->len, s, n);
 	b->len += n;
 	b->p[b->len] = 0;
+}
+
+void vbuf_puts(struct vigil_buf *b, const char *s)
+{
+	vbuf_put(b, s, strlen(s));
+}
+
+void vbuf_putc(struct vigil_buf *b, char c)
+{
+	vbuf_put(b, &c, 1);
 }
 
 void vbuf_printf(struct vigil_buf *b, const char *fmt, ...)
@@ -61,30 +71,15 @@ void vbuf_free(struct vigil_buf *b)
 
 size_t vigil_u64_dec(char *out, unsigned long long v)
 {
-	/* Two digits a division: most numbers in an event are long (times,
-	 * ids), and a division costs more than the table's load. */
-	static const char pairs[] = "00010203040506070809101112131415161718192021222324"
-				    "25262728293031323334353637383940414243444546474849"
-				    "50515253545556575859606162636465666768697071727374"
-				    "75767778798081828384858687888990919293949596979899";
 	char tmp[20];
-	size_t i = sizeof(tmp), n;
+	size_t n = 0;
 
-	while (v >= 100) {
-		unsigned r = v % 100;
-
-		v /= 100;
-		i -= 2;
-		memcpy(tmp + i, pairs + 2 * r, 2);
-	}
-	if (v >= 10) {
-		i -= 2;
-		memcpy(tmp + i, pairs + 2 * v, 2);
-	} else {
-		tmp[--i] = '0' + v;
-	}
-	n = sizeof(tmp) - i;
-	memcpy(out, tmp + i, n);
+	do {
+		tmp[n++] = '0' + v % 10;
+		v /= 10;
+	} while (v);
+	for (size_t i = 0; i < n; i++)
+		out[i] = tmp[n - 1 - i];
 	return n;
 }
 
