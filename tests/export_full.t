@@ -9,7 +9,9 @@
 plan 17
 FS="$T_DIR/fs"
 mkdir "$FS"
-mount -t tmpfs -o size=512k vigil-test "$FS" || exit 1
+# 16 MiB: room for what else the node runs meanwhile (the agent writes
+# every process's events); fill() takes whatever room is left.
+mount -t tmpfs -o size=16m vigil-test "$FS" || exit 1
 on_exit "umount -l '$FS'"
 EV="$FS/ev.json"
 fill() { dd if=/dev/zero of="$FS/filler" bs=4k 2>/dev/null; sync; }
