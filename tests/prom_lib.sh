@@ -15,7 +15,10 @@ metrics_addr() { grep -o 'metrics on http://[^ ]*' "$1" | head -1 | sed 's|.*htt
 
 start_prometheus() {
 	local t n=$#
-	PROM_PORT=$((20000 + ($$ * 7) % 20000))
+	# A port free now (one derived from the pid can be another test's,
+	# whose Prometheus may still be going), and below, a check that the
+	# one answering there is this one: its storage is this test's.
+	PROM_PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 	{
 		echo 'global: { scrape_interval: 1s, evaluation_interval: 1s }'
 		echo 'scrape_configs:'
@@ -26,7 +29,9 @@ start_prometheus() {
 	prometheus --config.file="$T_DIR/prom.yml" --storage.tsdb.path="$T_DIR/tsdb" \
 		--web.listen-address="127.0.0.1:$PROM_PORT" >"$T_DIR/prom.log" 2>&1 &
 	on_exit "kill $!"
-	wait_for 30 sh -c "curl -s http://127.0.0.1:$PROM_PORT/api/v1/targets | jq -e '[.data.activeTargets[] | select(.health == \"up\")] | length == $n' >/dev/null 2>&1"
+	wait_for 30 sh -c "curl -s http://127.0.0.1:$PROM_PORT/api/v1/targets | jq -e '[.data.activeTargets[] | select(.health == \"up\")] | length == $n' >/dev/null 2>&1" &&
+		curl -s "http://127.0.0.1:$PROM_PORT/api/v1/status/flags" |
+		jq -e --arg p "$T_DIR/tsdb" '.data["storage.tsdb.path"] == $p' >/dev/null
 }
 query() {
 	curl -s --max-time 3 "http://127.0.0.1:$PROM_PORT/api/v1/query" --data-urlencode "query=$1" |
