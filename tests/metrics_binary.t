@@ -47,7 +47,7 @@ for i in 1 2 3 4 5; do cp /bin/true "$T_DIR/many-$i" && "$T_DIR/many-$i"; done
 B="binary=\"$TRUE\""
 wait_for 15 query_is "vigil_events_total{job=\"label\",type=\"exit\",$B}" 5
 is "$(query "vigil_events_total{job=\"label\",type=\"exec\",$B}") $(query "vigil_events_total{job=\"label\",type=\"exit\",$B}")" "5 5" \
-	"with the label: the test binary's 5 execs and 5 exits, exactly"
+	"with the label: the test binary's 5 execs and 5 exits, exactly" || prom_diag
 wait_for 10 query_is "vigil_policy_events_total{job=\"label\",policy=\"t-deny\",binary=\"$CONN\"}" 3
 is "$(query "vigil_policy_events_total{job=\"label\",policy=\"t-deny\",action=\"deny\",binary=\"$CONN\"}")" 3 \
 	"the policy series: the rule's 3 refusals under the binary that connected"

@@ -28,10 +28,18 @@ start_prometheus() {
 	} >"$T_DIR/prom.yml"
 	prometheus --config.file="$T_DIR/prom.yml" --storage.tsdb.path="$T_DIR/tsdb" \
 		--web.listen-address="127.0.0.1:$PROM_PORT" >"$T_DIR/prom.log" 2>&1 &
-	on_exit "kill $!"
+	PROM_PID=$!
+	on_exit "kill $PROM_PID"
 	wait_for 30 sh -c "curl -s http://127.0.0.1:$PROM_PORT/api/v1/targets | jq -e '[.data.activeTargets[] | select(.health == \"up\")] | length == $n' >/dev/null 2>&1" &&
 		curl -s "http://127.0.0.1:$PROM_PORT/api/v1/status/flags" |
 		jq -e --arg p "$T_DIR/tsdb" '.data["storage.tsdb.path"] == $p' >/dev/null
+}
+# prom_diag: why queries may have come back empty: whether this test's
+# Prometheus still runs and answers, and the end of its log.
+prom_diag() {
+	diag "prometheus pid ${PROM_PID:-?} $([ -n "${PROM_PID:-}" ] && kill -0 "$PROM_PID" 2>/dev/null && echo runs || echo "is gone"), port $PROM_PORT:" \
+		"$(curl -s --max-time 3 "http://127.0.0.1:$PROM_PORT/api/v1/targets" | jq -c '[.data.activeTargets[] | {job: .labels.job, health, lastError}]' 2>&1)"
+	tail -5 "$T_DIR/prom.log" | sed 's/^/#   /'
 }
 query() {
 	curl -s --max-time 3 "http://127.0.0.1:$PROM_PORT/api/v1/query" --data-urlencode "query=$1" |
