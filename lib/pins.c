@@ -70,8 +70,7 @@ int vigil_pinned_fd(const char *dir, const char *name)
 	return bpf_obj_get(path);
 }
 
-/* The program of the link pinned at dir/name: its fd, or -1. */
-static int linked_prog_fd(const char *dir, const char *name)
+int vigil_linked_prog_fd(const char *dir, const char *name)
 {
 	struct bpf_link_info li = {};
 	__u32 len = sizeof(li);
@@ -127,7 +126,7 @@ uint64_t vigil_recursion_misses(const char *dir, struct vigil_linked_progs *h)
 			continue;
 		p = held_find(h, de->d_ino);
 		if (!p) {
-			if ((fd = linked_prog_fd(dir, de->d_name)) < 0)
+			if ((fd = vigil_linked_prog_fd(dir, de->d_name)) < 0)
 				continue;
 			if (!(p = held_add(h, de->d_ino, fd))) {
 				close(fd);

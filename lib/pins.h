@@ -26,6 +26,8 @@
 /* Mounts bpffs at /sys/fs/bpf when it is not, and creates dir. */
 int vigil_bpffs_prepare(const char *dir);
 int vigil_pinned_fd(const char *dir, const char *name);
+/* The program of the link pinned at dir/name: its fd, or -1. */
+int vigil_linked_prog_fd(const char *dir, const char *name);
 /* Takes dir for this process alone (flock; the lock goes with the process,
  * also when it is killed): whoever holds it is the only reader of the
  * ring pinned there, vigild or vigil drain. Two readers would each move the

@@ -120,6 +120,11 @@ static bool wanted(const struct bpf_program *prog)
 	return bpf_program__autoload(prog) && bpf_program__autoattach(prog);
 }
 
+static void link_pin_path(char *path, size_t n, const char *dir, const struct bpf_program *prog)
+{
+	snprintf(path, n, "%s/" VIGIL_LINK_PREFIX "%s", dir, bpf_program__name(prog));
+}
+
 /* A program set not to attach (bpf_program__set_autoattach) is detached if
  * an earlier agent attached it: only once this start cannot fail, so that
  * an agent that cannot start leaves what an earlier one attached running. */
@@ -132,17 +137,11 @@ int vigil_obj_detach_unwanted(struct bpf_object *obj, const char *dir)
 	bpf_object__for_each_program(prog, obj) {
 		if (!attachable(prog) || wanted(prog))
 			continue;
-		snprintf(path, sizeof(path), "%s/" VIGIL_LINK_PREFIX "%s", dir,
-			 bpf_program__name(prog));
+		link_pin_path(path, sizeof(path), dir, prog);
 		if ((err = detach_pinned(path)))
 			return err;
 	}
 	return 0;
-}
-
-static void link_pin_path(char *path, size_t n, const char *dir, const struct bpf_program *prog)
-{
-	snprintf(path, n, "%s/" VIGIL_LINK_PREFIX "%s", dir, bpf_program__name(prog));
 }
 
 int vigil_prog_attach_pinned(struct bpf_program *prog, const char *dir, const char *alt_cat,
@@ -178,24 +177,26 @@ static bool prog_tag(int fd, __u8 tag[BPF_TAG_SIZE])
 
 bool vigil_pinned_link_runs(struct bpf_program *prog, const char *dir)
 {
-	struct bpf_link_info li = {};
 	__u8 mine[BPF_TAG_SIZE], theirs[BPF_TAG_SIZE];
-	__u32 len = sizeof(li);
+	char name[256];
+	bool same;
+	int pfd;
+
+	snprintf(name, sizeof(name), VIGIL_LINK_PREFIX "%s", bpf_program__name(prog));
+	if ((pfd = vigil_linked_prog_fd(dir, name)) < 0)
+		return false;
+	same = prog_tag(pfd, theirs) && prog_tag(bpf_program__fd(prog), mine) &&
+	       !memcmp(mine, theirs, BPF_TAG_SIZE);
+	close(pfd);
+	return same;
+}
+
+int vigil_prog_unpin(struct bpf_program *prog, const char *dir)
+{
 	char path[512];
-	bool same = false;
-	int lfd, pfd;
 
 	link_pin_path(path, sizeof(path), dir, prog);
-	if ((lfd = bpf_obj_get(path)) < 0)
-		return false;
-	if (!bpf_obj_get_info_by_fd(lfd, &li, &len) &&
-	    (pfd = bpf_prog_get_fd_by_id(li.prog_id)) >= 0) {
-		same = prog_tag(pfd, theirs) && prog_tag(bpf_program__fd(prog), mine) &&
-		       !memcmp(mine, theirs, BPF_TAG_SIZE);
-		close(pfd);
-	}
-	close(lfd);
-	return same;
+	return unlink(path) ? -errno : 0;
 }
 
 /* Attaches each tracing program of obj once: a program whose link is pinned

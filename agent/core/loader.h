@@ -85,6 +85,9 @@ int vigil_prog_attach_pinned(struct bpf_program *prog, const char *dir, const ch
 /* The link pinned as dir/link_<prog> runs prog as this build loaded it
  * (the same tag): not an earlier agent's of another build. */
 bool vigil_pinned_link_runs(struct bpf_program *prog, const char *dir);
+/* The pin dir/link_<prog> removed (the link goes with it unless something
+ * else holds it): 0 or a negative errno (-ENOENT: none was pinned). */
+int vigil_prog_unpin(struct bpf_program *prog, const char *dir);
 /* Once the start cannot fail: detaches the programs an earlier agent
  * attached that this one's options do not want (set not to autoattach). A
  * start that fails before leaves them running. */

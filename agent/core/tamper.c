@@ -12,7 +12,6 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <vigil/proc_policy.h>
-#include "pins.h"
 #include "core/loader.h"
 #include "core/tamper.h"
 #include "tamper.skel.h"
@@ -153,7 +152,7 @@ int vigil_tamper_fold_opens(struct vigil_tamper_progs *t, uint32_t verbs)
 {
 	struct vigil_tamper_fold was;
 	uint32_t now, moving;
-	char path[512], a[64], b[64];
+	char a[64], b[64];
 	int err = 0, e;
 
 	if (!t)
@@ -182,14 +181,10 @@ int vigil_tamper_fold_opens(struct vigil_tamper_progs *t, uint32_t verbs)
 		vlog_info("tamper: the file rules' hooks check opens for calls %s (were for %s)", a, b);
 	}
 	/* Tamper's own hook of a call the rule's hook checks: unpinned. */
-	for (unsigned v = VIGIL_VERB_OPEN; v <= VIGIL_VERB_CREAT; v++) {
-		if (!(now & (1u << v)))
-			continue;
-		snprintf(path, sizeof(path), "%s/" VIGIL_LINK_PREFIX "%s", t->pin_dir,
-			 bpf_program__name(open_hook(t, v)));
-		if (unlink(path) && errno != ENOENT)
-			vlog_warn("cannot unpin %s (%s): it stays attached, and skips", path,
-				  strerror(errno));
-	}
+	for (unsigned v = VIGIL_VERB_OPEN; v <= VIGIL_VERB_CREAT; v++)
+		if ((now & (1u << v)) && (e = vigil_prog_unpin(open_hook(t, v), t->pin_dir)) &&
+		    e != -ENOENT)
+			vlog_warn("cannot unpin %s's link (%s): it stays attached, and skips",
+				  bpf_program__name(open_hook(t, v)), strerror(-e));
 	return err;
 }

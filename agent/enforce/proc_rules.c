@@ -309,11 +309,7 @@ static int attach_pinned(struct vigil_proc_rules *pr, struct bpf_program *prog, 
 
 static bool detach_pinned(struct vigil_proc_rules *pr, struct bpf_program *prog)
 {
-	char path[512];
-
-	snprintf(path, sizeof(path), "%s/" VIGIL_LINK_PREFIX "%s", pr->pin_dir,
-		 bpf_program__name(prog));
-	return !unlink(path);
+	return !vigil_prog_unpin(prog, pr->pin_dir);
 }
 
 /* The hooks the verbs need attached, links pinned as link_<prog>; with

@@ -57,9 +57,9 @@ struct vigil_policy_state {
 };
 
 /* Loads the policy maps (pinned in pin_dir, shared with every enforcing
- * object) and the cgroup hooks; attaches nothing. */
-/* tamper: the tamper programs, whose open checks the file rules' hooks
- * take over while attached (core/tamper.h); NULL: none. */
+ * object) and the cgroup hooks; attaches nothing. tamper: the tamper
+ * programs, whose open checks the file rules' hooks take over while
+ * attached (core/tamper.h); NULL: none. */
 int vigil_policy_init(struct vigil_policy_state *s, const char *pin_dir, uint64_t ring_size,
 		      struct vigil_tamper_progs *tamper);
 /* Reads files (replacing the list in force) and makes them the policy in
