@@ -172,7 +172,8 @@ static int start_kernel(struct vigild *d)
 	};
 	int err;
 
-	if ((err = vigil_bpf_load(&d->bpf, &lo)) ||
+	if ((err = vigil_tracefs_ready()) ||
+	    (err = vigil_bpf_load(&d->bpf, &lo)) ||
 	    (err = vigil_heartbeat_start(o->pin_dir, d->bpf.ring_size,
 					 o->heartbeat_s * 1000000000ull)) ||
 	    (err = vigil_tamper_start(&d->tamper, o->pin_dir, d->bpf.ring_size)) ||

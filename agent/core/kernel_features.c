@@ -4,10 +4,13 @@
  * reads the BTF afresh: there are few, at start; the one policy loads ask
  * again (TCX) is kept.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/utsname.h>
+#include <sys/vfs.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "buf.h"
@@ -24,6 +27,23 @@ static struct {
 	bool present;
 } features[FEATURES_MAX];
 static unsigned n_features;
+
+#define TRACEFS_MAGIC_NUM 0x74726163
+
+int vigil_tracefs_ready(void)
+{
+	struct statfs st;
+
+	if (!statfs("/sys/kernel/tracing", &st) && st.f_type == TRACEFS_MAGIC_NUM)
+		return 0;
+	if (!statfs("/sys/kernel/debug/tracing", &st) && st.f_type == TRACEFS_MAGIC_NUM)
+		return 0;
+	if (mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, NULL))
+		return vlog_err(-errno, "cannot mount tracefs at /sys/kernel/tracing: "
+				"the syscall tracepoints are found there");
+	vlog_info("mounted tracefs at /sys/kernel/tracing");
+	return 0;
+}
 
 /* VIGIL_TEST_REFUSE, test-only (docs/kernels.md): a comma-separated list
  * of features vigild acts as if the kernel refused. */

@@ -11,6 +11,12 @@
 
 struct vigil_buf;
 
+/* Classic tracepoint programs (tp/: syscalls, io_uring) are attached by
+ * the tracepoint's id in tracefs, which a fresh machine may not have
+ * mounted: mounts it at /sys/kernel/tracing when neither there nor under
+ * debugfs. 0, or the mount's error, said. */
+int vigil_tracefs_ready(void);
+
 /* True when the kernel has the tracepoint NAME for tp_btf programs (its
  * btf_trace_NAME type). Unknown (no vmlinux BTF) counts as present: the
  * load then says what is wrong. */

@@ -7,9 +7,7 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/vfs.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -72,24 +70,6 @@ static int size_socket_table(struct vigil_net *n, const char *pin_dir, uint64_t 
 	return 0;
 }
 
-#define TRACEFS_MAGIC_NUM 0x74726163
-
-/* Classic tracepoints (the accept programs) are found by their id in
- * tracefs, which a fresh machine may not have mounted. */
-static int tracefs_prepare(void)
-{
-	struct statfs st;
-
-	if (!statfs("/sys/kernel/tracing", &st) && st.f_type == TRACEFS_MAGIC_NUM)
-		return 0;
-	if (!statfs("/sys/kernel/debug/tracing", &st) && st.f_type == TRACEFS_MAGIC_NUM)
-		return 0;
-	if (mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, NULL))
-		return vlog_err(-errno, "cannot mount tracefs at /sys/kernel/tracing");
-	vlog_info("mounted tracefs at /sys/kernel/tracing");
-	return 0;
-}
-
 /* One of the two programs on tcp_send_reset: with the reset's reason where
  * the tracepoint passes it, else without (Debian 12's 6.1). */
 static void choose_rst_out_hook(struct vigil_net *n)
@@ -123,11 +103,10 @@ static bool io_hooks_exist(struct vigil_net *n, const struct vigil_net_opts *o)
  * socket's first send or receive (net_send, net_recv), unless
  * --no-io-hooks. A pair an earlier agent left that this start does not
  * want is detached once the start cannot fail (vigil_net_detach_unwanted). */
-static int choose_owner_hooks(struct vigil_net *n, bool io_hooks)
+static void choose_owner_hooks(struct vigil_net *n, bool io_hooks)
 {
 	bpf_program__set_autoattach(n->net->progs.net_send, io_hooks);
 	bpf_program__set_autoattach(n->net->progs.net_recv, io_hooks);
-	return tracefs_prepare();
 }
 
 int vigil_net_detach_unwanted(struct vigil_net *n, const char *pin_dir)
@@ -167,8 +146,8 @@ int vigil_net_load(struct vigil_net *n, const struct vigil_bpf *b, const struct 
 	/* Settings first, so programs attached now never run on stale ones. */
 	if ((err = write_config(n, o)))
 		return err;
-	if ((err = choose_owner_hooks(n, io_hooks)) ||
-	    (err = vigil_obj_attach(n->net->obj, b->pin_dir, &n->resumed)) ||
+	choose_owner_hooks(n, io_hooks);
+	if ((err = vigil_obj_attach(n->net->obj, b->pin_dir, &n->resumed)) ||
 	    (err = vigil_obj_attach(n->report->obj, b->pin_dir, &n->resumed)))
 		return err;
 	return start_reports(n, o->report_interval_ns);
