@@ -15,10 +15,6 @@ metrics_addr() { grep -o 'metrics on http://[^ ]*' "$1" | head -1 | sed 's|.*htt
 
 start_prometheus() {
 	local t n=$#
-	# A port free now (one derived from the pid can be another test's,
-	# whose Prometheus may still be going), and below, a check that the
-	# one answering there is this one: its storage is this test's.
-	PROM_PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 	{
 		echo 'global: { scrape_interval: 1s, evaluation_interval: 1s }'
 		echo 'scrape_configs:'
@@ -26,18 +22,24 @@ start_prometheus() {
 			printf '  - job_name: %s\n    static_configs: [{ targets: ["%s"] }]\n' "${t%%=*}" "${t#*=}"
 		done
 	} >"$T_DIR/prom.yml"
+	# Port 0, and the port it took read from its log: a port found free
+	# beforehand can be taken by anything before Prometheus binds it.
 	prometheus --config.file="$T_DIR/prom.yml" --storage.tsdb.path="$T_DIR/tsdb" \
-		--web.listen-address="127.0.0.1:$PROM_PORT" >"$T_DIR/prom.log" 2>&1 &
+		--web.listen-address=127.0.0.1:0 >"$T_DIR/prom.log" 2>&1 &
 	PROM_PID=$!
 	on_exit "kill $PROM_PID"
-	wait_for 30 sh -c "curl -s http://127.0.0.1:$PROM_PORT/api/v1/targets | jq -e '[.data.activeTargets[] | select(.health == \"up\")] | length == $n' >/dev/null 2>&1" &&
-		curl -s "http://127.0.0.1:$PROM_PORT/api/v1/status/flags" |
-		jq -e --arg p "$T_DIR/tsdb" '.data["storage.tsdb.path"] == $p' >/dev/null
+	wait_for 30 grep -q 'msg="Listening on" address=' "$T_DIR/prom.log" &&
+		PROM_PORT=$(grep -o 'msg="Listening on" address=127.0.0.1:[0-9]*' "$T_DIR/prom.log" | head -1 | sed 's/.*://') &&
+		wait_for 60 sh -c "curl -s http://127.0.0.1:$PROM_PORT/api/v1/targets | jq -e '[.data.activeTargets[] | select(.health == \"up\")] | length == $n' >/dev/null 2>&1" &&
+		return 0
+	diag "Prometheus did not scrape all of $*:"
+	prom_diag
+	return 1
 }
 # prom_diag: why queries may have come back empty: whether this test's
 # Prometheus still runs and answers, and the end of its log.
 prom_diag() {
-	diag "prometheus pid ${PROM_PID:-?} $([ -n "${PROM_PID:-}" ] && kill -0 "$PROM_PID" 2>/dev/null && echo runs || echo "is gone"), port $PROM_PORT:" \
+	diag "prometheus pid ${PROM_PID:-?} $([ -n "${PROM_PID:-}" ] && kill -0 "$PROM_PID" 2>/dev/null && echo runs || echo "is gone"), port ${PROM_PORT:-?}:" \
 		"$(curl -s --max-time 3 "http://127.0.0.1:$PROM_PORT/api/v1/targets" | jq -c '[.data.activeTargets[] | {job: .labels.job, health, lastError}]' 2>&1)"
 	tail -5 "$T_DIR/prom.log" | sed 's/^/#   /'
 }
