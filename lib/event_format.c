@@ -19,6 +19,8 @@ void vigil_formatter_free(struct vigil_formatter *f)
 {
 	vigil_proc_cache_free(&f->cache);
 	vbuf_free(&f->tmp);
+	for (unsigned i = 0; i < VIGIL_PROCESS_MEMOS; i++)
+		vbuf_free(&f->memos[i].json);
 }
 
 /* Each kind's size, or minimum size when variable, and content check,

@@ -16,6 +16,17 @@
 #include "format_tetragon.h"
 #include "proc_cache.h"
 
+/* A process object as this formatter last wrote it from a cache entry
+ * alone (format_process.c): an exec's process, its exit's, and each
+ * child's "parent" are the same bytes, written once. */
+#define VIGIL_PROCESS_MEMOS 32
+struct vigil_process_memo {
+	uint64_t serial;		/* the entry's (struct vigil_proc_entry); 0: empty */
+	int64_t realtime_offset_ns;	/* what start_time was written with */
+	struct vigil_format_opts opts;	/* and the form, ns and cred with */
+	struct vigil_buf json;		/* the object, braces included */
+};
+
 struct vigil_formatter {
 	char node_name[256];
 	int64_t realtime_offset_ns;	/* the producing node's REALTIME - MONOTONIC */
@@ -36,6 +47,7 @@ struct vigil_formatter {
 	/* While a health event's record is formatted: the health event's
 	 * header, whose seq is the line's (the record's own is health_seq). */
 	const struct vigil_hdr *relay;
+	struct vigil_process_memo memos[VIGIL_PROCESS_MEMOS];	/* by serial */
 };
 
 int vigil_formatter_init(struct vigil_formatter *f, const char *node_name, size_t cache_max);

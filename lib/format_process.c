@@ -102,6 +102,14 @@ static void ns_json(struct jw *w, const struct vigil_exec_creds *c)
 	jw_end(w);
 }
 
+/* Whether the exec ex adds binary_properties to its process object. */
+static bool has_binary_properties(const struct vigil_exec *ex)
+{
+	return (ex->creds.secureexec &
+		(VIGIL_SECEXEC_SETUID | VIGIL_SECEXEC_SETGID | VIGIL_SECEXEC_FILE_CAPS)) ||
+	       (ex->flags & VIGIL_EXEC_UNLINKED);
+}
+
 /* Tetragon's binary_properties, from the exec event itself: what a
  * set-id or file-capability exec changed, and for a binary that is not at
  * a path, its file: the old path or anonymous name marked " (deleted)" as
@@ -114,8 +122,7 @@ static void binary_properties_json(struct vigil_formatter *f, struct jw *w,
 	uint32_t s = c->secureexec;
 	bool unlinked = ex->flags & VIGIL_EXEC_UNLINKED;
 
-	if (!(s & (VIGIL_SECEXEC_SETUID | VIGIL_SECEXEC_SETGID | VIGIL_SECEXEC_FILE_CAPS)) &&
-	    !unlinked)
+	if (!has_binary_properties(ex))
 		return;
 	jw_obj(w, "binary_properties");
 	if (s & VIGIL_SECEXEC_SETUID)
@@ -377,10 +384,10 @@ static void process_field(struct vigil_formatter *f, struct jw *w, const struct 
 	}
 }
 
-void vigil_json_process_form(struct vigil_formatter *f, struct jw *w,
-			     enum vigil_export_format form, const char *key,
-			     const struct vigil_proc *p, const struct vigil_proc_entry *e,
-			     const struct vigil_exec *ex)
+static void process_object(struct vigil_formatter *f, struct jw *w,
+			   enum vigil_export_format form, const char *key,
+			   const struct vigil_proc *p, const struct vigil_proc_entry *e,
+			   const struct vigil_exec *ex)
 {
 	const struct process_form *pf = &forms[form];
 
@@ -388,6 +395,58 @@ void vigil_json_process_form(struct vigil_formatter *f, struct jw *w,
 	for (const enum process_field *i = pf->fields; *i != PF_END; i++)
 		process_field(f, w, pf, *i, p, e, ex);
 	jw_end(w);
+}
+
+/* e's object in form, as written from e alone: from the memo when it
+ * holds it, else written into it. NULL when memory is short (the caller
+ * writes the object itself). */
+static const struct vigil_buf *process_memo(struct vigil_formatter *f,
+					    enum vigil_export_format form,
+					    const struct vigil_proc_entry *e)
+{
+	struct vigil_process_memo *m =
+		&f->memos[(e->serial * VIGIL_EXPORT_FORMATS + form) % VIGIL_PROCESS_MEMOS];
+	struct jw w;
+
+	if (m->serial == e->serial && m->realtime_offset_ns == f->realtime_offset_ns &&
+	    m->opts.format == form && m->opts.process_ns == f->opts.process_ns &&
+	    m->opts.process_cred == f->opts.process_cred)
+		return &m->json;
+	m->serial = 0;
+	m->json.len = 0;
+	jw_begin(&w, &m->json);
+	process_object(f, &w, form, NULL, &e->proc, e, NULL);
+	if (m->json.oom) {
+		vbuf_free(&m->json);
+		return NULL;
+	}
+	m->serial = e->serial;
+	m->realtime_offset_ns = f->realtime_offset_ns;
+	m->opts = (struct vigil_format_opts){ .format = form, .process_ns = f->opts.process_ns,
+					      .process_cred = f->opts.process_cred };
+	return &m->json;
+}
+
+void vigil_json_process_form(struct vigil_formatter *f, struct jw *w,
+			     enum vigil_export_format form, const char *key,
+			     const struct vigil_proc *p, const struct vigil_proc_entry *e,
+			     const struct vigil_exec *ex)
+{
+	/* Most objects say only what the entry holds: the event's own ids are
+	 * the exec's (one thread, same uid, same cgroup). Those are written
+	 * once, then copied (a fifth of the agent's CPU under an exec storm,
+	 * where each exec writes its own process twice and its parent's).
+	 * An entry not in the cache (serial 0: made on the stack) is not. */
+	if (e && e->serial && !memcmp(p, &e->proc, sizeof(*p)) &&
+	    !(ex && has_binary_properties(ex))) {
+		const struct vigil_buf *m = process_memo(f, form, e);
+
+		if (m) {
+			jw_raw(w, key, m->p, m->len);
+			return;
+		}
+	}
+	process_object(f, w, form, key, p, e, ex);
 }
 
 void vigil_json_parent(struct vigil_formatter *f, struct jw *w, enum vigil_export_format form,

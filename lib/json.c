@@ -164,3 +164,9 @@ void jw_bool(struct jw *w, const char *key, bool v)
 	member(w, key);
 	vbuf_puts(w->b, v ? "true" : "false");
 }
+
+void jw_raw(struct jw *w, const char *key, const char *s, size_t n)
+{
+	member(w, key);
+	vbuf_put(w->b, s, n);
+}

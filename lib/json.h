@@ -29,6 +29,8 @@ void jw_cstr(struct jw *w, const char *key, const char *s);
 void jw_u64(struct jw *w, const char *key, uint64_t v);
 void jw_i64(struct jw *w, const char *key, int64_t v);
 void jw_bool(struct jw *w, const char *key, bool v);
+/* A value already written as JSON (s, n bytes), under key. */
+void jw_raw(struct jw *w, const char *key, const char *s, size_t n);
 
 /* Appends s as a JSON string body (no quotes). */
 void json_escape(struct vigil_buf *b, const char *s, size_t n);

@@ -180,6 +180,7 @@ static struct vigil_proc_entry *put(struct vigil_proc_cache *c, const struct vig
 	e->proc = *proc;
 	e->flags = flags;
 	e->exited_slot = -1;
+	e->serial = ++c->serials;
 	e->binary = memcpy(s, bin, bl);
 	e->args = memcpy(s + bl, args, al);
 	e->cwd = memcpy(s + bl + al, cwd, cl);

@@ -30,8 +30,12 @@ struct vigil_proc_entry {
 	struct vigil_exec_creds creds;	/* at its exec (a fork: its parent's) */
 	uint32_t flags;		/* enum vigil_exec_flags, plus PROC_* below */
 	uint16_t binary_len, args_len, cwd_len, cgroup_len;
-	char *binary, *args, *cwd, *cgroup;	/* one allocation, at binary */
 	int32_t exited_slot;	/* its place among the exited; -1 while alive */
+	char *binary, *args, *cwd, *cgroup;	/* one allocation, at binary */
+	/* Unique in its cache, from 1: an entry never changes once made (a new exec
+	 * or fork of the pid is a new entry), so what was written from it
+	 * can be kept by this number (struct vigil_process_memo). */
+	uint64_t serial;
 };
 
 #define VIGIL_PROC_CLONE (1U << 16)	/* forked, never exec'd */
@@ -61,6 +65,7 @@ struct vigil_proc_cache {
 	uint64_t lookups_missed;
 	struct vigil_proc_entry *exited[VIGIL_PROC_EXITED_KEEP];	/* oldest at exited_next */
 	unsigned exited_next;
+	uint64_t serials;	/* entries made so far */
 };
 
 int vigil_proc_cache_init(struct vigil_proc_cache *c, size_t max);

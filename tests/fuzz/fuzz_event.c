@@ -6,7 +6,9 @@
  * carries state from one to the next (an exec, then its connect...). Every
  * record the checker takes is formatted to JSON and to the compact line;
  * the JSON line must be valid JSON, and neither output may carry a control
- * byte or invalid UTF-8. */
+ * byte or invalid UTF-8. A second formatter, whose process objects are
+ * never taken from its memos (struct vigil_process_memo), must write the
+ * same bytes. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,15 +31,21 @@ static void bad(const char *what, const struct vigil_buf *b)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct vigil_formatter f;
-	struct vigil_buf json = { 0 }, compact = { 0 };
+	struct vigil_formatter f, fresh;
+	struct vigil_buf json = { 0 }, compact = { 0 }, json_fresh = { 0 }, compact_fresh = { 0 };
 	size_t p = 0;
 
 	if (vigil_formatter_init(&f, "fuzz-node", 64))
 		return 0;
+	if (vigil_formatter_init(&fresh, "fuzz-node", 64)) {
+		vigil_formatter_free(&f);
+		return 0;
+	}
 	f.realtime_offset_ns = 1764754785LL * 1000000000LL;
 	f.opts.format = size & 1 ? VIGIL_EXPORT_TETRAGON : VIGIL_EXPORT_VIGIL;
 	f.opts.process_ns = f.opts.process_cred = size & 2;
+	fresh.realtime_offset_ns = f.realtime_offset_ns;
+	fresh.opts = f.opts;
 	while (p < size && size - p >= sizeof(struct vigil_hdr)) {
 		struct vigil_hdr h;
 		const char *why = NULL;
@@ -58,6 +66,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				bad("JSON", &json);
 			if (compact.len && text_line_check(compact.p, compact.len))
 				bad("compact", &compact);
+			for (unsigned i = 0; i < VIGIL_PROCESS_MEMOS; i++)
+				fresh.memos[i].serial = 0;
+			json_fresh.len = compact_fresh.len = 0;
+			vigil_event_format(&fresh, rec, &json_fresh, &compact_fresh);
+			if (json_fresh.len != json.len ||
+			    (json.len && memcmp(json_fresh.p, json.p, json.len))) {
+				fprintf(stderr, "fuzz_event: written fresh: %.*s\n",
+					(int)json_fresh.len, json_fresh.p);
+				bad("JSON (memo)", &json);
+			}
 		} else if (!why) {
 			abort();	/* a refusal always says why */
 		}
@@ -66,6 +84,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	vbuf_free(&json);
 	vbuf_free(&compact);
+	vbuf_free(&json_fresh);
+	vbuf_free(&compact_fresh);
 	vigil_formatter_free(&f);
+	vigil_formatter_free(&fresh);
 	return 0;
 }
