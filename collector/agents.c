@@ -133,7 +133,7 @@ int collector_agent_bind(struct collector *c, struct agent *a, const char *name)
 	snprintf(a->cert, sizeof(a->cert), "%s", name);
 	/* Lines carry the authenticated name, also for a stream first heard
 	 * in clear under another. */
-	snprintf(a->fmt.node_name, sizeof(a->fmt.node_name), "%s", name);
+	vigil_formatter_node_name(&a->fmt, name);
 	return 0;
 }
 

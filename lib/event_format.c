@@ -15,12 +15,32 @@ int vigil_formatter_init(struct vigil_formatter *f, const char *node_name, size_
 	return vigil_proc_cache_init(&f->cache, cache_max);
 }
 
+static void memos_free(struct vigil_formatter *f)
+{
+	for (unsigned i = 0; i < VIGIL_PROCESS_MEMOS; i++) {
+		vbuf_free(&f->memos[i].json);
+		f->memos[i].serial = 0;
+	}
+}
+
 void vigil_formatter_free(struct vigil_formatter *f)
 {
 	vigil_proc_cache_free(&f->cache);
 	vbuf_free(&f->tmp);
-	for (unsigned i = 0; i < VIGIL_PROCESS_MEMOS; i++)
-		vbuf_free(&f->memos[i].json);
+	memos_free(f);
+}
+
+void vigil_formatter_memo(struct vigil_formatter *f, bool on)
+{
+	f->memo = on;
+	if (!on)
+		memos_free(f);
+}
+
+void vigil_formatter_node_name(struct vigil_formatter *f, const char *node_name)
+{
+	snprintf(f->node_name, sizeof(f->node_name), "%s", node_name);
+	memos_free(f);	/* their exec ids are of the old name */
 }
 
 /* Each kind's size, or minimum size when variable, and content check,

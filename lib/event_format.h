@@ -18,8 +18,12 @@
 
 /* A process object as this formatter last wrote it from a cache entry
  * alone (format_process.c): an exec's process, its exit's, and each
- * child's "parent" are the same bytes, written once. */
+ * child's "parent" are the same bytes, written once. Only while the
+ * formatter's memo is on (vigil_formatter_memo: the agent's; not the
+ * collector's, whose memory per agent stream is budgeted), and only
+ * objects of up to VIGIL_PROCESS_MEMO_MAX bytes. */
 #define VIGIL_PROCESS_MEMOS 32
+#define VIGIL_PROCESS_MEMO_MAX 4000
 struct vigil_process_memo {
 	uint64_t serial;		/* the entry's (struct vigil_proc_entry); 0: empty */
 	int64_t realtime_offset_ns;	/* what start_time was written with */
@@ -47,11 +51,17 @@ struct vigil_formatter {
 	/* While a health event's record is formatted: the health event's
 	 * header, whose seq is the line's (the record's own is health_seq). */
 	const struct vigil_hdr *relay;
+	bool memo;	/* memos[] used (vigil_formatter_memo) */
 	struct vigil_process_memo memos[VIGIL_PROCESS_MEMOS];	/* by serial */
 };
 
 int vigil_formatter_init(struct vigil_formatter *f, const char *node_name, size_t cache_max);
 void vigil_formatter_free(struct vigil_formatter *f);
+/* Keeps process objects once written (struct vigil_process_memo), or
+ * stops (and frees them). */
+void vigil_formatter_memo(struct vigil_formatter *f, bool on);
+/* The node name exec ids are made of, from now on. */
+void vigil_formatter_node_name(struct vigil_formatter *f, const char *node_name);
 
 /* 0 when rec is a well-formed event of len bytes; else -EINVAL and *why
  * names what is wrong. */

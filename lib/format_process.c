@@ -398,14 +398,15 @@ static void process_object(struct vigil_formatter *f, struct jw *w,
 }
 
 /* e's object in form, as written from e alone: from the memo when it
- * holds it, else written into it. NULL when memory is short (the caller
- * writes the object itself). */
+ * holds it, else written into it. NULL when it is not kept (too long, or
+ * memory short: the caller writes the object itself). */
 static const struct vigil_buf *process_memo(struct vigil_formatter *f,
 					    enum vigil_export_format form,
 					    const struct vigil_proc_entry *e)
 {
+	/* A second form (a subscriber's) takes the slots half a turn on. */
 	struct vigil_process_memo *m =
-		&f->memos[(e->serial * VIGIL_EXPORT_FORMATS + form) % VIGIL_PROCESS_MEMOS];
+		&f->memos[(e->serial + form * (VIGIL_PROCESS_MEMOS / 2)) % VIGIL_PROCESS_MEMOS];
 	struct jw w;
 
 	if (m->serial == e->serial && m->realtime_offset_ns == f->realtime_offset_ns &&
@@ -414,9 +415,10 @@ static const struct vigil_buf *process_memo(struct vigil_formatter *f,
 		return &m->json;
 	m->serial = 0;
 	m->json.len = 0;
+	f->tmp.oom = 0;		/* a cut flags or arguments text must not be kept */
 	jw_begin(&w, &m->json);
 	process_object(f, &w, form, NULL, &e->proc, e, NULL);
-	if (m->json.oom) {
+	if (m->json.oom || f->tmp.oom || m->json.len > VIGIL_PROCESS_MEMO_MAX) {
 		vbuf_free(&m->json);
 		return NULL;
 	}
@@ -437,7 +439,7 @@ void vigil_json_process_form(struct vigil_formatter *f, struct jw *w,
 	 * once, then copied (a fifth of the agent's CPU under an exec storm,
 	 * where each exec writes its own process twice and its parent's).
 	 * An entry not in the cache (serial 0: made on the stack) is not. */
-	if (e && e->serial && !memcmp(p, &e->proc, sizeof(*p)) &&
+	if (f->memo && e && e->serial && !memcmp(p, &e->proc, sizeof(*p)) &&
 	    !(ex && has_binary_properties(ex))) {
 		const struct vigil_buf *m = process_memo(f, form, e);
 

@@ -259,7 +259,11 @@ int vigil_sink_local_init(struct vigil_sink_local *l, const char *node_name,
 		.counters_fd = counters_fd,
 		.backoff_ms = BACKOFF_MIN_MS,
 	};
-	return vigil_formatter_init(&l->fmt, node_name, VIGIL_PROC_CACHE_MAX);
+	int err = vigil_formatter_init(&l->fmt, node_name, VIGIL_PROC_CACHE_MAX);
+
+	if (!err)
+		vigil_formatter_memo(&l->fmt, true);
+	return err;
 }
 
 void vigil_sink_local_free(struct vigil_sink_local *l)
