@@ -2,9 +2,10 @@
 # The ring and the programs are pinned: events produced while the agent is
 # down wait in the kernel and are written out by the next agent. A pinned
 # ring of another event schema is refused, not mixed, and so is a map that
-# an agent of another version pinned.
+# an agent of another version pinned; a pinned program of another build
+# is replaced by the next agent's.
 . "$(dirname "$0")/lib.sh"
-plan 11
+plan 16
 
 EV="$T_DIR/events.json"
 start_agent -o "$EV" --poll-ms 20 --no-procfs || exit 1
@@ -26,6 +27,26 @@ is "$(jq -r --argjson p $P 'select(.process_exit.process.pid == $p) | .process_e
 "$VIGILD" --pin-dir "$T_PIN" -o "$T_DIR/second.json" -d 1 2>"$T_DIR/err"
 [ $? -ne 0 ] && grep -q "another vigild is running" "$T_DIR/err"
 ok $? "a second agent on the same pins is refused (it would steal the first one's events)"
+stop_agent
+
+# An upgrade: link_process_exec runs another build's program (here one
+# that writes nothing). The next agent puts this build's in its place,
+# attached before the old one's pin is renamed over, and says so.
+rm "$T_PIN/link_process_exec"
+"$TOP/$BUILD/tests/pin_hook" "$TOP/$BUILD/tests/foreign_exec.bpf.o" test_foreign_exec "$T_PIN/link_process_exec"
+ok $? "another build's exec hook pinned as link_process_exec"
+start_agent -o "$EV.2" --poll-ms 20 --no-procfs || exit 1
+said=$(grep -o '[a-z_]*: [0-9]* pinned programs\{0,1\} of another build replaced' "$T_DIR/agent.err")
+[ -n "$said" ]
+ok $? "the agent says it replaced it ($said)"
+linked() { bpftool prog show id "$(bpftool link show pinned "$T_PIN/$1" -j | jq -r .prog_id)" -j | jq -r .name; }
+is "$(linked link_process_exec)" process_exec "link_process_exec runs this build's program"
+/bin/true restart-upgrade-marker &
+M=$!
+wait $M
+wait_for 5 event_seen "$EV.2" ".process_exec.process.pid == $M"
+ok $? "and an exec is seen again"
+is "$(find "$T_PIN" -name '*__next' | wc -l)" 0 "no pin of the replacement is left aside"
 stop_agent
 
 # A map pinned by an agent of another version: the socket table as an

@@ -144,24 +144,58 @@ int vigil_obj_detach_unwanted(struct bpf_object *obj, const char *dir)
 	return 0;
 }
 
-int vigil_prog_attach_pinned(struct bpf_program *prog, const char *dir, const char *alt_cat,
-			     const char *alt_tp)
+/* prog attached, its link pinned at path (the pin holds it). */
+static int attach_and_pin(struct bpf_program *prog, const char *path, const char *alt_cat,
+			  const char *alt_tp)
 {
-	struct bpf_link *link;
-	char path[512];
+	struct bpf_link *link = bpf_program__attach(prog);
 	int err;
 
-	link_pin_path(path, sizeof(path), dir, prog);
-	if (!access(path, F_OK))
-		return 1;
-	link = bpf_program__attach(prog);
 	if (!link && alt_tp)
 		link = bpf_program__attach_tracepoint(prog, alt_cat, alt_tp);
 	if (!link)
 		return vlog_err(-errno, "cannot attach BPF program %s", bpf_program__name(prog));
 	err = bpf_link__pin(link, path);
-	bpf_link__destroy(link);	/* the pin holds it */
+	bpf_link__destroy(link);
 	return err ? vlog_err(err, "cannot pin link %s", path) : 0;
+}
+
+/* The link pinned at path runs another build's program (an upgrade, or a
+ * downgrade): this build's is attached and pinned beside it, then renamed
+ * over it, so the hook is never unwatched; the old link goes with its
+ * pin. For that moment both run: an event may be written twice, a rule
+ * act twice. A tracepoint link cannot be updated in place. */
+static int replace_pinned(struct bpf_program *prog, const char *path, const char *alt_cat,
+			  const char *alt_tp)
+{
+	char next[520];
+	int err;
+
+	snprintf(next, sizeof(next), "%s__next", path);	/* bpffs refuses dots */
+	unlink(next);	/* a replacement that died half way */
+	if ((err = attach_and_pin(prog, next, alt_cat, alt_tp)))
+		return err;
+	if (rename(next, path)) {
+		err = vlog_err(-errno, "cannot put link %s in place of %s", next, path);
+		unlink(next);
+		return err;
+	}
+	return 0;
+}
+
+int vigil_prog_attach_pinned(struct bpf_program *prog, const char *dir, const char *alt_cat,
+			     const char *alt_tp)
+{
+	char path[512];
+	int err;
+
+	link_pin_path(path, sizeof(path), dir, prog);
+	if (access(path, F_OK))
+		return attach_and_pin(prog, path, alt_cat, alt_tp);
+	if (vigil_pinned_link_runs(prog, dir))
+		return VIGIL_PINNED_KEPT;
+	err = replace_pinned(prog, path, alt_cat, alt_tp);
+	return err ? err : VIGIL_PINNED_REPLACED;
 }
 
 static bool prog_tag(int fd, __u8 tag[BPF_TAG_SIZE])
@@ -200,10 +234,12 @@ int vigil_prog_unpin(struct bpf_program *prog, const char *dir)
 }
 
 /* Attaches each tracing program of obj once: a program whose link is pinned
- * already keeps running as it is (it was attached by an earlier agent). */
+ * already keeps running as it is (it was attached by an earlier agent of
+ * this build), or is replaced by this build's. */
 int vigil_obj_attach(struct bpf_object *obj, const char *dir, bool *resumed)
 {
 	struct bpf_program *prog;
+	unsigned replaced = 0;
 	int r;
 
 	bpf_object__for_each_program(prog, obj) {
@@ -213,7 +249,12 @@ int vigil_obj_attach(struct bpf_object *obj, const char *dir, bool *resumed)
 			return r;
 		if (r)
 			*resumed = true;
+		if (r == VIGIL_PINNED_REPLACED)
+			replaced++;
 	}
+	if (replaced)
+		vlog_info("%s: %u pinned program%s of another build replaced by this build's",
+			  bpf_object__name(obj), replaced, replaced == 1 ? "" : "s");
 	return 0;
 }
 

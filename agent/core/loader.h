@@ -73,13 +73,18 @@ struct bpf_object_skeleton;
  * object (the verifier's log is libbpf's, under -v). */
 int vigil_skel_load(struct bpf_object_skeleton *s);
 /* After load: attaches each tracing program (not iterators or syscall
- * programs) and pins its link as link_<prog>; a program whose link is pinned
- * already is left as it runs, and *resumed set. */
+ * programs) and pins its link as link_<prog>; where a link is pinned
+ * already, *resumed is set, and it is left as it runs when its program is
+ * this build's, else replaced (vigil_prog_attach_pinned). */
 int vigil_obj_attach(struct bpf_object *obj, const char *dir, bool *resumed);
-/* prog attached and its link pinned as dir/link_<prog>, unless one is
- * pinned there (an earlier agent's, left as it runs): 0 attached, 1 found
- * pinned, or a negative errno, logged. alt_cat/alt_tp (or NULL): a
- * tracepoint to attach to where prog's own is not in this kernel. */
+/* prog attached and its link pinned as dir/link_<prog>. One pinned there
+ * by an earlier agent is left as it runs when its program is this build's
+ * (the same tag), else replaced with no moment unwatched: this build's is
+ * attached before the old link's pin is renamed over. 0 attached, or
+ * VIGIL_PINNED_KEPT, VIGIL_PINNED_REPLACED, or a negative errno, logged.
+ * alt_cat/alt_tp (or NULL): a tracepoint to attach to where prog's own
+ * is not in this kernel. */
+enum { VIGIL_PINNED_KEPT = 1, VIGIL_PINNED_REPLACED = 2 };
 int vigil_prog_attach_pinned(struct bpf_program *prog, const char *dir, const char *alt_cat,
 			     const char *alt_tp);
 /* The link pinned as dir/link_<prog> runs prog as this build loaded it

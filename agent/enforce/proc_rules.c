@@ -304,6 +304,9 @@ static int attach_pinned(struct vigil_proc_rules *pr, struct bpf_program *prog, 
 {
 	int r = vigil_prog_attach_pinned(prog, pr->pin_dir, "io_uring", old_tp);
 
+	if (r == VIGIL_PINNED_REPLACED)
+		vlog_info("policy: hook %s of another build replaced by this build's",
+			  bpf_program__name(prog));
 	return r < 0 ? r : 0;
 }
 
