@@ -23,7 +23,8 @@ unshare -m --propagation private sh -c '
 	exec "$@"' sh "$VIGILD" --pin-dir "$T_PIN" -o "$EV" --poll-ms 20 2>>"$T_DIR/agent.err" &
 AGENT_PID=$!
 on_exit "kill -TERM $AGENT_PID; wait $AGENT_PID"
-wait_for 20 grep -qs 'attached\|resumed' "$T_DIR/agent.err"
+# (Under TCG, 6.1's verifier takes seconds per enforcement program.)
+wait_for $((20 * T_SLOW)) grep -qs 'attached\|resumed' "$T_DIR/agent.err"
 ok $? "with no tracefs mounted, vigild starts"
 [ $_t_fail -eq 0 ] || sed 's/^/#   /' "$T_DIR/agent.err"
 grep -q "no tracefs here" "$T_DIR/agent.err"
@@ -34,7 +35,7 @@ ok $? "and says it mounted tracefs"
 /bin/true vigil-tracefs-marker &
 M=$!
 wait $M
-wait_for 5 event_seen "$EV" ".process_exec.process.pid == $M"
+wait_for $((5 * T_SLOW)) event_seen "$EV" ".process_exec.process.pid == $M"
 ok $? "it sees processes (an exec of pid $M)"
 stop_agent
 ok $? "it stops cleanly"
