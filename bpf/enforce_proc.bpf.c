@@ -197,21 +197,28 @@ static __always_inline int decide(struct task_struct *t, struct hook *h, const b
 		return 0;
 	strings = conf->strings[h->verb & (VIGIL_VERB_MAX - 1)];
 	s->m.fail.w[0] = s->m.fail.w[1] = 0;
-	s->m.s[VIGIL_PSTR_PATH].have = false;
-	s->m.s[VIGIL_PSTR_BINARY].have = false;
-	s->m.s[VIGIL_PSTR_PARENT].have = false;
-	s->m.s[VIGIL_PSTR_CONTAINER].have = false;
 	if (fs) {
 		root.dentry = fs->root.dentry;
 		root.mnt = fs->root.mnt;
 	}
+	/* Each string is read, or marked unread, before anything reads it:
+	 * parent and container only where the rules want them (pstr_match),
+	 * path and binary also by post(). A string's flags lie at the end of
+	 * its 4 KiB buffer: those not touched spare the run a cache line and
+	 * a page each. */
 	if (h->verb == VIGIL_VERB_EXEC) {
 		pstr_of_path(&s->m.s[VIGIL_PSTR_BINARY], &h->path, &root, typed);
+		if (strings & (1u << VIGIL_PSTR_PATH))	/* an exec has none */
+			s->m.s[VIGIL_PSTR_PATH].have = false;
 	} else {
 		if (strings & (1u << VIGIL_PSTR_PATH))
 			pstr_of_path(&s->m.s[VIGIL_PSTR_PATH], &h->path, &root, typed);
+		else
+			s->m.s[VIGIL_PSTR_PATH].have = false;
 		if (strings & (1u << VIGIL_PSTR_BINARY))
 			pstr_of_file(&s->m.s[VIGIL_PSTR_BINARY], BPF_CORE_READ(t, mm, exe_file), &root);
+		else
+			s->m.s[VIGIL_PSTR_BINARY].have = false;
 	}
 	if (strings & (1u << VIGIL_PSTR_PARENT))
 		pstr_of_file(&s->m.s[VIGIL_PSTR_PARENT], BPF_CORE_READ(t, real_parent, mm, exe_file), &root);
