@@ -240,6 +240,10 @@ struct vigil_proc_entry *vigil_proc_cache_fork(struct vigil_proc_cache *c,
 
 	if (!p)
 		return NULL;	/* counted in lookups_missed */
+	/* A child with its parent's pid: no kernel sends it, a hostile stream
+	 * may; put() would free p (the pid's entry) before copying from it. */
+	if (ev->proc.pid == p->proc.pid)
+		return NULL;
 	/* put() may free p to make room (an exited parent): what it does not
 	 * copy itself is copied first. */
 	creds = p->creds;
