@@ -21,9 +21,9 @@
  * child's "parent" are the same bytes, written once. Only while the
  * formatter's memo is on (vigil_formatter_memo: the agent's; not the
  * collector's, whose memory per agent stream is budgeted), and only
- * objects of up to VIGIL_PROCESS_MEMO_MAX bytes. */
+ * objects whose buffer stays within VIGIL_PROCESS_MEMO_MAX bytes. */
 #define VIGIL_PROCESS_MEMOS 32
-#define VIGIL_PROCESS_MEMO_MAX 4000
+#define VIGIL_PROCESS_MEMO_MAX 8192
 struct vigil_process_memo {
 	uint64_t serial;		/* the entry's (struct vigil_proc_entry); 0: empty */
 	int64_t realtime_offset_ns;	/* what start_time was written with */

@@ -398,11 +398,12 @@ static void process_object(struct vigil_formatter *f, struct jw *w,
 }
 
 /* e's object in form, as written from e alone: from the memo when it
- * holds it, else written into it. NULL when it is not kept (too long, or
- * memory short: the caller writes the object itself). */
-static const struct vigil_buf *process_memo(struct vigil_formatter *f,
-					    enum vigil_export_format form,
-					    const struct vigil_proc_entry *e)
+ * holds it, else written into it. Not kept (serial 0) when its buffer
+ * grew past VIGIL_PROCESS_MEMO_MAX: the caller uses it once, then frees
+ * it. NULL when memory was short (the caller writes the object itself). */
+static struct vigil_process_memo *process_memo(struct vigil_formatter *f,
+					       enum vigil_export_format form,
+					       const struct vigil_proc_entry *e)
 {
 	/* A second form (a subscriber's) takes the slots half a turn on. */
 	struct vigil_process_memo *m =
@@ -412,21 +413,23 @@ static const struct vigil_buf *process_memo(struct vigil_formatter *f,
 	if (m->serial == e->serial && m->realtime_offset_ns == f->realtime_offset_ns &&
 	    m->opts.format == form && m->opts.process_ns == f->opts.process_ns &&
 	    m->opts.process_cred == f->opts.process_cred)
-		return &m->json;
+		return m;
 	m->serial = 0;
 	m->json.len = 0;
 	f->tmp.oom = 0;		/* a cut flags or arguments text must not be kept */
 	jw_begin(&w, &m->json);
 	process_object(f, &w, form, NULL, &e->proc, e, NULL);
-	if (m->json.oom || f->tmp.oom || m->json.len > VIGIL_PROCESS_MEMO_MAX) {
+	if (m->json.oom || f->tmp.oom) {
 		vbuf_free(&m->json);
 		return NULL;
 	}
+	if (m->json.cap > VIGIL_PROCESS_MEMO_MAX)
+		return m;	/* used once */
 	m->serial = e->serial;
 	m->realtime_offset_ns = f->realtime_offset_ns;
 	m->opts = (struct vigil_format_opts){ .format = form, .process_ns = f->opts.process_ns,
 					      .process_cred = f->opts.process_cred };
-	return &m->json;
+	return m;
 }
 
 void vigil_json_process_form(struct vigil_formatter *f, struct jw *w,
@@ -441,10 +444,12 @@ void vigil_json_process_form(struct vigil_formatter *f, struct jw *w,
 	 * An entry not in the cache (serial 0: made on the stack) is not. */
 	if (f->memo && e && e->serial && !memcmp(p, &e->proc, sizeof(*p)) &&
 	    !(ex && has_binary_properties(ex))) {
-		const struct vigil_buf *m = process_memo(f, form, e);
+		struct vigil_process_memo *m = process_memo(f, form, e);
 
 		if (m) {
-			jw_raw(w, key, m->p, m->len);
+			jw_raw(w, key, m->json.p, m->json.len);
+			if (!m->serial)
+				vbuf_free(&m->json);	/* too long to keep */
 			return;
 		}
 	}

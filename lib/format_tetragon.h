@@ -18,7 +18,6 @@
 enum vigil_export_format {
 	VIGIL_EXPORT_VIGIL = 0,		/* the default: vigil's own superset */
 	VIGIL_EXPORT_TETRAGON,
-	VIGIL_EXPORT_FORMATS
 };
 
 struct vigil_format_opts {
