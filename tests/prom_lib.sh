@@ -40,7 +40,7 @@ start_prometheus() {
 # Prometheus still runs and answers, and the end of its log.
 prom_diag() {
 	diag "prometheus pid ${PROM_PID:-?} $([ -n "${PROM_PID:-}" ] && kill -0 "$PROM_PID" 2>/dev/null && echo runs || echo "is gone"), port ${PROM_PORT:-?}:" \
-		"$(curl -s --max-time 3 "http://127.0.0.1:$PROM_PORT/api/v1/targets" | jq -c '[.data.activeTargets[] | {job: .labels.job, health, lastError}]' 2>&1)"
+		"$(curl -s --max-time 3 "http://127.0.0.1:${PROM_PORT:-0}/api/v1/targets" | jq -c '[.data.activeTargets[] | {job: .labels.job, health, lastError}]' 2>&1)"
 	tail -5 "$T_DIR/prom.log" | sed 's/^/#   /'
 }
 query() {
